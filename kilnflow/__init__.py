@@ -1,0 +1,116 @@
+"""kilnflow: TensorFlow 2's programming model on NumPy. `import kilnflow as tf` reads naturally.
+
+This module only re-exports public names; nothing is defined here.
+"""
+from kilnflow import dtypes as dtypes
+from kilnflow import errors as errors
+from kilnflow import nest as nest
+from kilnflow.autodiff.tape import GradientTape as GradientTape
+from kilnflow.autodiff.tape import UnconnectedGradients as UnconnectedGradients
+from kilnflow.context import executing_eagerly as executing_eagerly
+from kilnflow.dtypes import DType as DType
+from kilnflow.dtypes import as_dtype as as_dtype
+from kilnflow.dtypes import bool as bool  # noqa: A004
+from kilnflow.dtypes import complex64 as complex64
+from kilnflow.dtypes import complex128 as complex128
+from kilnflow.dtypes import double as double
+from kilnflow.dtypes import float16 as float16
+from kilnflow.dtypes import float32 as float32
+from kilnflow.dtypes import float64 as float64
+from kilnflow.dtypes import half as half
+from kilnflow.dtypes import int8 as int8
+from kilnflow.dtypes import int16 as int16
+from kilnflow.dtypes import int32 as int32
+from kilnflow.dtypes import int64 as int64
+from kilnflow.dtypes import string as string
+from kilnflow.dtypes import uint8 as uint8
+from kilnflow.dtypes import uint16 as uint16
+from kilnflow.dtypes import uint32 as uint32
+from kilnflow.dtypes import uint64 as uint64
+from kilnflow.ops import bitwise as bitwise
+from kilnflow.ops.array import broadcast_to as broadcast_to
+from kilnflow.ops.array import concat as concat
+from kilnflow.ops.array import expand_dims as expand_dims
+from kilnflow.ops.array import fill as fill
+from kilnflow.ops.array import gather as gather
+from kilnflow.ops.array import identity as identity
+from kilnflow.ops.array import ones as ones
+from kilnflow.ops.array import ones_like as ones_like
+from kilnflow.ops.array import range as range  # noqa: A004
+from kilnflow.ops.array import rank as rank
+from kilnflow.ops.array import reshape as reshape
+from kilnflow.ops.array import shape as shape
+from kilnflow.ops.array import size as size
+from kilnflow.ops.array import split as split
+from kilnflow.ops.array import stack as stack
+from kilnflow.ops.array import stop_gradient as stop_gradient
+from kilnflow.ops.array import transpose as transpose
+from kilnflow.ops.array import unstack as unstack
+from kilnflow.ops.array import where as where
+from kilnflow.ops.array import zeros as zeros
+from kilnflow.ops.array import zeros_like as zeros_like
+from kilnflow.ops.convert import constant as constant
+from kilnflow.ops.convert import convert_to_tensor as convert_to_tensor
+from kilnflow.ops.math import abs as abs  # noqa: A004
+from kilnflow.ops.math import add as add
+from kilnflow.ops.math import add_n as add_n
+from kilnflow.ops.math import argmax as argmax
+from kilnflow.ops.math import argmin as argmin
+from kilnflow.ops.math import cast as cast
+from kilnflow.ops.math import ceil as ceil
+from kilnflow.ops.math import clip_by_value as clip_by_value
+from kilnflow.ops.math import cos as cos
+from kilnflow.ops.math import cumsum as cumsum
+from kilnflow.ops.math import divide as divide
+from kilnflow.ops.math import einsum as einsum
+from kilnflow.ops.math import equal as equal
+from kilnflow.ops.math import erf as erf
+from kilnflow.ops.math import exp as exp
+from kilnflow.ops.math import expm1 as expm1
+from kilnflow.ops.math import floor as floor
+from kilnflow.ops.math import floordiv as floordiv
+from kilnflow.ops.math import floormod as floormod
+from kilnflow.ops.math import greater as greater
+from kilnflow.ops.math import greater_equal as greater_equal
+from kilnflow.ops.math import less as less
+from kilnflow.ops.math import less_equal as less_equal
+from kilnflow.ops.math import log as log
+from kilnflow.ops.math import log1p as log1p
+from kilnflow.ops.math import logical_and as logical_and
+from kilnflow.ops.math import logical_not as logical_not
+from kilnflow.ops.math import logical_or as logical_or
+from kilnflow.ops.math import logical_xor as logical_xor
+from kilnflow.ops.math import matmul as matmul
+from kilnflow.ops.math import maximum as maximum
+from kilnflow.ops.math import minimum as minimum
+from kilnflow.ops.math import multiply as multiply
+from kilnflow.ops.math import negative as negative
+from kilnflow.ops.math import not_equal as not_equal
+from kilnflow.ops.math import pow as pow  # noqa: A004
+from kilnflow.ops.math import reciprocal as reciprocal
+from kilnflow.ops.math import reduce_all as reduce_all
+from kilnflow.ops.math import reduce_any as reduce_any
+from kilnflow.ops.math import reduce_max as reduce_max
+from kilnflow.ops.math import reduce_mean as reduce_mean
+from kilnflow.ops.math import reduce_min as reduce_min
+from kilnflow.ops.math import reduce_prod as reduce_prod
+from kilnflow.ops.math import reduce_sum as reduce_sum
+from kilnflow.ops.math import round as round  # noqa: A004
+from kilnflow.ops.math import rsqrt as rsqrt
+from kilnflow.ops.math import sigmoid as sigmoid
+from kilnflow.ops.math import sign as sign
+from kilnflow.ops.math import sin as sin
+from kilnflow.ops.math import sqrt as sqrt
+from kilnflow.ops.math import square as square
+from kilnflow.ops.math import squared_difference as squared_difference
+from kilnflow.ops.math import subtract as subtract
+from kilnflow.ops.math import tanh as tanh
+from kilnflow.ops.math import tensordot as tensordot
+from kilnflow.ops.math import truediv as truediv
+from kilnflow.shapes import TensorShape as TensorShape
+from kilnflow.shapes import TensorSpec as TensorSpec
+from kilnflow.tensor import Tensor as Tensor
+from kilnflow.tensor import is_tensor as is_tensor
+from kilnflow.variables import Variable as Variable
+
+from kilnflow import math as math  # noqa: E402 - the tf.math namespace

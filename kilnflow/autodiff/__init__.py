@@ -1,0 +1,1 @@
+"""Gradients from OpDef gradient rules: GradientTape (eager and traced) and kf.gradients."""

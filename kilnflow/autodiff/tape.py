@@ -1,0 +1,180 @@
+"""GradientTape: records op applications on watched values, then runs the reverse walk.
+
+Recording works the same eagerly and while a graph is built (then the backward pass is
+itself a graph). Reads of trainable variables are watched automatically.
+"""
+from __future__ import annotations
+
+import contextlib
+import enum
+from typing import Any, Iterator, Optional
+
+from kilnflow import nest
+from kilnflow.autodiff.accumulate import backward
+from kilnflow.context import ctx
+from kilnflow.ops import array, convert
+
+
+class UnconnectedGradients(enum.Enum):
+    """What `gradient` returns for a source the target does not depend on."""
+    NONE = "none"
+    ZERO = "zero"
+
+
+class _Record:
+    __slots__ = ("opdef", "inputs", "outputs", "attrs")
+
+    def __init__(self, opdef: Any, inputs: tuple, outputs: tuple, attrs: dict):
+        self.opdef = opdef
+        self.inputs = inputs
+        self.outputs = outputs
+        self.attrs = attrs
+
+
+def _key_object(x: Any) -> Any:
+    """What a source is tracked as: variables by their handle, tensors by themselves."""
+    handle = getattr(x, "_handle", None)
+    return handle if handle is not None else x
+
+
+class GradientTape:
+    """Records operations for automatic differentiation.
+
+    >>> import kilnflow as kf
+    >>> w = kf.Variable([[1.0]])
+    >>> with kf.GradientTape() as tape:
+    ...     loss = w * w
+    >>> tape.gradient(loss, w).numpy().tolist()
+    [[2.0]]
+    """
+
+    def __init__(self, persistent: bool = False, watch_accessed_variables: bool = True):
+        self._persistent = persistent
+        self._watch_accessed = watch_accessed_variables
+        self._records: list = []
+        self._watched: set = set()
+        self._keep: list = []       # keeps watched objects alive so their ids stay unique
+        self._variables: list = []  # watched variable handles, in first-access order
+        self._used = False
+
+    def __enter__(self) -> "GradientTape":
+        ctx.tapes = ctx.tapes + [self]
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        ctx.tapes = [t for t in ctx.tapes if t is not self]
+
+    def watch(self, tensor: Any) -> None:
+        """Track `tensor` (or a variable, or a nested structure of them) as a source."""
+        for x in nest.flatten(tensor):
+            key = _key_object(x)
+            if id(key) not in self._watched:
+                self._watched.add(id(key))
+                self._keep.append(key)
+                if key is not x:
+                    self._variables.append(x)
+
+    def watched_variables(self) -> tuple:
+        return tuple(self._variables)
+
+    @contextlib.contextmanager
+    def stop_recording(self) -> Iterator[None]:
+        """Ops run inside are not recorded on this tape."""
+        saved = ctx.tapes
+        ctx.tapes = [t for t in saved if t is not self]
+        try:
+            yield
+        finally:
+            ctx.tapes = saved
+
+    def reset(self) -> None:
+        self._records = []
+        self._watched = set()
+        self._keep = []
+        self._variables = []
+
+    def record(self, opdef: Any, inputs: Any, attrs: dict, result: Any) -> None:
+        """Called by bind() for every op applied while this tape is active."""
+        if opdef.grad is None:
+            return
+        watched = self._watched
+        if opdef.watch_attr is not None:
+            handle = attrs[opdef.watch_attr]
+            if id(handle) not in watched:
+                if not (self._watch_accessed and handle.trainable):
+                    return
+                watched.add(id(handle))
+                self._keep.append(handle)
+                self._variables.append(handle.owner)
+            inputs = (handle,)
+        elif not any(id(x) in watched for x in inputs):
+            return
+        outputs = result if opdef.multi_output else (result,)
+        for o in outputs:
+            watched.add(id(o))
+        self._records.append(_Record(opdef, tuple(inputs), outputs, attrs))
+
+    def gradient(self, target: Any, sources: Any, output_gradients: Any = None,
+                 unconnected_gradients: Any = UnconnectedGradients.NONE) -> Any:
+        """d(sum of target) / d(source) for each source (same structure as `sources`)."""
+        if self._used and not self._persistent:
+            raise RuntimeError("A non-persistent GradientTape can only be used to compute one "
+                               "set of gradients (or jacobians)")
+        self._used = True
+        unconnected = UnconnectedGradients(unconnected_gradients.value if isinstance(
+            unconnected_gradients, UnconnectedGradients) else unconnected_gradients)
+        flat_sources = nest.flatten(sources)
+        for s in flat_sources:
+            if s is None:
+                raise ValueError("Argument `sources` must not contain None")
+        flat_targets = [convert.convert_to_tensor(t) if not hasattr(t, "_handle") else
+                        t.read_value() for t in nest.flatten(target)]
+        if output_gradients is None:
+            seeds = [array.ones_like(t) for t in flat_targets]
+        else:
+            seeds = [convert.convert_to_tensor(g, t.dtype) if g is not None else
+                     array.ones_like(t)
+                     for g, t in zip(nest.flatten(output_gradients), flat_targets)]
+        keys = [_key_object(s) for s in flat_sources]
+        with self.stop_recording():
+            found = backward(self._records, flat_targets, seeds, {id(k) for k in keys})
+            results = []
+            for s, k in zip(flat_sources, keys):
+                g = found.get(id(k))
+                if g is None and unconnected is UnconnectedGradients.ZERO:
+                    g = array.zeros_like(s.read_value() if hasattr(s, "_handle") else s)
+                results.append(g)
+        if not self._persistent:
+            self._records = []
+        return nest.pack_sequence_as(sources, results)
+
+    def jacobian(self, target: Any, sources: Any,
+                 unconnected_gradients: Any = UnconnectedGradients.NONE,
+                 parallel_iterations: Optional[int] = None,
+                 experimental_use_pfor: bool = True) -> Any:
+        """Jacobian of `target` w.r.t. each source: shape target.shape + source.shape."""
+        target = convert.convert_to_tensor(target)
+        if not target.shape.is_fully_defined():
+            raise ValueError("jacobian needs a target of fully known shape")
+        n = target.shape.num_elements()
+        persistent, self._persistent = self._persistent, True
+        flat_sources = nest.flatten(sources)
+        rows: list = [[] for _ in flat_sources]
+        import numpy as np
+        for i in range(n):
+            seed = np.zeros(n, target.dtype.as_numpy_dtype)
+            seed[i] = 1
+            seed = array.reshape(convert.convert_to_tensor(seed), target.shape.as_list())
+            grads = self.gradient(target, flat_sources, output_gradients=seed,
+                                  unconnected_gradients=unconnected_gradients)
+            for r, g in zip(rows, grads):
+                r.append(g)
+        self._persistent = persistent
+        out = []
+        for s, r in zip(flat_sources, rows):
+            if any(g is None for g in r):
+                out.append(None)
+                continue
+            s_shape = s.shape.as_list()
+            out.append(array.reshape(array.stack(r), target.shape.as_list() + s_shape))
+        return nest.pack_sequence_as(sources, out)

@@ -1,0 +1,69 @@
+"""The mode stack: eager, or building a graph; plus the active gradient tapes.
+
+`ctx.graph is None` means eager. Only ops/opdef.bind() branches on the mode; other
+layers push and pop graphs (Graph.as_default, FuncGraph tracing) and tapes here.
+Imports nothing from kilnflow.
+"""
+from __future__ import annotations
+
+import contextlib
+import threading
+from typing import Any, Iterator
+
+
+class _Context(threading.local):
+    def __init__(self) -> None:
+        self.graph = None          # the Graph being built, or None when eager
+        self.graph_stack: list = []
+        self.tapes: list = []      # active GradientTapes, innermost last
+        self.eager_default = True  # False after compat.v1.disable_eager_execution()
+        self.v1_default_graph = None
+        self.run_functions_eagerly = False
+        self.control_deps: list = []  # stack of lists of ops (kf.control_dependencies)
+        self.variable_hooks: list = []  # called with each new Variable (function tracing)
+        self.default_session = None
+
+
+ctx = _Context()
+
+
+def executing_eagerly() -> bool:
+    """True when ops run immediately (TF2's default), False while a graph is being built.
+
+    >>> import kilnflow as kf
+    >>> kf.executing_eagerly()
+    True
+    """
+    return ctx.graph is None
+
+
+@contextlib.contextmanager
+def building(graph: Any) -> Iterator[Any]:
+    """Make `graph` the graph that new ops are added to."""
+    ctx.graph_stack.append(ctx.graph)
+    ctx.graph = graph
+    try:
+        yield graph
+    finally:
+        ctx.graph = ctx.graph_stack.pop()
+
+
+@contextlib.contextmanager
+def eager_mode() -> Iterator[None]:
+    """Run ops eagerly inside, even while a graph is being built (init_scope)."""
+    ctx.graph_stack.append(ctx.graph)
+    ctx.graph = None
+    try:
+        yield
+    finally:
+        ctx.graph = ctx.graph_stack.pop()
+
+
+@contextlib.contextmanager
+def no_tapes() -> Iterator[None]:
+    saved = ctx.tapes
+    ctx.tapes = []
+    try:
+        yield
+    finally:
+        ctx.tapes = saved

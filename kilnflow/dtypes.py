@@ -1,0 +1,142 @@
+"""DType table: TF dtype names over NumPy dtypes.
+
+Reads nothing from the rest of kilnflow. Conversion rules live here: Python floats
+become float32, ints int32, bools bool; ndarrays keep their dtype. There is no silent
+promotion between tensors of different dtypes; callers raise when dtypes differ.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+_py_bool = type(True)  # `bool` below is TF's dtype name
+
+
+class DType:
+    """A tensor element type, named as in TensorFlow (`kf.float32`, `kf.uint8`, ...)."""
+
+    __slots__ = ("name", "as_numpy_dtype", "kind", "_np")
+
+    def __init__(self, name: str, np_type: Any, kind: str):
+        self.name = name
+        self.as_numpy_dtype = np_type
+        self._np = np.dtype(np_type)
+        # kind: 'f' floating, 'i' signed int, 'u' unsigned int, 'b' bool, 'c' complex
+        self.kind = kind
+
+    @property
+    def is_floating(self) -> bool:
+        return self.kind == "f"
+
+    @property
+    def is_integer(self) -> bool:
+        return self.kind in ("i", "u")
+
+    @property
+    def is_unsigned(self) -> bool:
+        return self.kind == "u"
+
+    @property
+    def is_bool(self) -> bool:
+        return self.kind == "b"
+
+    @property
+    def is_complex(self) -> bool:
+        return self.kind == "c"
+
+    @property
+    def is_numeric(self) -> bool:
+        return self.kind != "b"
+
+    @property
+    def base_dtype(self) -> "DType":
+        return self
+
+    @property
+    def real_dtype(self) -> "DType":
+        return {"complex64": float32, "complex128": float64}.get(self.name, self)
+
+    @property
+    def min(self):
+        return np.finfo(self._np).min if self.kind in "fc" else np.iinfo(self._np).min
+
+    @property
+    def max(self):
+        return np.finfo(self._np).max if self.kind in "fc" else np.iinfo(self._np).max
+
+    @property
+    def size(self) -> int:
+        return self._np.itemsize
+
+    def is_compatible_with(self, other: Any) -> bool:
+        return self is as_dtype(other)
+
+    def __repr__(self) -> str:
+        return f"tf.{self.name}"
+
+    def __reduce__(self):
+        return (as_dtype, (self.name,))
+
+
+float16 = DType("float16", np.float16, "f")
+float32 = DType("float32", np.float32, "f")
+float64 = DType("float64", np.float64, "f")
+int8 = DType("int8", np.int8, "i")
+int16 = DType("int16", np.int16, "i")
+int32 = DType("int32", np.int32, "i")
+int64 = DType("int64", np.int64, "i")
+uint8 = DType("uint8", np.uint8, "u")
+uint16 = DType("uint16", np.uint16, "u")
+uint32 = DType("uint32", np.uint32, "u")
+uint64 = DType("uint64", np.uint64, "u")
+bool = DType("bool", np.bool_, "b")  # noqa: A001 - TF's public name
+complex64 = DType("complex64", np.complex64, "c")
+complex128 = DType("complex128", np.complex128, "c")
+string = DType("string", np.object_, "s")
+
+half = float16
+double = float64
+
+ALL = (float16, float32, float64, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
+       bool, complex64, complex128)
+FLOATS = frozenset((float16, float32, float64))
+INTEGERS = frozenset((int8, int16, int32, int64, uint8, uint16, uint32, uint64))
+NUMERIC = FLOATS | INTEGERS | frozenset((complex64, complex128))
+INEXACT = FLOATS | frozenset((complex64, complex128))
+REAL = FLOATS | INTEGERS
+
+_by_name = {d.name: d for d in ALL}
+_by_name.update(half=float16, double=float64, float=float32, int=int32, string=string)
+# NumPy dtype -> DType; the hot path looks up `array.dtype` here.
+_by_numpy = {d._np: d for d in ALL}
+
+
+def from_numpy(np_dtype: np.dtype) -> DType:
+    """DType of a NumPy dtype; TypeError for types TF has no name for (e.g. object)."""
+    try:
+        return _by_numpy[np_dtype]
+    except KeyError:
+        raise TypeError(f"NumPy dtype {np_dtype} has no kilnflow equivalent") from None
+
+
+def as_dtype(value: Any) -> DType:
+    """Convert a DType, NumPy dtype or type, TF dtype name, or Python type to a DType."""
+    if isinstance(value, DType):
+        return value
+    if isinstance(value, str):
+        try:
+            return _by_name[value]
+        except KeyError:
+            raise TypeError(f"Cannot convert {value!r} to a DType") from None
+    if value is float:
+        return float32
+    if value is int:
+        return int32
+    if value is _py_bool:
+        return bool
+    try:
+        return from_numpy(np.dtype(value))
+    except TypeError:
+        raise TypeError(f"Cannot convert {value!r} to a DType") from None
+

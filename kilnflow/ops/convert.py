@@ -1,0 +1,196 @@
+"""How values become tensors: convert_to_tensor, constant, and the Const op.
+
+TF's conversion rules: Python floats -> float32, ints -> int32, bools -> bool; ndarrays
+keep their dtype. A Python operand next to a tensor takes the tensor's dtype; anything
+that cannot be represented in that dtype raises TypeError.
+"""
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import numpy as np
+
+from kilnflow import dtypes as _dtypes
+from kilnflow import errors
+from kilnflow.context import ctx
+from kilnflow.ops.opdef import bind, defop
+from kilnflow.shapes import TensorShape, TensorSpec
+from kilnflow.tensor import EagerTensor, Tensor, wrap
+
+_PYTHON_SCALARS = (int, float, bool, complex)
+_INT32 = np.iinfo(np.int32)
+
+
+class Literal:
+    """A constant's value as a hashable attr: small values hash by content, large by identity."""
+
+    __slots__ = ("array", "_hash")
+
+    SMALL = 64
+
+    def __init__(self, array: Any):
+        self.array = array
+        if array.size <= self.SMALL:
+            self._hash = hash((array.dtype.str, array.shape, array.tobytes()))
+        else:
+            self._hash = id(array)
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: Any) -> bool:
+        if not isinstance(other, Literal):
+            return False
+        if other.array is self.array:
+            return True
+        a, b = self.array, other.array
+        return (a.size <= self.SMALL and a.dtype == b.dtype and a.shape == b.shape
+                and a.tobytes() == b.tobytes())
+
+    def __repr__(self) -> str:
+        return f"Literal({np.asarray(self.array)!r})"
+
+
+def _const_shape(*, value: Literal) -> TensorSpec:
+    return TensorSpec(value.array.shape, _dtypes.from_numpy(value.array.dtype))
+
+
+CONST = defop("Const", shape=_const_shape, kernel=lambda *, value: value.array)
+
+
+def _python_to_array(value: Any, dtype: Optional[_dtypes.DType]) -> Any:
+    try:
+        array = np.asarray(value)
+    except ValueError as exc:  # ragged nested lists
+        raise ValueError(f"Can't convert non-rectangular Python sequence to Tensor: {exc}") \
+            from None
+    kind = array.dtype.kind
+    if kind not in "biufc":
+        raise TypeError(f"Cannot convert {value!r} to a Tensor: unsupported type "
+                        f"{type(value).__name__}")
+    if dtype is None:
+        if kind == "f":
+            return array.astype(np.float32)
+        if kind in "iu":
+            if array.size and (array.min() < _INT32.min or array.max() > _INT32.max):
+                return array.astype(np.int64)
+            return array.astype(np.int32)
+        return array
+    return _cast_exactly(value, array, dtype)
+
+
+def _cast_exactly(value: Any, array: Any, dtype: _dtypes.DType) -> Any:
+    target = dtype.as_numpy_dtype
+    if array.dtype.kind == "c" and dtype.kind != "c" or array.dtype.kind == "b" and \
+            dtype.kind != "b" and dtype.kind != "s":
+        raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype {dtype.name}")
+    with np.errstate(all="ignore"):
+        cast = array.astype(target)
+    if dtype.kind in "iu" and array.dtype.kind in "fiu":
+        if not np.array_equal(cast.astype(array.dtype), array):
+            raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype {dtype.name}")
+    return cast
+
+
+def convert_to_tensor(value: Any, dtype: Any = None, dtype_hint: Any = None,
+                      name: Optional[str] = None) -> Tensor:
+    """Convert a tensor, Variable, ndarray, Python scalar or nested list to a Tensor.
+
+    >>> import kilnflow as kf
+    >>> kf.convert_to_tensor([1, 2]).dtype
+    tf.int32
+    """
+    if isinstance(value, Tensor):
+        if dtype is not None and value.dtype is not _dtypes.as_dtype(dtype):
+            raise ValueError(f"Tensor conversion requested dtype {_dtypes.as_dtype(dtype).name} "
+                             f"for Tensor with dtype {value.dtype.name}: {value!r}")
+        return value
+    as_tensor = getattr(value, "_as_tensor", None)
+    if as_tensor is not None:  # Variables, and anything else that reads into a tensor
+        return convert_to_tensor(as_tensor(), dtype)
+    dtype = _dtypes.as_dtype(dtype) if dtype is not None else None
+    if isinstance(value, (np.ndarray, np.generic)):
+        if value.dtype.kind not in "biufc":
+            raise TypeError(f"Cannot convert an array of dtype {value.dtype} to a Tensor")
+        if dtype is not None and value.dtype != dtype.as_numpy_dtype:
+            value = _cast_exactly(value, value, dtype)
+        return wrap(value)
+    if dtype is None and dtype_hint is not None:
+        try:
+            return wrap(_python_to_array(value, _dtypes.as_dtype(dtype_hint)))
+        except (TypeError, ValueError):
+            pass
+    if isinstance(value, (list, tuple)) and any(isinstance(v, Tensor) or
+                                                hasattr(v, "_as_tensor") for v in value):
+        from kilnflow.ops.array import stack  # a list of tensors packs like tf.stack
+        return stack([convert_to_tensor(v, dtype) for v in value])
+    return wrap(_python_to_array(value, dtype))
+
+
+def operand(value: Any, dtype: _dtypes.DType) -> Tensor:
+    """Convert the other operand of a binary op: Python values take `dtype`."""
+    if isinstance(value, Tensor):
+        return value
+    if isinstance(value, _PYTHON_SCALARS) or isinstance(value, (list, tuple)):
+        if isinstance(value, (list, tuple)) and any(
+                isinstance(v, Tensor) or hasattr(v, "_as_tensor") for v in value):
+            return convert_to_tensor(value)
+        try:
+            return wrap(_python_to_array(value, dtype))
+        except TypeError:
+            raise TypeError(errors.with_location(
+                f"Cannot convert {value!r} to EagerTensor of dtype {dtype.name}")) from None
+    return convert_to_tensor(value)
+
+
+def binary(x: Any, y: Any) -> tuple:
+    """Convert both operands of a binary op the way TF does (Python values adopt the dtype)."""
+    if isinstance(x, Tensor):
+        if isinstance(y, Tensor):
+            return x, y
+        return x, operand(y, x.dtype)
+    if isinstance(y, Tensor):
+        return operand(x, y.dtype), y
+    if hasattr(x, "_as_tensor"):
+        x = convert_to_tensor(x)
+        return x, operand(y, x.dtype)
+    if hasattr(y, "_as_tensor"):
+        y = convert_to_tensor(y)
+        return operand(x, y.dtype), y
+    x = convert_to_tensor(x)
+    return x, operand(y, x.dtype)
+
+
+def constant(value: Any, dtype: Any = None, shape: Any = None, name: str = "Const") -> Tensor:
+    """A tensor holding `value` (copied), optionally cast to `dtype` and reshaped/filled to `shape`.
+
+    >>> import kilnflow as kf
+    >>> kf.constant([[1, 2], [3, 4]])
+    <tf.Tensor: shape=(2, 2), dtype=int32, numpy=
+    array([[1, 2],
+           [3, 4]], dtype=int32)>
+    """
+    if isinstance(value, Tensor) or hasattr(value, "_as_tensor"):
+        value = convert_to_tensor(value)
+        if isinstance(value, EagerTensor):
+            value = value._value
+        else:
+            raise TypeError("kf.constant() needs a concrete value, got a symbolic tensor; "
+                            "use kf.identity or kf.cast instead")
+    array = convert_to_tensor(value, dtype)._value
+    if isinstance(value, np.ndarray) and array is value:
+        array = array.copy()  # a constant owns its value: later writes to `value` don't leak
+    array = np.asarray(array)
+    if shape is not None:
+        shape = TensorShape(shape).as_list()
+        if array.size == 1:
+            array = np.full(shape, array.reshape(()), dtype=array.dtype)
+        elif array.size == int(np.prod(shape)):
+            array = array.reshape(shape)
+        else:
+            raise TypeError(f"Eager execution of tf.constant with unsupported shape. Tensor "
+                            f"{value!r} (converted from {value!r}) has {array.size} elements, "
+                            f"but got `shape` {tuple(shape)} with {int(np.prod(shape))} elements).")
+    if ctx.graph is None:
+        return wrap(array)
+    return bind(CONST, [], {"value": Literal(array)}, name)

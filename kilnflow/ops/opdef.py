@@ -1,0 +1,167 @@
+"""OpDef, defop() and bind(): every op is declared once and applied through bind().
+
+An OpDef carries the shape rule, NumPy kernel, gradient rule and flags. bind() is the
+one place that looks at the mode: eagerly it runs the kernel and wraps the result;
+while a graph is being built it asks the graph to add an Operation. Either way, active
+tapes record the application. Imports tensor, dtypes, shapes, errors, context only.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Optional, Sequence
+
+import numpy as np
+
+from kilnflow import errors
+from kilnflow.context import ctx
+from kilnflow.tensor import wrap
+
+REGISTRY: dict = {}
+_NO_ATTRS: dict = {}
+
+
+class OpDef:
+    """Everything every mode needs to know about one op. See STYLE.md, convention 1."""
+
+    __slots__ = ("name", "shape", "kernel", "grad", "stateful", "random", "commutative",
+                 "fusable", "multi_output", "same_dtype", "dtypes", "check_eager", "watch_attr",
+                 "__weakref__")
+
+    def __init__(self, name: str, shape: Callable, kernel: Callable, grad: Optional[Callable],
+                 stateful: bool, random: bool, commutative: bool, fusable: Optional[str],
+                 multi_output: bool, same_dtype: Any, dtypes: Optional[frozenset],
+                 check_eager: bool, watch_attr: Optional[str]):
+        self.name = name
+        self.shape = shape
+        self.kernel = kernel
+        self.grad = grad
+        self.stateful = stateful or random
+        self.random = random
+        self.commutative = commutative
+        self.fusable = fusable
+        self.multi_output = multi_output
+        self.same_dtype = same_dtype
+        self.dtypes = dtypes
+        self.check_eager = check_eager
+        self.watch_attr = watch_attr
+
+    @property
+    def elementwise(self) -> bool:
+        return self.fusable is not None
+
+    def __repr__(self) -> str:
+        return f"<OpDef {self.name}>"
+
+
+def defop(name: str, *, shape: Callable, kernel: Callable, grad: Optional[Callable] = None,
+          stateful: bool = False, random: bool = False, commutative: bool = False,
+          fusable: Optional[str] = None, multi_output: bool = False, same_dtype: Any = True,
+          dtypes: Optional[Sequence] = None, check_eager: bool = False,
+          watch_attr: Optional[str] = None) -> OpDef:
+    """Declare an op.
+
+    shape(*inputs, **attrs) -> TensorSpec or list of TensorSpecs (inputs have .shape/.dtype)
+    kernel(*arrays, **attrs) -> ndarray, or a tuple of them when multi_output
+    grad(op, *output_grads) -> one gradient (or None) per input; op has .inputs/.outputs/.attrs
+    same_dtype: True (all inputs), False, or a tuple of input positions that must agree
+    dtypes: the dtypes allowed for input 0 (checked in both modes)
+    check_eager: also run the shape rule eagerly (for kernels NumPy would not reject)
+    watch_attr: the attr holding an object (a variable's handle) that tapes treat as this
+        op's input, so gradients of its output reach that object (ReadVariableOp)
+    """
+    if name in REGISTRY:
+        raise ValueError(f"Op {name} is declared twice")
+    op = OpDef(name, shape, kernel, grad, stateful, random, commutative, fusable, multi_output,
+               same_dtype, frozenset(dtypes) if dtypes is not None else None, check_eager,
+               watch_attr)
+    REGISTRY[name] = op
+    return op
+
+
+def bind(op: OpDef, inputs: Sequence, attrs: dict = _NO_ATTRS, name: Optional[str] = None) -> Any:
+    """Apply `op` to `inputs` (tensors, already converted) with `attrs`.
+
+    Returns a tensor, or a tuple of tensors for multi-output ops. `name` names the graph
+    node (default: the op's type); eagerly it is ignored.
+    """
+    graph = ctx.graph
+    if graph is not None:
+        check_dtypes(op, inputs)
+        outputs = graph.create_op(op, inputs, attrs, name).outputs
+        result = tuple(outputs) if op.multi_output else outputs[0]
+    else:
+        result = _run_eagerly(op, inputs, attrs)
+    if ctx.tapes:
+        for tape in ctx.tapes:
+            tape.record(op, inputs, attrs, result)
+    return result
+
+
+def _run_eagerly(op: OpDef, inputs: Sequence, attrs: dict) -> Any:
+    if op.same_dtype or op.dtypes is not None or op.check_eager:
+        check_dtypes(op, inputs)
+        if op.check_eager:
+            infer(op, inputs, attrs)
+    try:
+        if attrs:
+            out = op.kernel(*[t._value for t in inputs], **attrs)
+        else:
+            out = op.kernel(*[t._value for t in inputs])
+    except errors.OpError:
+        raise
+    except Exception as exc:  # turn NumPy's complaint into a message naming the op
+        raise kernel_error(op, inputs, attrs, exc) from None
+    if op.multi_output:
+        return tuple([wrap(o) for o in out])
+    return wrap(out)
+
+
+def check_dtypes(op: OpDef, inputs: Sequence) -> None:
+    """TF never promotes: inputs that must agree in dtype raise InvalidArgumentError."""
+    if op.same_dtype and len(inputs) > 1:
+        positions = range(len(inputs)) if op.same_dtype is True else op.same_dtype
+        first = None
+        for i in positions:
+            dtype = inputs[i].dtype
+            if first is None:
+                first = dtype
+            elif dtype is not first:
+                raise errors.InvalidArgumentError(errors.with_location(
+                    f"cannot compute {op.name} as input #{i}(zero-based) was expected to be a "
+                    f"{first.name} tensor but is a {dtype.name} tensor [Op:{op.name}]"))
+    if op.dtypes is not None and inputs:
+        dtype = inputs[0].dtype
+        if dtype not in op.dtypes:
+            allowed = ", ".join(sorted(d.name for d in op.dtypes))
+            raise errors.InvalidArgumentError(errors.with_location(
+                f"Value for attr 'T' of {dtype.name} is not in the list of allowed values: "
+                f"{allowed} [Op:{op.name}]"))
+
+
+def infer(op: OpDef, inputs: Sequence, attrs: dict) -> list:
+    """Run the shape rule; its ValueErrors become InvalidArgumentErrors naming the op."""
+    try:
+        specs = op.shape(*inputs, **attrs)
+    except errors.OpError:
+        raise
+    except TypeError as exc:
+        raise TypeError(errors.with_location(f"{exc} [Op:{op.name}]")) from None
+    except (ValueError, IndexError) as exc:
+        raise errors.InvalidArgumentError(errors.with_location(f"{exc} [Op:{op.name}]")) from None
+    return list(specs) if isinstance(specs, (list, tuple)) else [specs]
+
+
+def kernel_error(op: OpDef, inputs: Sequence, attrs: dict, exc: Exception) -> Exception:
+    """The error to raise when a kernel fails: the shape rule's, else NumPy's, with the op."""
+    infer(op, inputs, attrs)  # raises the clearer message when the rule can tell
+    return errors.InvalidArgumentError(errors.with_location(
+        f"{type(exc).__name__}: {exc} [Op:{op.name}]"))
+
+
+def np_errors_ignored(kernel: Callable) -> Callable:
+    """Kernels that TF lets produce inf/nan quietly (log(0), x/0) run with NumPy warnings off."""
+    def quiet(*args: Any, **kwargs: Any) -> Any:
+        with np.errstate(all="ignore"):
+            return kernel(*args, **kwargs)
+    quiet.__name__ = getattr(kernel, "__name__", "kernel")
+    quiet.__wrapped__ = kernel
+    return quiet

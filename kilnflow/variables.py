@@ -1,0 +1,216 @@
+"""Variable: mutable state behind a VariableHandle, read and written through state ops.
+
+Eagerly a Variable holds its value at once. In a compat.v1 graph it starts uninitialized
+and gets an `initializer` op. Inside @kf.function, hooks registered on the context
+decide whether creating one is allowed (only on the first trace).
+"""
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import numpy as np
+
+from kilnflow import dtypes as _dtypes
+from kilnflow import errors
+from kilnflow.context import ctx, eager_mode
+from kilnflow.ops.convert import convert_to_tensor
+from kilnflow.ops.opdef import bind
+from kilnflow.ops.state import ASSIGN, ASSIGN_ADD, ASSIGN_SUB, READ, VariableHandle
+from kilnflow.shapes import TensorShape
+from kilnflow.tensor import TensorOps, _numpy_text, _shape_text, is_symbolic
+
+
+class Variable(TensorOps):
+    """A tensor-like value that persists across calls and can be updated in place.
+
+    >>> import kilnflow as kf
+    >>> v = kf.Variable(1.0)
+    >>> _ = v.assign_add(2.0)
+    >>> v.numpy()
+    np.float32(3.0)
+    """
+
+    def __init__(self, initial_value: Any = None, trainable: Optional[bool] = None,
+                 validate_shape: bool = True, name: Optional[str] = None, dtype: Any = None,
+                 shape: Any = None, **unused_tf_args: Any):
+        if initial_value is None:
+            raise ValueError("The `initial_value` argument to a kf.Variable must be specified")
+        for hook in ctx.variable_hooks:
+            hook(self)  # may raise: creating variables on a non-first trace
+        graph = ctx.graph
+        v1_graph = graph if graph is not None and not getattr(graph, "is_function", False) \
+            else None
+        if callable(initial_value):
+            if v1_graph is None:
+                with eager_mode():
+                    initial_value = initial_value()
+            else:
+                initial_value = initial_value()
+        if v1_graph is None:
+            if is_symbolic(initial_value):
+                raise ValueError(errors.with_location(
+                    "A kf.Variable's initial value must not depend on the arguments of a "
+                    "traced function; pass a Python value, an eager tensor or a callable"))
+            with eager_mode():
+                value = convert_to_tensor(initial_value, dtype)
+        else:
+            with v1_graph.as_default():
+                value = convert_to_tensor(initial_value, dtype)
+        self._trainable = True if trainable is None else bool(trainable)
+        var_shape = value.shape if shape is None else TensorShape(shape)
+        if validate_shape is False and shape is None:
+            var_shape = TensorShape(None)
+        base = (name or "Variable").rstrip("/")
+        unique = v1_graph.unique_name(base) if v1_graph is not None else base
+        self._handle = VariableHandle(unique + ":0", value.dtype, var_shape, self._trainable)
+        self._handle.owner = self
+        self._graph = v1_graph
+        self._initial_value = value
+        if v1_graph is None:
+            array = value._value
+            self._handle.value = np.array(array) if isinstance(array, np.ndarray) \
+                and isinstance(initial_value, np.ndarray) else array
+            self._initializer_op = None
+        else:
+            v1_graph.add_variable(self)
+            with v1_graph.as_default(), v1_graph.name_scope(unique):
+                self._initializer_op = bind(ASSIGN, (value,), {"handle": self._handle},
+                                            name="Assign")
+                self._initializer_op = v1_graph.get_operation_by_name(
+                    v1_graph.last_op_name)
+
+    # ---------------------------------------------------------------- properties
+
+    @property
+    def name(self) -> str:
+        return self._handle.name
+
+    @property
+    def dtype(self) -> _dtypes.DType:
+        return self._handle.dtype
+
+    @property
+    def shape(self) -> TensorShape:
+        return self._handle.shape
+
+    @property
+    def trainable(self) -> bool:
+        return self._trainable
+
+    @property
+    def handle(self) -> VariableHandle:
+        return self._handle
+
+    @property
+    def initializer(self) -> Any:
+        return self._initializer_op
+
+    @property
+    def initial_value(self) -> Any:
+        return self._initial_value
+
+    @property
+    def graph(self) -> Any:
+        return self._graph
+
+    @property
+    def device(self) -> str:
+        return "/job:localhost/replica:0/task:0/device:CPU:0"
+
+    @property
+    def op(self) -> Any:
+        return self._initializer_op
+
+    # ---------------------------------------------------------------- reading
+
+    def read_value(self) -> Any:
+        """The current value as a tensor (a ReadVariableOp in graphs)."""
+        return bind(READ, (), {"handle": self._handle}, name="ReadVariableOp")
+
+    def value(self) -> Any:
+        return self.read_value()
+
+    def _as_tensor(self) -> Any:
+        return self.read_value()
+
+    def numpy(self) -> Any:
+        if ctx.graph is not None and not getattr(ctx.graph, "is_function", False):
+            raise NotImplementedError("numpy() is only available when eager execution is "
+                                      "enabled.")
+        return self._handle.read()
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        value = np.asarray(self._handle.read())
+        return value.astype(dtype) if dtype is not None else value
+
+    def eval(self, session: Any = None) -> Any:
+        return self.read_value().eval(session=session)
+
+    def __bool__(self) -> bool:
+        return bool(self.read_value())
+
+    def __int__(self) -> int:
+        return int(self.read_value())
+
+    def __float__(self) -> float:
+        return float(self.read_value())
+
+    def __index__(self) -> int:
+        return self.read_value().__index__()
+
+    def __len__(self) -> int:
+        return len(self.read_value())
+
+    def __iter__(self):
+        return iter(self.read_value())
+
+    # ---------------------------------------------------------------- writing
+
+    def _converted(self, value: Any) -> Any:
+        if isinstance(value, np.ndarray):
+            value = value.copy()
+        try:
+            return convert_to_tensor(value, self.dtype)
+        except (TypeError, ValueError) as exc:
+            raise type(exc)(f"{exc} (assigning to variable {self.name})") from None
+
+    def assign(self, value: Any, use_locking: bool = False, name: Optional[str] = None,
+               read_value: bool = True) -> Any:
+        """Stores `value`; returns the variable (or None when read_value=False)."""
+        bind(ASSIGN, (self._converted(value),), {"handle": self._handle}, name=name)
+        return self if read_value else None
+
+    def assign_add(self, delta: Any, use_locking: bool = False, name: Optional[str] = None,
+                   read_value: bool = True) -> Any:
+        """Adds `delta` to the value; returns the variable (or None when read_value=False)."""
+        bind(ASSIGN_ADD, (self._converted(delta),), {"handle": self._handle}, name=name)
+        return self if read_value else None
+
+    def assign_sub(self, delta: Any, use_locking: bool = False, name: Optional[str] = None,
+                   read_value: bool = True) -> Any:
+        """Subtracts `delta` from the value; returns the variable (or None when
+        read_value=False)."""
+        bind(ASSIGN_SUB, (self._converted(delta),), {"handle": self._handle}, name=name)
+        return self if read_value else None
+
+    # ---------------------------------------------------------------- printing
+
+    def __repr__(self) -> str:
+        value = self._handle.value
+        if value is None or (ctx.graph is not None and self._graph is not None):
+            return (f"<tf.Variable '{self.name}' shape={self.shape} "
+                    f"dtype={self.dtype.name}>")
+        return (f"<tf.Variable '{self.name}' shape={_shape_text(np.shape(value))} "
+                f"dtype={self.dtype.name}, numpy={_numpy_text(value, True)}>")
+
+    def __deepcopy__(self, memo: Any) -> "Variable":
+        copy = Variable(np.array(self._handle.read()), trainable=self.trainable,
+                        name=self.name.split(":")[0], dtype=self.dtype)
+        memo[id(self)] = copy
+        return copy
+
+
+def is_variable(x: Any) -> bool:
+    return isinstance(x, Variable)
+
+
