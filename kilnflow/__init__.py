@@ -113,4 +113,15 @@ from kilnflow.tensor import Tensor as Tensor
 from kilnflow.tensor import is_tensor as is_tensor
 from kilnflow.variables import Variable as Variable
 
+from kilnflow.function.api import function as function
+from kilnflow.function.api import Function as Function
+from kilnflow.function.concrete import ConcreteFunction as ConcreteFunction
+from kilnflow.graph import Graph as Graph
+from kilnflow.graph import control_dependencies as control_dependencies
+from kilnflow.graph import device as device
+from kilnflow.graph import name_scope as name_scope
+from kilnflow.graph import Operation as Operation
+
 from kilnflow import math as math  # noqa: E402 - the tf.math namespace
+from kilnflow import config as config  # noqa: E402
+from kilnflow import compat as compat  # noqa: E402

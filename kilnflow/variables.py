@@ -47,10 +47,8 @@ class Variable(TensorOps):
             else:
                 initial_value = initial_value()
         if v1_graph is None:
-            if is_symbolic(initial_value):
-                raise ValueError(errors.with_location(
-                    "A kf.Variable's initial value must not depend on the arguments of a "
-                    "traced function; pass a Python value, an eager tensor or a callable"))
+            if is_symbolic(initial_value):  # built inside a kf.function: lift it out
+                initial_value = graph.evaluate_constant(initial_value)
             with eager_mode():
                 value = convert_to_tensor(initial_value, dtype)
         else:
@@ -74,10 +72,8 @@ class Variable(TensorOps):
         else:
             v1_graph.add_variable(self)
             with v1_graph.as_default(), v1_graph.name_scope(unique):
-                self._initializer_op = bind(ASSIGN, (value,), {"handle": self._handle},
-                                            name="Assign")
-                self._initializer_op = v1_graph.get_operation_by_name(
-                    v1_graph.last_op_name)
+                bind(ASSIGN, (value,), {"handle": self._handle}, name="Assign")
+                self._initializer_op = v1_graph.operations[-1]
 
     # ---------------------------------------------------------------- properties
 

@@ -5,6 +5,7 @@ ops whose output shape depends on a tensor's value read it with rules.constant_v
 """
 from __future__ import annotations
 
+import builtins
 from typing import Any, Optional, Sequence
 
 import numpy as np
@@ -188,7 +189,7 @@ def broadcast_to(input: Any, shape: Any, name: Optional[str] = None) -> Tensor: 
 def _sum_to_shape_kernel(dy: Any, target: Any) -> Any:
     target = tuple(int(d) for d in target)
     lead = dy.ndim - len(target)
-    axes = tuple(range(lead)) + tuple(
+    axes = tuple(builtins.range(lead)) + tuple(
         lead + i for i, d in enumerate(target) if d == 1 and dy.shape[lead + i] != 1)
     out = np.sum(dy, axis=axes, dtype=dy.dtype) if axes else dy
     return np.reshape(out, target)
@@ -211,7 +212,7 @@ def sum_to_shape(dy: Tensor, like: Tensor) -> Tensor:
             return dy
         from kilnflow.ops.math import reduce_sum
         lead = len(dims) - len(target)
-        axes = list(range(lead)) + [lead + i for i, d in enumerate(target)
+        axes = list(builtins.range(lead)) + [lead + i for i, d in enumerate(target)
                                     if d == 1 and dims[lead + i] != 1]
         out = reduce_sum(dy, axes) if axes else dy
         return reshape(out, target)
@@ -244,7 +245,7 @@ def expand_dims(input: Any, axis: int, name: Optional[str] = None) -> Tensor:  #
 def _transpose_rule(x: Any, *, perm: tuple) -> TensorSpec:
     if x.shape.rank is None:
         return TensorSpec([None] * len(perm), x.dtype)
-    if sorted(perm) != list(range(x.shape.rank)):
+    if sorted(perm) != list(builtins.range(x.shape.rank)):
         raise ValueError(f"transpose: perm {list(perm)} is not a permutation of the "
                          f"{x.shape.rank} dims of the input")
     dims = x.shape.as_list()
@@ -264,7 +265,7 @@ def transpose(a: Any, perm: Optional[Sequence] = None, conjugate: bool = False,
     if perm is None:
         if x.shape.rank is None:
             raise ValueError("transpose needs a known rank when perm is None")
-        perm = list(range(x.shape.rank))[::-1]
+        perm = list(builtins.range(x.shape.rank))[::-1]
     perm = tuple(int(p) for p in (rules.constant_value(perm) if isinstance(perm, Tensor)
                                   else perm))
     return bind(TRANSPOSE, (x,), {"perm": perm}, name=name)
@@ -463,7 +464,7 @@ def stack(values: Sequence, axis: int = 0, name: Optional[str] = None) -> Tensor
 def _unstack_rule(x: Any, *, num: int, axis: int) -> list:
     dims = x.shape.as_list()
     del dims[axis]
-    return [TensorSpec(dims, x.dtype) for _ in range(num)]
+    return [TensorSpec(dims, x.dtype) for _ in builtins.range(num)]
 
 
 UNPACK = defop("Unpack", shape=_unstack_rule, multi_output=True,

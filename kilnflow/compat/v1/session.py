@@ -1,0 +1,189 @@
+"""compat.v1 Session: runs the part of a Graph that the fetches need, with feeds.
+
+Each distinct (fetches, feeds) pair is pruned to the ops it needs and compiled once to
+generated Python, like a ConcreteFunction; later runs with the same pair reuse it.
+"""
+from __future__ import annotations
+
+import contextlib
+from typing import Any, Dict, Iterator, List, Optional
+
+import numpy as np
+
+from kilnflow import errors, nest
+from kilnflow.context import ctx
+from kilnflow.graph import Graph, Operation, get_default_graph
+from kilnflow.runtime import codegen, loader
+from kilnflow.tensor import SymbolicTensor
+
+
+class ConfigProto:
+    """Accepted for compatibility (allow_soft_placement, log_device_placement, ...)."""
+
+    def __init__(self, **options: Any):
+        self.__dict__.update(options)
+
+
+class GPUOptions(ConfigProto):
+    pass
+
+
+class _Compiled:
+    def __init__(self, fn: Any, feeds: List[SymbolicTensor], fetch_tensors: List[Any]):
+        self.fn = fn
+        self.feeds = feeds
+        self.fetch_tensors = fetch_tensors
+
+
+class Session:
+    """Runs graph elements: `sess.run(fetches, feed_dict)`.
+
+    Devices: every device string is accepted and placed on the CPU (soft placement);
+    a remote `target` (distributed runtime) is not available.
+    """
+
+    def __init__(self, target: str = "", graph: Optional[Graph] = None,
+                 config: Optional[ConfigProto] = None):
+        if target:
+            raise errors.UnimplementedError(
+                f"Session target {target!r}: kilnflow has no distributed runtime; use the "
+                "default in-process target ''")
+        self.graph = graph if graph is not None else get_default_graph()
+        self.config = config
+        self._cache: Dict[tuple, _Compiled] = {}
+        self._closed = False
+        self._default_stack: List[Any] = []
+
+    # ---------------------------------------------------------------- context managers
+
+    def __enter__(self) -> "Session":
+        self._default_stack.append(ctx.default_session)
+        ctx.default_session = self
+        self._graph_context = self.graph.as_default()
+        self._graph_context.__enter__()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._graph_context.__exit__(*exc)
+        ctx.default_session = self._default_stack.pop()
+        self.close()
+
+    @contextlib.contextmanager
+    def as_default(self) -> Iterator["Session"]:
+        saved = ctx.default_session
+        ctx.default_session = self
+        try:
+            with self.graph.as_default():
+                yield self
+        finally:
+            ctx.default_session = saved
+
+    def close(self) -> None:
+        self._closed = True
+
+    # ---------------------------------------------------------------- running
+
+    def run(self, fetches: Any, feed_dict: Optional[dict] = None, options: Any = None,
+            run_metadata: Any = None) -> Any:
+        """Computes `fetches` (a graph element or a nested structure of them)."""
+        if self._closed:
+            raise RuntimeError("Attempted to use a closed Session.")
+        flat = [self._element(f) for f in nest.flatten(fetches)]
+        feeds, values = self._feeds(feed_dict or {})
+        key = (tuple(id(f) for f in flat), tuple(id(f) for f in feeds))
+        compiled = self._cache.get(key)
+        if compiled is None:
+            compiled = self._compile(flat, feeds)
+            self._cache[key] = compiled
+        with np.errstate(all="ignore"):
+            try:
+                outs = compiled.fn(*values)
+            except errors.OpError:
+                raise
+            except Exception as exc:
+                raise errors.InvalidArgumentError(f"{type(exc).__name__}: {exc}") from None
+        results = []
+        position = 0
+        for element in flat:
+            if isinstance(element, SymbolicTensor):
+                results.append(np.asarray(outs[position])[()] if np.ndim(outs[position]) == 0
+                               else outs[position])
+                position += 1
+            else:
+                results.append(None)
+        return nest.pack_sequence_as(fetches, results) if nest.is_nested(fetches) \
+            else results[0]
+
+    def _element(self, fetch: Any) -> Any:
+        if isinstance(fetch, str):
+            return self.graph.get_tensor_by_name(fetch) if ":" in fetch else \
+                self.graph.get_operation_by_name(fetch)
+        if hasattr(fetch, "_handle") and hasattr(fetch, "read_value"):  # a Variable
+            with self.graph.as_default():
+                return fetch.read_value()
+        if isinstance(fetch, (SymbolicTensor, Operation)):
+            graph = fetch.graph
+            if graph is not self.graph:
+                raise ValueError(f"Fetch argument {fetch!r} is not an element of this graph.")
+            return fetch
+        raise TypeError(f"Fetch argument {fetch!r} has invalid type {type(fetch).__name__}, "
+                        "must be a string or Tensor/Operation.")
+
+    def _feeds(self, feed_dict: dict) -> tuple:
+        feeds, values = [], []
+        for key, value in feed_dict.items():
+            t = self._element(key)
+            if not isinstance(t, SymbolicTensor):
+                raise TypeError(f"The value of a feed cannot be an Operation: {key!r}")
+            array = np.asarray(value.numpy() if hasattr(value, "numpy") else value)
+            want = t.dtype.as_numpy_dtype
+            if array.dtype != want:
+                if array.dtype.kind == "f" and np.dtype(want).kind in "iu":
+                    raise TypeError(f"Cannot feed a {array.dtype} value to Tensor {t.name} of "
+                                    f"dtype {t.dtype.name}")
+                array = array.astype(want)
+            if not t.shape.is_compatible_with(array.shape):
+                raise ValueError(f"Cannot feed value of shape {array.shape} for Tensor "
+                                 f"'{t.name}', which has shape '{t.shape}'")
+            feeds.append(t)
+            values.append(array)
+        return feeds, values
+
+    def _compile(self, flat: List[Any], feeds: List[SymbolicTensor]) -> _Compiled:
+        fed = {id(t) for t in feeds}
+        roots = [f.op if isinstance(f, SymbolicTensor) else f for f in flat]
+        needed: set = set()
+        stack = list(roots)
+        while stack:
+            op = stack.pop()
+            if id(op) in needed:
+                continue
+            needed.add(id(op))
+            stack.extend(t.op for t in op.inputs if id(t) not in fed)
+            stack.extend(op.control_inputs)
+        ops = [op for op in self.graph.operations if id(op) in needed]
+        for op in ops:
+            if op.type == "Placeholder" and id(op.outputs[0]) not in fed:
+                p = op.outputs[0]
+                shape = p.shape.as_list() if p.shape.rank is not None else "<unknown>"
+                raise errors.InvalidArgumentError(
+                    f"You must feed a value for placeholder tensor '{op.name}' with dtype "
+                    f"{p.dtype.name} and shape {shape}\n\t [[node {op.name}]]")
+        tensors = [f for f in flat if isinstance(f, SymbolicTensor)]
+        source, globals_, _ = codegen.generate("session_run", ops, feeds, tensors)
+        return _Compiled(loader.load(source, globals_, "Session.run"), feeds, tensors)
+
+
+class InteractiveSession(Session):
+    """A Session that installs itself as the default session on construction."""
+
+    def __init__(self, target: str = "", graph: Optional[Graph] = None,
+                 config: Optional[ConfigProto] = None):
+        super().__init__(target, graph, config)
+        self._saved_default = ctx.default_session
+        ctx.default_session = self
+
+    def close(self) -> None:
+        super().close()
+        if ctx.default_session is self:
+            ctx.default_session = self._saved_default

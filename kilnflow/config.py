@@ -1,0 +1,31 @@
+"""kf.config: run_functions_eagerly, graph-optimizer options, device listing."""
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any, Dict, List
+
+from kilnflow.function.api import functions_run_eagerly as functions_run_eagerly
+from kilnflow.function.api import run_functions_eagerly as run_functions_eagerly
+from kilnflow.passes import pipeline as _pipeline
+
+
+class PhysicalDevice(SimpleNamespace):
+    pass
+
+
+def list_physical_devices(device_type: str = None) -> List[PhysicalDevice]:
+    """Only the CPU: kilnflow runs everything on it."""
+    cpu = PhysicalDevice(name="/physical_device:CPU:0", device_type="CPU")
+    return [cpu] if device_type in (None, "CPU") else []
+
+
+def list_logical_devices(device_type: str = None) -> List[PhysicalDevice]:
+    return list_physical_devices(device_type)
+
+
+def _set_experimental_options(options: Dict[str, Any]) -> None:
+    _pipeline.set_options(options)
+
+
+optimizer = SimpleNamespace(set_experimental_options=_set_experimental_options,
+                            get_experimental_options=_pipeline.get_options)

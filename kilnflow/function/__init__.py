@@ -1,0 +1,1 @@
+"""@kf.function: tracing Python into graphs, the trace cache, ConcreteFunction."""

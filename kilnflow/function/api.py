@@ -1,0 +1,454 @@
+"""@kf.function: Function (trace cache, retracing reasons, variable-creation rule) and
+get_concrete_function.
+
+A call computes a trace key from its arguments; a hit runs the cached ConcreteFunction,
+a miss traces the (AutoGraph-converted) Python function into a FuncGraph first. Called
+while another graph is being built, or under an active GradientTape, the Python function
+is inlined instead, so the outer graph or tape sees its ops.
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+import weakref
+from typing import Any, Callable, Dict, List, Optional, Sequence
+
+import numpy as np
+
+from kilnflow import errors, nest
+from kilnflow.context import ctx
+from kilnflow.function import diagnostics
+from kilnflow.function.concrete import ConcreteFunction, _Slot
+from kilnflow.function.func_graph import FuncGraph
+from kilnflow.function.trace_key import (describe_change, key_matches, make_key, relax)
+from kilnflow.ops.convert import convert_to_tensor
+from kilnflow.passes.prune import needed_ops
+from kilnflow.shapes import TensorShape, TensorSpec
+from kilnflow.tensor import EagerTensor, SymbolicTensor, Tensor
+
+RETRACE_WARNING_THRESHOLD = 5
+
+
+class Function:
+    """A Python function compiled to graphs, one per distinct input signature.
+
+    >>> import kilnflow as kf
+    >>> @kf.function
+    ... def f(x):
+    ...     return x * 2 + 1
+    >>> f(kf.constant([1.0, 2.0])).numpy().tolist()
+    [3.0, 5.0]
+    """
+
+    def __init__(self, python_function: Callable, input_signature: Optional[Sequence] = None,
+                 autograph: bool = True, reduce_retracing: bool = False,
+                 jit_compile: Optional[bool] = None, name: Optional[str] = None):
+        self.python_function = python_function
+        self._autograph = autograph
+        self._reduce_retracing = reduce_retracing
+        self.jit_compile = jit_compile
+        self._name = name or getattr(python_function, "__name__", "function")
+        self._signature = _signature_of(python_function)
+        self.input_signature = None if input_signature is None else list(input_signature)
+        self._cache: Dict[Any, ConcreteFunction] = {}
+        self._general: List[tuple] = []   # (relaxed key, concrete) for reduce_retracing
+        self._keepers: Dict[Any, list] = {}
+        self._trace_log: List[tuple] = []  # (key, reasons)
+        self._tracing_count = 0
+        self._variables_created = False
+        self._warned: set = set()
+        self._bound: Dict[int, tuple] = {}
+        functools.update_wrapper(self, python_function)
+
+    # ---------------------------------------------------------------- calling
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if ctx.run_functions_eagerly:
+            return self.python_function(*args, **kwargs)
+        if ctx.graph is not None or ctx.tapes:
+            return self._inline(args, kwargs)
+        if not kwargs and self.input_signature is None:
+            for a in args:  # fast path: only eager tensors
+                if type(a) is not EagerTensor:
+                    break
+            else:
+                key = ((tuple([("T", a._value.shape, a._value.dtype) for a in args])), ())
+                concrete = self._cache.get(key)
+                if concrete is not None:
+                    return concrete._call_flat([a._value for a in args])
+        concrete, tensors = self._concrete_for(args, kwargs)
+        return concrete._call_flat([t._value if isinstance(t, EagerTensor) else np.asarray(t)
+                                    for t in tensors])
+
+    def _inline(self, args: tuple, kwargs: dict) -> Any:
+        return _call_python(self.python_function, args, kwargs, self._autograph)
+
+    def _canonical(self, args: tuple, kwargs: dict) -> tuple:
+        """Arguments as positional values in parameter order (defaults applied)."""
+        if self._signature is None or (not kwargs and not self._has_defaults):
+            return args, kwargs
+        try:
+            bound = self._signature.bind(*args, **kwargs)
+        except TypeError as exc:
+            raise TypeError(f"{self._name}(): {exc}") from None
+        bound.apply_defaults()
+        return bound.args, bound.kwargs
+
+    @functools.cached_property
+    def _has_defaults(self) -> bool:
+        return self._signature is not None and any(
+            p.default is not inspect.Parameter.empty for p in self._signature.parameters.values())
+
+    def _concrete_for(self, args: tuple, kwargs: dict) -> tuple:
+        if self.input_signature is not None:
+            return self._concrete_for_signature(args, kwargs)
+        args, kwargs = self._canonical(args, kwargs)
+        key, tensors, keep = make_key(args, kwargs)
+        concrete = self._cache.get(key)
+        if concrete is None and self._reduce_retracing:
+            for general, candidate in self._general:
+                if key_matches(general, key):
+                    concrete = candidate
+                    break
+        if concrete is None:
+            trace_key = key
+            if self._reduce_retracing and self._trace_log:
+                relaxed = relax(self._trace_log[-1][0], key)
+                if relaxed is not None:
+                    trace_key = relaxed
+            concrete = self._trace(args, kwargs, key, trace_key)
+            self._keepers[key] = keep
+            if trace_key is not key:
+                self._general.append((trace_key, concrete))
+        self._cache[key] = concrete
+        return concrete, tensors
+
+    def _concrete_for_signature(self, args: tuple, kwargs: dict) -> tuple:
+        args, kwargs = self._canonical(args, kwargs)
+        flat_args = list(args) + [kwargs[k] for k in sorted(kwargs)]
+        specs = self.input_signature
+        if len(flat_args) != len(specs):
+            raise TypeError(errors.with_location(
+                f"{self._name}(): called with {len(flat_args)} arguments, but its "
+                f"input_signature has {len(specs)}: {specs}"))
+        tensors = []
+        for i, (value, spec) in enumerate(zip(flat_args, specs)):
+            for leaf, leaf_spec in zip(nest.flatten(value), nest.flatten(spec)):
+                try:
+                    t = convert_to_tensor(leaf, leaf_spec.dtype)
+                except (TypeError, ValueError) as exc:
+                    raise TypeError(errors.with_location(
+                        f"{self._name}(): argument {i} is incompatible with input_signature "
+                        f"{leaf_spec}: {exc}")) from None
+                if not leaf_spec.shape.is_compatible_with(t.shape):
+                    raise ValueError(errors.with_location(
+                        f"{self._name}(): argument {i} of shape {t.shape} is incompatible "
+                        f"with input_signature {leaf_spec}"))
+                tensors.append(t)
+        key = ("signature",)
+        concrete = self._cache.get(key)
+        if concrete is None:
+            spec_args = tuple(specs)
+            concrete = self._trace(spec_args, {}, key, key)
+            self._cache[key] = concrete
+        return concrete, tensors
+
+    # ---------------------------------------------------------------- tracing
+
+    def _trace(self, args: tuple, kwargs: dict, key: Any, trace_key: Any) -> ConcreteFunction:
+        reasons = self._retrace_reasons(key)
+        self._trace_log.append((key, reasons))
+        if self._tracing_count == 0:
+            for message in diagnostics.scan_source(self.python_function):
+                diagnostics.warn(message, diagnostics.TraceTimeSideEffectWarning)
+        concrete = self._trace_once(args, kwargs, trace_key)
+        if self._created_on_last_trace and not self._variables_created:
+            # Like TF: a first trace that created variables is traced again, and this time
+            # creating variables is an error (they would be created on every call).
+            self._variables_created = True
+            concrete = self._trace_once(args, kwargs, trace_key)
+        self._variables_created = True
+        if len(self._trace_log) > RETRACE_WARNING_THRESHOLD and "retrace" not in self._warned:
+            self._warned.add("retrace")
+            diagnostics.warn(
+                f"kf.function '{self._name}' has been traced {len(self._trace_log)} times; "
+                f"tracing is expensive. Why it retraced:\n{self.explain_retracing()}\nPass "
+                f"tensors instead of Python values, use input_signature with None dims, or "
+                f"reduce_retracing=True.", diagnostics.RetracingWarning)
+        return concrete
+
+    def _retrace_reasons(self, key: Any) -> List[str]:
+        if not self._trace_log:
+            return ["first call"]
+        names = self._arg_names(len(key[0]) if isinstance(key, tuple) and key and
+                                isinstance(key[0], tuple) else 0)
+        best: Optional[List[str]] = None
+        for old, _ in self._trace_log:
+            if not (isinstance(old, tuple) and len(old) == 2 and isinstance(key, tuple)
+                    and len(key) == 2):
+                continue
+            changes: List[str] = []
+            if len(old[0]) != len(key[0]):
+                changes.append(f"number of arguments {len(old[0])} -> {len(key[0])}")
+            else:
+                for name, a, b in zip(names, old[0], key[0]):
+                    changes += describe_change(name, a, b)
+            kw_old, kw_new = dict(old[1]), dict(key[1])
+            for k in sorted(set(kw_old) | set(kw_new)):
+                changes += describe_change(k, kw_old.get(k), kw_new.get(k))
+            if best is None or len(changes) < len(best):
+                best = changes
+        return best or ["new trace key"]
+
+    def _arg_names(self, count: int) -> List[str]:
+        names = []
+        if self._signature is not None:
+            for p in self._signature.parameters.values():
+                if p.kind == p.VAR_POSITIONAL:
+                    break
+                names.append(p.name)
+        while len(names) < count:
+            names.append(f"args_{len(names)}")
+        return names[:count]
+
+    def _trace_once(self, args: tuple, kwargs: dict, trace_key: Any) -> ConcreteFunction:
+        self._tracing_count += 1
+        self._created_on_last_trace = False
+        graph = FuncGraph(self._name)
+        names = self._arg_names(len(args))
+        input_specs: List[tuple] = []
+        specs_for_key = _specs_in_key(trace_key)
+        with graph.as_default():
+            placeholders = _Placeholders(graph, input_specs, specs_for_key)
+            graph_args = tuple(placeholders.make(a, n) for a, n in zip(args, names))
+            graph_kwargs = {k: placeholders.make(kwargs[k], k) for k in sorted(kwargs)}
+            graph.inputs = [graph.get_operation_by_name(n).outputs[0]
+                            for n in placeholders.op_names]
+
+            def hook(variable: Any) -> None:
+                if self._variables_created:
+                    raise ValueError(errors.with_location(
+                        f"kf.function '{self._name}' tried to create variables on non-first "
+                        f"call: a kf.Variable is created every time the function is traced. "
+                        f"Create it outside the function, pass it in as an argument, or "
+                        f"create it once (`if self.v is None: self.v = kf.Variable(...)`)"))
+                self._created_on_last_trace = True
+
+            ctx.variable_hooks.append(hook)
+            try:
+                result = _call_python(self.python_function, graph_args, graph_kwargs,
+                                      self._autograph)
+            finally:
+                ctx.variable_hooks.remove(hook)
+            outputs: List[SymbolicTensor] = []
+            template = _output_template(result, graph, outputs)
+        graph.outputs = outputs
+        concrete = ConcreteFunction(self._name, graph, names, input_specs, template,
+                                    (args, kwargs))
+        self._warn_pruned(graph)
+        return concrete
+
+    def _warn_pruned(self, graph: FuncGraph) -> None:
+        if "pruned" in self._warned:
+            return
+        needed = needed_ops(graph)
+        boring = {"Const", "Placeholder", "Identity", "NoOp", "ReadVariableOp"}
+        dropped = [op for op in graph.operations
+                   if id(op) not in needed and op.type not in boring]
+        if not dropped:
+            return
+        self._warned.add("pruned")
+        where = next((op.location for op in dropped if op.location), None)
+        shown = ", ".join(f"{op.type}" for op in dropped[:6]) + (
+            ", ..." if len(dropped) > 6 else "")
+        line = f" (first at {where[0]}:{where[1]})" if where else ""
+        returns = " The function returns nothing: did you forget a `return`?" \
+            if not graph.outputs else ""
+        diagnostics.warn(
+            f"kf.function '{self._name}' computes {len(dropped)} ops whose results are "
+            f"never used: {shown}{line}. They are pruned from the graph and never run, so "
+            f"timing this function measures none of that work.{returns}",
+            diagnostics.PrunedComputationWarning)
+
+    # ---------------------------------------------------------------- public API
+
+    def get_concrete_function(self, *args: Any, **kwargs: Any) -> ConcreteFunction:
+        """The ConcreteFunction for these arguments (TensorSpecs or values), tracing if
+        needed."""
+        if self.input_signature is not None and not args and not kwargs:
+            args = tuple(self.input_signature)
+        if self.input_signature is not None:
+            key = ("signature",)
+            if key not in self._cache:
+                self._cache[key] = self._trace(tuple(self.input_signature), {}, key, key)
+            return self._cache[key]
+        args, kwargs = self._canonical(args, kwargs)
+        key, _, keep = make_key(args, kwargs)
+        concrete = self._cache.get(key)
+        if concrete is None:
+            concrete = self._trace(args, kwargs, key, key)
+            self._cache[key] = concrete
+            self._keepers[key] = keep
+        return concrete
+
+    def experimental_get_tracing_count(self) -> int:
+        return self._tracing_count
+
+    def explain_retracing(self) -> str:
+        """One line per trace: which argument changed and how."""
+        lines = []
+        for i, (_, reasons) in enumerate(self._trace_log, 1):
+            lines.append(f"  trace {i}: " + "; ".join(reasons))
+        return "\n".join(lines)
+
+    def __get__(self, instance: Any, owner: Any = None) -> Any:
+        if instance is None:
+            return self
+        entry = self._bound.get(id(instance))
+        if entry is not None and entry[0]() is instance:
+            return entry[1]
+        bound = Function(functools.partial(self.python_function, instance),
+                         input_signature=self.input_signature, autograph=self._autograph,
+                         reduce_retracing=self._reduce_retracing, name=self._name)
+        bound.python_function = _BoundPython(self.python_function, instance)
+        bound._signature = _signature_of(bound.python_function)
+        try:
+            ref = weakref.ref(instance, lambda _, k=id(instance): self._bound.pop(k, None))
+        except TypeError:
+            ref = lambda: instance  # noqa: E731 - objects without weakref support
+        self._bound[id(instance)] = (ref, bound)
+        return bound
+
+    def __repr__(self) -> str:
+        return f"<kilnflow.function {self._name}>"
+
+
+class _BoundPython:
+    """A method bound to its instance that still exposes the original function."""
+
+    def __init__(self, function: Callable, instance: Any):
+        self.__func__ = function
+        self.__self__ = instance
+        functools.update_wrapper(self, function)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.__func__(self.__self__, *args, **kwargs)
+
+    @property
+    def __signature__(self) -> inspect.Signature:
+        sig = inspect.signature(self.__func__)
+        return sig.replace(parameters=list(sig.parameters.values())[1:])
+
+
+def _signature_of(fn: Callable) -> Optional[inspect.Signature]:
+    try:
+        return inspect.signature(fn)
+    except (TypeError, ValueError):
+        return None
+
+
+def _call_python(fn: Callable, args: tuple, kwargs: dict, autograph: bool) -> Any:
+    if autograph:
+        try:
+            from kilnflow.autograph import api as autograph_api
+        except ImportError:
+            autograph_api = None
+        if autograph_api is not None:
+            target = fn.__func__ if isinstance(fn, _BoundPython) else fn
+            if isinstance(fn, _BoundPython):
+                args = (fn.__self__,) + tuple(args)
+            return autograph_api.converted_call(target, args, kwargs)
+    return fn(*args, **kwargs)
+
+
+def _specs_in_key(trace_key: Any) -> List[TensorSpec]:
+    """Relaxed TensorSpecs recorded in a key, in argument order (for reduce_retracing)."""
+    found: List[TensorSpec] = []
+
+    def walk(k: Any) -> None:
+        if isinstance(k, tuple) and k and k[0] == "S" and len(k) == 3 and \
+                isinstance(k[1], TensorShape):
+            found.append(TensorSpec(k[1], k[2]))
+        elif isinstance(k, tuple):
+            for part in k:
+                walk(part)
+    walk(trace_key)
+    return found
+
+
+class _Placeholders:
+    """Replaces each tensor-like argument leaf with a graph placeholder, in key order."""
+
+    def __init__(self, graph: FuncGraph, input_specs: list, relaxed: List[TensorSpec]):
+        self.graph = graph
+        self.input_specs = input_specs
+        self.op_names: List[str] = []
+        self._relaxed = list(relaxed)
+
+    def make(self, value: Any, name: str) -> Any:
+        if isinstance(value, (EagerTensor, np.ndarray, TensorSpec, SymbolicTensor)):
+            if isinstance(value, TensorSpec):
+                spec = value
+            else:
+                array_like = value
+                spec = TensorSpec(array_like.shape, array_like.dtype)
+            if self._relaxed:
+                relaxed = self._relaxed.pop(0)
+                spec = TensorSpec(relaxed.shape, spec.dtype)
+            p = self.graph.placeholder(spec.dtype, spec.shape, name=value.name if isinstance(
+                value, TensorSpec) and value.name else name)
+            self.op_names.append(p.op.name)
+            self.input_specs.append((p.op.name, spec))
+            return p
+        if isinstance(value, (list, tuple)) and not hasattr(value, "_fields"):
+            return type(value)(self.make(v, f"{name}_{i}") for i, v in enumerate(value))
+        if isinstance(value, tuple):
+            return type(value)(*[self.make(v, f"{name}_{f}") for f, v in
+                                 zip(value._fields, value)])
+        if isinstance(value, dict):
+            return type(value)((k, self.make(value[k], f"{name}_{k}"))
+                               for k in sorted(value, key=repr))
+        return value
+
+
+def _output_template(result: Any, graph: FuncGraph, outputs: list) -> Any:
+    """The returned structure with tensor leaves replaced by _Slots (tensors -> outputs)."""
+    def leaf(x: Any) -> Any:
+        if x is None:
+            return None
+        if isinstance(x, Tensor) or hasattr(x, "_as_tensor") or \
+                isinstance(x, (int, float, bool, np.ndarray, np.generic)):
+            t = graph.capture(convert_to_tensor(x))
+            outputs.append(t)
+            return _Slot(len(outputs) - 1)
+        return x
+    if nest.is_nested(result):
+        return nest.map_structure(leaf, result)
+    return leaf(result)
+
+
+def function(func: Optional[Callable] = None, input_signature: Optional[Sequence] = None,
+             autograph: bool = True, jit_compile: Optional[bool] = None,
+             reduce_retracing: bool = False, experimental_relax_shapes: Optional[bool] = None,
+             name: Optional[str] = None, **unused_tf_args: Any) -> Any:
+    """Compiles a Python function into graphs: `@kf.function` or `kf.function(f)`.
+
+    Python side effects run only while tracing; kf.print, kf.random and variable updates
+    run on every call, in program order. See Function.
+    """
+    if experimental_relax_shapes is not None:
+        reduce_retracing = reduce_retracing or experimental_relax_shapes
+
+    def decorate(f: Callable) -> Function:
+        return Function(f, input_signature=input_signature, autograph=autograph,
+                        reduce_retracing=reduce_retracing, jit_compile=jit_compile, name=name)
+    return decorate if func is None else decorate(func)
+
+
+def run_functions_eagerly(run_eagerly: bool) -> None:
+    """Debugging switch: run kf.function-decorated functions as plain Python."""
+    ctx.run_functions_eagerly = bool(run_eagerly)
+
+
+def functions_run_eagerly() -> bool:
+    return ctx.run_functions_eagerly

@@ -1,0 +1,169 @@
+"""ConcreteFunction: one traced graph, optimized and compiled to generated Python.
+
+Calling it feeds the flat input arrays to the generated function and packs the results
+into the structure the Python function returned. `print(concrete)` lists Args and
+Returns like TF; `.graph` is the optimized graph, `.code` the generated source.
+"""
+from __future__ import annotations
+
+import sys
+import traceback
+from typing import Any, List, Optional, Sequence
+
+import numpy as np
+
+from kilnflow import errors, nest
+from kilnflow.passes import pipeline
+from kilnflow.runtime import codegen, loader
+from kilnflow.shapes import TensorSpec
+from kilnflow.tensor import Tensor, wrap
+
+
+class _Slot:
+    """Marks where output tensor number `index` goes in the returned structure."""
+
+    __slots__ = ("index",)
+
+    def __init__(self, index: int):
+        self.index = index
+
+
+class ConcreteFunction:
+    def __init__(self, name: str, traced_graph: Any, arg_names: List[str], input_specs: list,
+                 output_template: Any, structured_input: Any):
+        self.name = name
+        self.traced_graph = traced_graph
+        self._arg_names = arg_names
+        self._input_specs = input_specs           # one (name, TensorSpec) per fed tensor
+        self._output_template = output_template   # returned structure with _Slot leaves
+        self.structured_input_signature = structured_input
+        self.graph, self.pass_report = pipeline.optimize(traced_graph)
+        source, globals_, self._origins = codegen.generate(
+            _identifier(name), self.graph.operations, self.graph.inputs, self.graph.outputs)
+        self.code = source
+        self._fn = loader.load(source, globals_, name)
+        self._filename = self._fn.__code__.co_filename
+        self._single = isinstance(output_template, _Slot)
+
+    # ---------------------------------------------------------------- calling
+
+    def _call_flat(self, arrays: Sequence) -> Any:
+        """Run on input arrays (in placeholder order); returns the packed structure."""
+        try:
+            with np.errstate(all="ignore"):
+                outs = self._fn(*arrays)
+        except errors.OpError:
+            raise
+        except Exception as exc:  # map the failing generated line back to the op
+            raise self._runtime_error(exc) from None
+        if self._single:
+            return wrap(outs[0])
+        return _pack(self._output_template, outs)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        from kilnflow.function.trace_key import make_key
+        _, tensors, _ = make_key(args, kwargs)
+        if len(tensors) != len(self._input_specs):
+            raise TypeError(f"{self.name}() expected {len(self._input_specs)} tensor "
+                            f"arguments ({', '.join(n for n, _ in self._input_specs)}), got "
+                            f"{len(tensors)}")
+        arrays = []
+        for (name, spec), value in zip(self._input_specs, tensors):
+            array = np.asarray(value)
+            if array.dtype != spec.dtype.as_numpy_dtype:
+                raise TypeError(errors.with_location(
+                    f"{self.name}(): argument '{name}' must be a {spec.dtype.name} tensor, got "
+                    f"{array.dtype}"))
+            if not spec.shape.is_compatible_with(array.shape):
+                raise ValueError(errors.with_location(
+                    f"{self.name}(): argument '{name}' must have shape {spec.shape}, got "
+                    f"{array.shape}"))
+            arrays.append(array)
+        return self._call_flat(arrays)
+
+    def _runtime_error(self, exc: Exception) -> Exception:
+        op = None
+        for frame, lineno in traceback.walk_tb(sys.exc_info()[2]):
+            if frame.f_code.co_filename == self._filename:
+                op = self._origins.get(lineno, op)
+        if op is None:
+            return exc
+        where = f" (created at {op.location[0]}:{op.location[1]})" if op.location else ""
+        return errors.InvalidArgumentError(
+            f"{type(exc).__name__}: {exc}\n\t [[node {op.name} ({op.type}){where}]] "
+            f"[Op:{self.name}]")
+
+    # ---------------------------------------------------------------- inspection
+
+    @property
+    def inputs(self) -> list:
+        return list(self.graph.inputs)
+
+    @property
+    def outputs(self) -> list:
+        return list(self.graph.outputs)
+
+    @property
+    def structured_outputs(self) -> Any:
+        return _pack(self._output_template, self.traced_graph.outputs)
+
+    @property
+    def output_shapes(self) -> Any:
+        return nest.map_structure(lambda t: t.shape if isinstance(t, Tensor) else None,
+                                  self.structured_outputs)
+
+    def pretty_printed_signature(self) -> str:
+        args = "\n".join(f"    {name}: {spec.dtype.name} Tensor, shape={spec.shape}"
+                         for name, spec in self._input_specs)
+        returns = _describe_output(self._output_template, self.traced_graph.outputs)
+        return (f"ConcreteFunction {self.name}({', '.join(self._arg_names)})\n"
+                f"  Args:\n{args or '    (none)'}\n  Returns:\n    {returns}")
+
+    def __str__(self) -> str:
+        return self.pretty_printed_signature()
+
+    def __repr__(self) -> str:
+        return f"<ConcreteFunction {self.name}({', '.join(self._arg_names)}) at {id(self):#x}>"
+
+    def optimization_report(self) -> str:
+        lines = [f"{name}: {before} -> {after} ops" for name, before, after in self.pass_report]
+        return "\n".join(lines)
+
+
+def _identifier(name: str) -> str:
+    return "".join(c if c.isalnum() else "_" for c in name) or "fn"
+
+
+def _pack(template: Any, flat: Sequence) -> Any:
+    if isinstance(template, _Slot):
+        value = flat[template.index]
+        return wrap(value) if isinstance(value, (np.ndarray, np.generic)) else value
+    if nest.is_nested(template):
+        leaves = nest.flatten(template)
+        return nest.pack_sequence_as(template, [
+            (wrap(flat[x.index]) if isinstance(flat[x.index], (np.ndarray, np.generic))
+             else flat[x.index]) if isinstance(x, _Slot) else x for x in leaves])
+    return template
+
+
+def _describe_output(template: Any, outputs: Sequence) -> str:
+    def one(leaf: Any) -> str:
+        if isinstance(leaf, _Slot):
+            t = outputs[leaf.index]
+            return f"{t.dtype.name} Tensor, shape={t.shape}"
+        if leaf is None:
+            return "NoneTensorSpec()"
+        return repr(leaf)
+    if not nest.is_nested(template):
+        return one(template)
+    return repr(nest.map_structure(lambda leaf: _Described(one(leaf)), template))
+
+
+class _Described:
+    def __init__(self, text: str):
+        self.text = text
+
+    def __repr__(self) -> str:
+        return self.text
+
+

@@ -1,0 +1,111 @@
+"""What TF never tells you: trace-time-only side effects, pruned computation, retracing.
+
+The source scan is static (the decorated function's own body): calls into np.random,
+random, time and datetime are frozen at trace time; appending to or updating an outer
+list/dict happens once per trace, not per call.
+"""
+from __future__ import annotations
+
+import ast
+import inspect
+import textwrap
+import warnings
+from typing import Any, Callable, List
+
+
+class KilnflowWarning(UserWarning):
+    """Base of kilnflow's diagnostics."""
+
+
+class RetracingWarning(KilnflowWarning):
+    pass
+
+
+class PrunedComputationWarning(KilnflowWarning):
+    pass
+
+
+class TraceTimeSideEffectWarning(KilnflowWarning):
+    pass
+
+
+_FROZEN_MODULES = {"numpy.random": "np.random", "random": "random", "time": "time",
+                   "datetime": "datetime"}
+_MUTATORS = {"append", "extend", "insert", "update", "setdefault", "add", "pop", "clear",
+             "remove"}
+
+
+def _module_of(node: ast.AST, scope: dict) -> str:
+    """'numpy.random' for `np.random.randn`, looked up through the function's globals."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return ""
+    root = scope.get(node.id)
+    name = getattr(root, "__name__", None)
+    if name is None or not inspect.ismodule(root):
+        return ""
+    for attr in reversed(parts[1:]):
+        name = f"{name}.{attr}"
+    return name
+
+
+def _local_names(fn_node: ast.AST) -> set:
+    names = {a.arg for a in ast.walk(fn_node) if isinstance(a, ast.arg)}
+    for node in ast.walk(fn_node):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+    return names
+
+
+def scan_source(fn: Callable) -> List[str]:
+    """Warnings (with file:line) for trace-time-only side effects in `fn`'s own source."""
+    target = inspect.unwrap(fn)
+    target = getattr(target, "func", target)  # functools.partial (bound methods)
+    try:
+        lines, first = inspect.getsourcelines(target)
+        filename = inspect.getsourcefile(target) or "<unknown>"
+        tree = ast.parse(textwrap.dedent("".join(lines)))
+    except (OSError, TypeError, SyntaxError, IndentationError):
+        return []
+    scope = dict(getattr(target, "__globals__", {}))
+    closure = inspect.getclosurevars(target) if inspect.isfunction(target) else None
+    if closure is not None:
+        scope.update(closure.nonlocals)
+    fn_node = tree.body[0] if tree.body else tree
+    local = _local_names(fn_node)
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
+            continue
+        where = f"{filename}:{first + node.lineno - 1}"
+        module = _module_of(node.func, scope)
+        for prefix, shown in _FROZEN_MODULES.items():
+            if module == prefix or module.startswith(prefix + "."):
+                found.append(
+                    f"{where}: `{ast.unparse(node.func)}(...)` runs only while tracing, so "
+                    f"its value is frozen into the graph (the same on every call). Use "
+                    f"kf.random / kf.timestamp-style ops inside kf.function.")
+                break
+        owner = node.func.value
+        if node.func.attr in _MUTATORS and isinstance(owner, ast.Name) and \
+                owner.id not in local and isinstance(scope.get(owner.id), (list, dict, set)):
+            found.append(
+                f"{where}: `{ast.unparse(node.func)}(...)` mutates the outer Python "
+                f"{type(scope[owner.id]).__name__} '{owner.id}' only while tracing, not on "
+                f"every call; it will hold symbolic tensors. Return the values instead, or "
+                f"use a kf.TensorArray / kf.Variable.")
+    return found
+
+
+def warn(message: str, category: type) -> None:
+    warnings.warn(message, category, stacklevel=4)
+
+
+def pruned_summary(traced: Any, optimized: Any) -> List[Any]:
+    """Ops of the traced graph that do real work but were dropped because nothing used them."""
+    kept = {op.name for op in optimized.operations}
+    boring = {"Const", "Placeholder", "Identity", "NoOp", "ReadVariableOp"}
+    return [op for op in traced.operations if op.name not in kept and op.type not in boring]

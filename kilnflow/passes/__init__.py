@@ -1,0 +1,1 @@
+"""Graph -> Graph rewrites, one per file; pipeline.py orders them."""

@@ -1,0 +1,1 @@
+"""Graph -> Python callable: generated straight-line source calling the kernels."""

@@ -1,0 +1,138 @@
+"""Graph -> Python source: one statement per operation, named after it, calling its kernel.
+
+Constants and other non-literal attrs become globals of the generated module; values are
+deleted after their last use so large intermediates are freed early. Ops may provide a
+`codegen` hook (control flow) that emits nested functions instead of a kernel call.
+Reads graph and ops; never imports function/ or passes/.
+"""
+from __future__ import annotations
+
+import keyword
+import re
+from typing import Any, Dict, List, Sequence, Tuple
+
+from kilnflow import dtypes as _dtypes
+from kilnflow.ops.convert import Literal
+
+_LITERAL_TYPES = (int, float, bool, str, type(None))
+
+
+class Namer:
+    """Valid, unique Python identifiers derived from graph names."""
+
+    def __init__(self, reserved: Sequence[str] = ()) -> None:
+        self.used = set(reserved)
+
+    def fresh(self, base: str) -> str:
+        name = re.sub(r"\W", "_", base).strip("_") or "v"
+        if name[0].isdigit() or keyword.iskeyword(name):
+            name = "v_" + name
+        candidate, n = name, 1
+        while candidate in self.used:
+            candidate = f"{name}_{n}"
+            n += 1
+        self.used.add(candidate)
+        return candidate
+
+
+class Emitter:
+    """Accumulates source lines and the globals they refer to."""
+
+    def __init__(self, namer: Namer, globals_: Dict[str, Any]) -> None:
+        self.namer = namer
+        self.globals = globals_
+        self.lines: List[str] = []
+        self.origins: Dict[int, Any] = {}  # generated line number -> the op it runs
+        self._by_id: Dict[int, str] = {}
+
+    def global_ref(self, value: Any, hint: str) -> str:
+        """A global name bound to `value` (shared when the same object is used again)."""
+        name = self._by_id.get(id(value))
+        if name is None:
+            name = self.namer.fresh(hint)
+            self.globals[name] = value
+            self._by_id[id(value)] = name
+        return name
+
+    def attr_text(self, value: Any) -> str:
+        if isinstance(value, _LITERAL_TYPES) and not (isinstance(value, float) and
+                                                      value != value):
+            text = repr(value)
+            if text not in ("inf", "-inf"):
+                return text
+        if isinstance(value, tuple) and all(isinstance(v, (int, bool, str, type(None)))
+                                            for v in value):
+            return repr(value)
+        if isinstance(value, _dtypes.DType):
+            return self.global_ref(value, f"dt_{value.name}")
+        return self.global_ref(value, "c")
+
+    def kernel_ref(self, opdef: Any) -> str:
+        return self.global_ref(opdef.kernel, f"k_{opdef.name}")
+
+
+def emit_body(graph_ops: Sequence, emitter: Emitter, env: Dict[int, str], indent: str,
+              keep: set) -> None:
+    """Emit statements for `graph_ops`; env maps id(tensor) -> expression for its value.
+
+    Values whose tensors are in `keep` (the outputs) are never deleted.
+    """
+    last_use: Dict[int, int] = {}
+    for i, op in enumerate(graph_ops):
+        for t in op.inputs:
+            last_use[id(t)] = i
+    for i, op in enumerate(graph_ops):
+        if op.outputs and id(op.outputs[0]) in env:  # fed from outside: an input
+            continue
+        hook = getattr(op.opdef, "codegen", None)
+        if op.opdef.name == "Const" and hook is None:
+            env[id(op.outputs[0])] = emitter.global_ref(op.attrs["value"].array,
+                                                         "c_" + op.name)
+            continue
+        emitter.origins[len(emitter.lines) + 2] = op  # +1: the def line, +1: 1-based
+        if hook is not None:
+            hook(op, emitter, env, indent)
+        else:
+            args = [env[id(t)] for t in op.inputs]
+            args += [f"{k}={emitter.attr_text(v)}" for k, v in op.attrs.items()]
+            call = f"{emitter.kernel_ref(op.opdef)}({', '.join(args)})"
+            outs = [emitter.namer.fresh(op.name) for _ in op.outputs]
+            for t, name in zip(op.outputs, outs):
+                env[id(t)] = name
+            if not outs:
+                emitter.lines.append(f"{indent}{call}")
+            elif op.opdef.multi_output:
+                emitter.lines.append(f"{indent}{', '.join(outs)}{',' if len(outs) == 1 else ''}"
+                                     f" = {call}")
+            else:
+                emitter.lines.append(f"{indent}{outs[0]} = {call}")
+        dead = [env[id(t)] for t in op.inputs if last_use.get(id(t)) == i and id(t) not in keep
+                and env[id(t)] not in emitter.globals]
+        dead += [env[id(t)] for t in op.outputs if id(t) not in last_use and id(t) not in keep
+                 and env[id(t)] not in emitter.globals]
+        dead = sorted(set(dead))
+        if dead:
+            emitter.lines.append(f"{indent}del {', '.join(dead)}")
+
+
+def generate(name: str, graph_ops: Sequence, inputs: Sequence, outputs: Sequence
+             ) -> Tuple[str, Dict[str, Any], Dict[int, Any]]:
+    """Source of `def <name>(<inputs>): ... return (<outputs>,)`, its globals, and a map
+    from generated line numbers to the ops they run (for error messages)."""
+    namer = Namer(["np"])
+    globals_: Dict[str, Any] = {}
+    emitter = Emitter(namer, globals_)
+    env: Dict[int, str] = {}
+    params = []
+    for t in inputs:
+        param = namer.fresh(t.op.name)
+        env[id(t)] = param
+        params.append(param)
+    fn_name = namer.fresh(name)
+    keep = {id(t) for t in outputs}
+    emit_body(graph_ops, emitter, env, "    ", keep)
+    returned = [env[id(t)] for t in outputs]
+    result = f"({', '.join(returned)}{',' if len(returned) == 1 else ''})"
+    source = "\n".join([f"def {fn_name}({', '.join(params)}):"] + emitter.lines +
+                       [f"    return {result}"]) + "\n"
+    return source, {"__fn_name__": fn_name, **globals_}, emitter.origins

@@ -1,0 +1,324 @@
+"""One test per behaviour the seed documents show (../shared/SEED_EXAMPLES.md, E1..E30),
+written as close to the documents' own snippets as the API allows."""
+import timeit
+import warnings
+
+import numpy as np
+import pytest
+
+import kilnflow as tf
+
+
+def _has(name):
+    return hasattr(tf, name)
+
+
+needs_print = pytest.mark.skipif(not _has("print"), reason="kf.print not available yet")
+needs_random = pytest.mark.skipif(not _has("random"), reason="kf.random not available yet")
+
+
+# ---------------------------------------------------------------- 000: tf.function & AutoGraph
+
+def test_E1_tf1_graph_and_session():
+    g = tf.Graph()
+    with g.as_default():
+        a = tf.constant([[10, 10], [11., 1.]])
+        x = tf.constant([[1., 0.], [0., 1.]])
+        b = tf.Variable(12.)
+        y = tf.matmul(a, x) + b
+        init_op = tf.compat.v1.global_variables_initializer()
+    with tf.compat.v1.Session(graph=g) as sess:
+        sess.run(init_op)
+        np.testing.assert_array_equal(sess.run(y), [[22, 22], [23, 13]])
+
+
+def test_E2_eager_gives_the_value_at_once():
+    a = tf.constant([[10, 10], [11., 1.]])
+    x = tf.constant([[1., 0.], [0., 1.]])
+    b = tf.Variable(12.)
+    y = tf.matmul(a, x) + b
+    np.testing.assert_array_equal(y.numpy(), [[22, 22], [23, 13]])
+
+
+def test_E3_plain_python_function_eagerly():
+    def f():
+        a = tf.constant([[10, 10], [11., 1.]])
+        x = tf.constant([[1., 0.], [0., 1.]])
+        b = tf.Variable(12.)
+        y = tf.matmul(a, x) + b
+        return y
+    np.testing.assert_array_equal(f().numpy(), [[22, 22], [23, 13]])
+
+
+@needs_print
+def test_E4_python_print_at_trace_time_tf_print_every_call(capsys):
+    b = tf.Variable(12.)
+
+    @tf.function
+    def f():
+        a = tf.constant([[10, 10], [11., 1.]])
+        x = tf.constant([[1., 0.], [0., 1.]])
+        y = tf.matmul(a, x) + b
+        print("PRINT: ", y)
+        tf.print("TF-PRINT: ", y)
+        return y
+
+    f()
+    first = capsys.readouterr()
+    assert 'PRINT:  Tensor("add:0", shape=(2, 2), dtype=float32)' in first.out
+    assert "TF-PRINT:" in first.err and "[[22 22]" in first.err
+    f()
+    second = capsys.readouterr()
+    assert "PRINT:" not in second.out
+    assert "TF-PRINT:" in second.err
+
+
+def test_E5_creating_a_variable_on_every_trace_raises():
+    @tf.function
+    def f():
+        a = tf.constant([[10, 10], [11., 1.]])
+        x = tf.constant([[1., 0.], [0., 1.]])
+        b = tf.Variable(12.)
+        return tf.matmul(a, x) + b
+
+    with pytest.raises(ValueError, match="tried to create variables on non-first call") as info:
+        f()
+    assert "test_seeds.py" in str(info.value)  # names the user's line
+
+
+def test_E6_variable_passed_in_as_argument():
+    @tf.function
+    def f(b):
+        a = tf.constant([[10, 10], [11., 1.]])
+        x = tf.constant([[1., 0.], [0., 1.]])
+        return tf.matmul(a, x) + b
+
+    b = tf.Variable(12.)
+    np.testing.assert_array_equal(f(b).numpy(), [[22, 22], [23, 13]])
+    np.testing.assert_array_equal(f(b).numpy(), [[22, 22], [23, 13]])
+
+
+def test_E7_lazily_created_attribute_variable():
+    class F:
+        def __init__(self):
+            self._b = None
+
+        @tf.function
+        def __call__(self):
+            a = tf.constant([[10, 10], [11., 1.]])
+            x = tf.constant([[1., 0.], [0., 1.]])
+            if self._b is None:
+                self._b = tf.Variable(12.)
+            return tf.matmul(a, x) + self._b
+
+    f = F()
+    np.testing.assert_array_equal(f().numpy(), [[22, 22], [23, 13]])
+    np.testing.assert_array_equal(f().numpy(), [[22, 22], [23, 13]])
+
+
+def test_E8_assign_add_is_visible_outside():
+    a = tf.Variable(0)
+
+    @tf.function
+    def g(x):
+        x.assign_add(1)
+        return x
+
+    assert [int(g(a)) for _ in range(3)] == [1, 2, 3]
+    assert a.numpy() == 3
+
+
+def test_E9_graph_cache_keyed_by_input_signature(capsys):
+    @tf.function
+    def f(x):
+        print("tracing")
+        return x + 1
+
+    f(tf.constant(1.0))
+    f(tf.constant(2.0))
+    assert capsys.readouterr().out.count("tracing") == 1
+    f(tf.constant([1.0, 2.0]))  # a new signature: traced again
+    assert capsys.readouterr().out.count("tracing") == 1
+    assert f.experimental_get_tracing_count() == 2
+
+
+# ---------------------------------------------------------------- 001: subclassed layers
+
+def char_unpack(inputs):
+    shifting_range = tf.reshape(tf.cast(tf.range(7, -1, -1, name="shifter_range"), tf.uint8),
+                                (1, 1, 8))
+    selection_bit = tf.constant(0x01, dtype=tf.uint8)
+    unpacked = tf.bitwise.bitwise_and(
+        tf.bitwise.right_shift(tf.expand_dims(inputs, 2), shifting_range), selection_bit)
+    return tf.cast(tf.reshape(unpacked, [-1, inputs.shape[-1] * 8]), tf.float32)
+
+
+def test_E11_char_unpack_same_eager_and_function():
+    data = np.random.default_rng(0).integers(0, 256, size=(4, 400), dtype=np.uint8)
+    eager = char_unpack(tf.constant(data)).numpy()
+    expected = np.unpackbits(data, axis=1).astype(np.float32)
+    np.testing.assert_array_equal(eager, expected)
+    np.testing.assert_array_equal(tf.function(char_unpack)(tf.constant(data)).numpy(),
+                                  expected)
+
+
+def test_E12_wrapper_without_return_is_pruned_and_warned():
+    @tf.function
+    def fun(x):
+        char_unpack(x)
+
+    inputs = tf.zeros([64, 400], dtype=tf.uint8)
+    with pytest.warns(UserWarning, match="fun.*never used.*forget a `return`"):
+        assert fun(inputs) is None
+    concrete = fun.get_concrete_function(tf.TensorSpec([None, 400], tf.uint8))
+    assert [op.type for op in concrete.graph.get_operations()] == ["Placeholder"]
+
+
+def test_E13_concrete_function_prints_args_and_returns():
+    @tf.function
+    def fun(x):
+        char_unpack(x)
+
+    @tf.function
+    def call(inputs):
+        return char_unpack(inputs)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        text = str(fun.get_concrete_function(tf.TensorSpec(shape=[None, 400], dtype=tf.uint8)))
+    assert text == ("ConcreteFunction fun(x)\n  Args:\n    x: uint8 Tensor, shape=(None, 400)\n"
+                    "  Returns:\n    NoneTensorSpec()")
+    text = str(call.get_concrete_function(tf.TensorSpec(shape=[None, 400], dtype=tf.uint8)))
+    assert "inputs: uint8 Tensor, shape=(None, 400)" in text
+    assert "float32 Tensor, shape=(None, 3200)" in text
+
+
+def test_E14_graph_def_nodes_list_inputs_and_names():
+    @tf.function
+    def fun(x):
+        char_unpack(x)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        concrete = fun.get_concrete_function(tf.TensorSpec(shape=[None, 400], dtype=tf.uint8))
+    nodes = [(list(n.input), n.name) for n in concrete.graph.as_graph_def().node]
+    assert nodes == [([], "x")]
+    traced = [(list(n.input), n.name) for n in concrete.traced_graph.as_graph_def().node]
+    assert ([], "x") in traced and any(name.startswith("Cast") for _, name in traced)
+
+
+def test_E16_function_with_return_does_the_work():
+    @tf.function
+    def fun(x):
+        out = char_unpack(x)
+        return out
+
+    inputs = tf.zeros([64, 400], dtype=tf.uint8)
+    assert fun(inputs).shape == (64, 3200)
+    # Both run the computation now (timings are in benchmarks/, not asserted here).
+    assert timeit.timeit(lambda: fun(inputs), number=3) > 0
+
+
+# ---------------------------------------------------------------- 002: eager vs graph
+
+def test_E18_placeholder_must_be_fed():
+    with tf.Graph().as_default():
+        x = tf.compat.v1.placeholder(tf.float32, shape=(1024, 1024), name="x")
+        y = tf.matmul(x, x)
+        with tf.compat.v1.Session() as sess:
+            with pytest.raises(tf.errors.InvalidArgumentError, match="placeholder tensor 'x'"):
+                sess.run(y)
+            rand_array = np.random.rand(1024, 1024).astype(np.float32)
+            np.testing.assert_allclose(sess.run(y, feed_dict={x: rand_array}),
+                                       rand_array @ rand_array, rtol=1e-4)
+
+
+def test_E20_executing_eagerly():
+    assert tf.executing_eagerly()
+    with tf.Graph().as_default():
+        assert not tf.executing_eagerly()
+    assert tf.executing_eagerly()
+
+
+def test_E21_gradient_tape():
+    w = tf.Variable([[1.0]])
+    with tf.GradientTape() as tape:
+        loss = w * w
+    grad = tape.gradient(loss, w)
+    np.testing.assert_array_equal(grad.numpy(), [[2.0]])
+
+
+def test_E22_eager_values_are_plain_python_objects():
+    x = tf.constant([1.0, 2.0, 3.0])
+    y = x * 2
+    assert float(y[1]) == 4.0          # inspect mid-computation, as in a debugger
+    assert y.numpy().tolist() == [2.0, 4.0, 6.0]
+    assert "numpy=array([2., 4., 6.], dtype=float32)" in repr(y)
+
+
+def test_E23_add_and_numpy_interop():
+    a = tf.constant([[1, 2], [3, 4]])
+    b = tf.add(a, 1)
+    np.testing.assert_array_equal(b.numpy(), [[2, 3], [4, 5]])
+    c = np.multiply(a, b)
+    assert isinstance(c, np.ndarray)
+    np.testing.assert_array_equal(c, [[2, 6], [12, 20]])
+    assert tf.reduce_sum(np.ones((2, 2))).numpy() == 4.0
+
+
+def test_E24_placeholder_in_eager_mode_raises():
+    with pytest.raises(RuntimeError,
+                       match=r"tf.placeholder\(\) is not compatible with eager execution"):
+        tf.compat.v1.placeholder(tf.float32, shape=(2, 2))
+
+
+# ---------------------------------------------------------------- 003: coding rules
+
+@needs_random
+def test_E26_np_random_frozen_tf_random_fresh():
+    @tf.function
+    def f(x):
+        a = np.random.randn()
+        b = tf.random.normal([])
+        return x + a, x + b
+
+    with pytest.warns(UserWarning, match=r"test_seeds.py:\d+.*np.random.randn.*frozen"):
+        first = f(tf.constant(0.0))
+    second = f(tf.constant(0.0))
+    assert float(first[0]) == float(second[0])
+    assert float(first[1]) != float(second[1])
+
+
+def test_E28_outer_variable_updated_every_call_and_creation_inside_raises():
+    a = tf.Variable(1.0)
+
+    @tf.function
+    def f():
+        a.assign_add(1.0)
+        return a.read_value()
+
+    assert float(f()) == 2.0
+    assert float(f()) == 3.0
+
+    @tf.function
+    def g():
+        v = tf.Variable(1.0)
+        return v.read_value()
+
+    with pytest.raises(ValueError):
+        g()
+
+
+def test_E29_outer_list_append_happens_at_trace_time_only():
+    external_list = []
+
+    @tf.function
+    def f(x):
+        external_list.append(x)
+        return x + 1
+
+    with pytest.warns(UserWarning, match=r"mutates the outer Python list 'external_list'"):
+        f(tf.constant(1.0))
+    f(tf.constant(2.0))
+    assert len(external_list) == 1
+    assert tf.is_tensor(external_list[0]) and not hasattr(external_list[0], "numpy")
