@@ -1,0 +1,296 @@
+"""Random ops (kf.random.*): normal, uniform, truncated_normal and set_seed, with TF's seed rules.
+
+A random op's state is a RandomStream attr: a NumPy Generator owned by that op instance and
+hashable by identity. The public function creates it when called, so eagerly every call
+gets a stream, and in a graph the stream is made once at build time and every run of the
+compiled graph draws new numbers from it. Ops are flagged random=True: never folded or
+CSE'd, always run. Imports ops.convert, ops.math, ops.opdef, ops.rules and context.
+"""
+from __future__ import annotations
+
+import weakref
+from typing import Any, Optional
+
+import numpy as np
+
+from kilnflow import dtypes as _dtypes
+from kilnflow import errors
+from kilnflow.context import ctx
+from kilnflow.ops import rules
+from kilnflow.ops.convert import convert_to_tensor
+from kilnflow.ops.math import add, cast, multiply
+from kilnflow.ops.opdef import bind, defop
+from kilnflow.shapes import TensorShape, TensorSpec
+from kilnflow.tensor import Tensor
+
+DEFAULT_GRAPH_SEED = 87654321  # TF's seed for ops that have an op seed but no global seed
+_MAXINT32 = 2 ** 31 - 1
+_INT_DTYPES = frozenset((_dtypes.int32, _dtypes.int64))
+
+
+class RandomStream:
+    """The state of one random op: a NumPy Generator, compared and hashed by identity.
+
+    `seeds` is the (global seed, op seed) pair it was made from, or None for fresh OS
+    entropy (no seed anywhere: different numbers on every run of the program).
+    """
+
+    __slots__ = ("generator", "seeds", "__weakref__")
+
+    def __init__(self, seeds: Optional[tuple]):
+        self.seeds = seeds
+        self.generator = np.random.default_rng(None if seeds is None else list(seeds))
+
+    def __repr__(self) -> str:
+        return f"RandomStream(seeds={self.seeds})"
+
+
+class _SeedState:
+    """Process-wide seed bookkeeping, reset by set_seed."""
+
+    def __init__(self) -> None:
+        self.global_seed: Optional[int] = None
+        self.eager_op_count = 0
+        # Eager ops with an op seed reuse one stream per (op, seeds, shape, dtype): calling
+        # `uniform([1], seed=1)` twice continues one sequence, as TF's cached kernel does.
+        self.eager_streams: dict = {}
+        self.graph_op_counts: Any = weakref.WeakKeyDictionary()
+
+
+_state = _SeedState()
+
+
+def set_seed(seed: Optional[int]) -> None:
+    """Sets the global random seed (TF's rules for combining it with op seeds).
+
+    - no global seed, no op seed: fresh randomness on every call and every program run;
+    - global seed only: each op created afterwards gets its own deterministic sequence;
+    - op seed only: a default global seed is combined with the op seed;
+    - both: both determine the sequence.
+    Calling set_seed again restarts every sequence.
+
+    >>> import kilnflow as kf
+    >>> kf.random.set_seed(7)
+    >>> a = kf.random.uniform([2])
+    >>> kf.random.set_seed(7)
+    >>> bool(kf.reduce_all(a == kf.random.uniform([2])))
+    True
+    """
+    if seed is not None:
+        seed = int(seed)
+    _state.global_seed = seed
+    _state.eager_op_count = 0
+    _state.eager_streams = {}
+    _state.graph_op_counts = weakref.WeakKeyDictionary()
+
+
+def get_seed(op_seed: Optional[int]) -> Optional[tuple]:
+    """(global seed, op seed) for a new random op, or None for nondeterministic numbers."""
+    graph = ctx.graph
+    global_seed = getattr(graph, "seed", None) if graph is not None else None
+    if global_seed is None:
+        global_seed = _state.global_seed
+    if global_seed is not None:
+        if op_seed is None:
+            op_seed = _next_op_seed(graph)
+        return global_seed % _MAXINT32, int(op_seed) % _MAXINT32
+    if op_seed is not None:
+        return DEFAULT_GRAPH_SEED, int(op_seed) % _MAXINT32
+    return None
+
+
+def _next_op_seed(graph: Any) -> int:
+    """Eagerly a process-wide counter; in a graph a per-graph counter, so two functions
+    traced after the same set_seed draw the same sequences (TF: a trace is a re-run)."""
+    if graph is None:
+        _state.eager_op_count += 1
+        return _state.eager_op_count
+    counts = _state.graph_op_counts
+    try:
+        n = counts.get(graph, 0)
+        counts[graph] = n + 1
+    except TypeError:  # a graph that cannot be weakly referenced: count on the object
+        n = getattr(graph, "_kf_random_ops", 0)
+        graph._kf_random_ops = n + 1
+    return n
+
+
+def _stream(kind: str, seed: Optional[int], key: tuple) -> RandomStream:
+    seeds = get_seed(seed)
+    if seeds is None:
+        return RandomStream(None)
+    if ctx.graph is None and seed is not None:
+        cache_key = (kind, seeds) + key
+        stream = _state.eager_streams.get(cache_key)
+        if stream is None:
+            stream = _state.eager_streams[cache_key] = RandomStream(seeds)
+        return stream
+    return RandomStream(seeds)
+
+
+# ---------------------------------------------------------------- shape argument and rule
+
+def _shape_input(shape: Any) -> tuple:
+    """(int tensor, static key) for a shape argument: list, TensorShape or int tensor."""
+    if isinstance(shape, TensorShape):
+        shape = shape.as_list()
+    if isinstance(shape, (int, np.integer)):
+        shape = [int(shape)]
+    if isinstance(shape, Tensor):
+        if shape.dtype not in _INT_DTYPES:
+            raise TypeError(f"random: `shape` must be an int32 or int64 tensor, got "
+                            f"{shape.dtype.name}")
+        value = rules.constant_value(shape)
+        key = tuple(int(d) for d in value.reshape(-1)) if value is not None else None
+        return cast(shape, _dtypes.int32), key
+    dims = [d for d in shape]
+    if any(isinstance(d, Tensor) for d in dims):
+        from kilnflow.ops.array import stack
+        return stack([cast(convert_to_tensor(d), _dtypes.int32) for d in dims]), None
+    try:
+        dims = [int(d) for d in dims]
+    except TypeError:
+        raise TypeError(f"random: `shape` must be a list of ints or an int tensor, got "
+                        f"{shape!r}") from None
+    if any(d < 0 for d in dims):
+        raise errors.InvalidArgumentError(errors.with_location(
+            f"random: shape {dims} has a negative dimension"))
+    return convert_to_tensor(dims, _dtypes.int32), tuple(dims)
+
+
+def _random_rule(shape: Any, *extra: Any, dtype: _dtypes.DType, stream: RandomStream) -> \
+        TensorSpec:
+    value = rules.constant_value(shape)
+    if value is not None:
+        return TensorSpec([int(d) for d in value.reshape(-1)], dtype)
+    if shape.shape.rank == 1 and shape.shape[0] is not None:
+        return TensorSpec([None] * shape.shape[0], dtype)
+    return TensorSpec(None, dtype)
+
+
+def _size(shape: Any) -> tuple:
+    return tuple(int(d) for d in shape)
+
+
+def _float_draw(draw: Any, shape: Any, dtype: _dtypes.DType) -> np.ndarray:
+    """Generators draw float32/float64 directly; float16 is drawn as float32 then cast."""
+    if dtype is _dtypes.float16:
+        return draw(_size(shape), dtype=np.float32).astype(np.float16)
+    return draw(_size(shape), dtype=dtype.as_numpy_dtype)
+
+
+def _standard_normal(shape: Any, *, dtype: _dtypes.DType, stream: RandomStream) -> np.ndarray:
+    return _float_draw(stream.generator.standard_normal, shape, dtype)
+
+
+def _uniform(shape: Any, *, dtype: _dtypes.DType, stream: RandomStream) -> np.ndarray:
+    return _float_draw(stream.generator.random, shape, dtype)
+
+
+def _uniform_int(shape: Any, minval: Any, maxval: Any, *, dtype: _dtypes.DType,
+                 stream: RandomStream) -> np.ndarray:
+    lo, hi = int(minval), int(maxval)
+    if lo >= hi:
+        raise errors.InvalidArgumentError(errors.with_location(
+            f"Need minval < maxval: {lo} >= {hi} [Op:RandomUniformInt]"))
+    return stream.generator.integers(lo, hi, _size(shape), dtype=dtype.as_numpy_dtype)
+
+
+def _truncated_normal(shape: Any, *, dtype: _dtypes.DType, stream: RandomStream) -> np.ndarray:
+    """Standard normal values more than 2 standard deviations out are drawn again."""
+    out = _float_draw(stream.generator.standard_normal, shape, dtype)
+    flat = out.reshape(-1)
+    bad = np.flatnonzero(np.abs(flat) > 2)
+    while bad.size:
+        flat[bad] = _float_draw(stream.generator.standard_normal, [bad.size], dtype)
+        bad = bad[np.abs(flat[bad]) > 2]
+    return out
+
+
+RANDOM_STANDARD_NORMAL = defop("RandomStandardNormal", shape=_random_rule,
+                               kernel=_standard_normal, random=True, same_dtype=False)
+RANDOM_UNIFORM = defop("RandomUniform", shape=_random_rule, kernel=_uniform, random=True,
+                       same_dtype=False)
+RANDOM_UNIFORM_INT = defop("RandomUniformInt", shape=_random_rule, kernel=_uniform_int,
+                           random=True, same_dtype=(1, 2))
+TRUNCATED_NORMAL = defop("TruncatedNormal", shape=_random_rule, kernel=_truncated_normal,
+                         random=True, same_dtype=False)
+
+
+# ---------------------------------------------------------------- public functions
+
+def _float_dtype(dtype: Any, what: str) -> _dtypes.DType:
+    dtype = _dtypes.as_dtype(dtype)
+    if not dtype.is_floating:
+        raise TypeError(f"{what}: Value passed to parameter 'dtype' has DataType {dtype.name} "
+                        f"not in list of allowed values: float16, float32, float64")
+    return dtype
+
+
+def _scale_and_shift(values: Tensor, scale: Any, shift: Any) -> Tensor:
+    """values * scale + shift, skipping the ops when scale is 1 and shift is 0 (Python)."""
+    dtype = values.dtype
+    if not (isinstance(scale, (int, float)) and scale == 1):
+        values = multiply(values, convert_to_tensor(scale, dtype))
+    if not (isinstance(shift, (int, float)) and shift == 0):
+        values = add(values, convert_to_tensor(shift, dtype))
+    return values
+
+
+def normal(shape: Any, mean: Any = 0.0, stddev: Any = 1.0, dtype: Any = _dtypes.float32,
+           seed: Optional[int] = None, name: Optional[str] = None) -> Tensor:
+    """Outputs random values from a normal distribution with `mean` and `stddev`.
+
+    >>> import kilnflow as kf
+    >>> kf.random.normal([2, 3], seed=1).shape
+    TensorShape([2, 3])
+    """
+    dtype = _float_dtype(dtype, "random.normal")
+    shape_t, key = _shape_input(shape)
+    stream = _stream("normal", seed, (key, dtype))
+    values = bind(RANDOM_STANDARD_NORMAL, (shape_t,), {"dtype": dtype, "stream": stream},
+                  name=name)
+    return _scale_and_shift(values, stddev, mean)
+
+
+def truncated_normal(shape: Any, mean: Any = 0.0, stddev: Any = 1.0,
+                     dtype: Any = _dtypes.float32, seed: Optional[int] = None,
+                     name: Optional[str] = None) -> Tensor:
+    """Normal values with `mean` and `stddev`, redrawn when more than 2 stddevs from `mean`."""
+    dtype = _float_dtype(dtype, "random.truncated_normal")
+    shape_t, key = _shape_input(shape)
+    stream = _stream("truncated_normal", seed, (key, dtype))
+    values = bind(TRUNCATED_NORMAL, (shape_t,), {"dtype": dtype, "stream": stream}, name=name)
+    return _scale_and_shift(values, stddev, mean)
+
+
+def uniform(shape: Any, minval: Any = 0, maxval: Any = None, dtype: Any = _dtypes.float32,
+            seed: Optional[int] = None, name: Optional[str] = None) -> Tensor:
+    """Uniform values in [minval, maxval); integer dtypes (int32, int64) need `maxval`.
+
+    >>> import kilnflow as kf
+    >>> x = kf.random.uniform([100], 0, 10, dtype=kf.int32, seed=3)
+    >>> bool(kf.reduce_all((x >= 0) & (x < 10)))
+    True
+    """
+    dtype = _dtypes.as_dtype(dtype)
+    shape_t, key = _shape_input(shape)
+    if dtype in _INT_DTYPES:
+        if maxval is None:
+            raise ValueError(f"Must specify maxval for integer dtype {dtype.name}")
+        lo = convert_to_tensor(minval, dtype)
+        hi = convert_to_tensor(maxval, dtype)
+        stream = _stream("uniform_int", seed, (key, dtype))
+        return bind(RANDOM_UNIFORM_INT, (shape_t, lo, hi), {"dtype": dtype, "stream": stream},
+                    name=name)
+    if not dtype.is_floating:
+        raise TypeError(f"random.uniform: dtype {dtype.name} is not supported; use a float "
+                        f"dtype, or int32/int64 with maxval")
+    stream = _stream("uniform", seed, (key, dtype))
+    values = bind(RANDOM_UNIFORM, (shape_t,), {"dtype": dtype, "stream": stream}, name=name)
+    if maxval is None:
+        maxval = 1.0
+    if isinstance(minval, (int, float)) and isinstance(maxval, (int, float)):
+        return _scale_and_shift(values, maxval - minval, minval)
+    lo = convert_to_tensor(minval, dtype)
+    return add(multiply(values, convert_to_tensor(maxval, dtype) - lo), lo)
