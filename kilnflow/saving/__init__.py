@@ -1,0 +1,1 @@
+"""State on disk: safetensors weights and JSON object graphs (checkpoints). Never pickle."""

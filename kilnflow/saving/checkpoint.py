@@ -1,0 +1,463 @@
+"""Checkpoints: variables in a safetensors file, the object graph in a JSON file beside it.
+
+A checkpoint `prefix` is two files: `prefix.safetensors` (one tensor per variable, keyed
+by its object path) and `prefix.json` (format, version, the safetensors file's sha256,
+and one entry per variable). An object path is the chain of attribute names (list
+indices, dict keys) from the root, e.g. `model/dense/kernel`, found by walking
+`_checkpoint_children()` breadth first; the shortest path to an object names it.
+Restoring matches by path, so a model built eagerly restores into the same model built
+in a compat.v1 graph (values go straight into the variables' handles) and back. Values
+for layers not built yet wait on the layer until `add_weight` creates them; optimizer
+slots wait on the optimizer until it creates them. Nothing is unpickled or executed.
+"""
+from __future__ import annotations
+
+import collections
+import hashlib
+import json
+import os
+import re
+from typing import Any, Callable, Dict, Optional, Tuple
+
+import numpy as np
+
+from kilnflow import dtypes as _dtypes
+from kilnflow import errors
+from kilnflow.module import leaves_with_paths
+from kilnflow.saving import safetensors
+from kilnflow.variables import Variable
+
+FORMAT = "kilnflow-checkpoint"
+VERSION = 1
+MAX_JSON_BYTES = 64 * 1024 * 1024
+_SHA256 = re.compile(r"^[0-9a-f]{64}$")
+_SLOTS = "_slots"
+_DTYPE_NAMES = frozenset(d.name for d in _dtypes.ALL)
+
+
+def is_trackable(x: Any) -> bool:
+    """Objects a checkpoint follows: anything with `_checkpoint_children` (modules, layers,
+    optimizers, checkpoints)."""
+    return callable(getattr(x, "_checkpoint_children", None))
+
+
+def _escape(part: Any) -> str:
+    return str(part).replace("%", "%25").replace("/", "%2F")
+
+
+def _join(prefix: str, parts: tuple) -> str:
+    tail = "/".join(_escape(p) for p in parts)
+    return f"{prefix}/{tail}" if prefix else tail
+
+
+def split_prefix(path: str) -> str:
+    """The checkpoint prefix of a path that may end in .json or .safetensors."""
+    path = os.fspath(path)
+    for ext in (".json", ".safetensors"):
+        if path.endswith(ext):
+            return path[:-len(ext)]
+    return path
+
+
+# ---------------------------------------------------------------- the object graph
+
+class ObjectGraph:
+    """The live objects reachable from a root: path -> variable, path -> trackable, and
+    the optimizer slots whose variables have a path."""
+
+    def __init__(self, root: Any):
+        self.variables: Dict[str, Variable] = {}
+        self.objects: Dict[str, Any] = {"": root}
+        seen = {id(root)}
+        queue = collections.deque([("", root)])
+        while queue:
+            path, obj = queue.popleft()
+            for name, value in obj._checkpoint_children():
+                for parts, leaf in leaves_with_paths(value, (name,)):
+                    if id(leaf) in seen:
+                        continue
+                    if isinstance(leaf, Variable):
+                        seen.add(id(leaf))
+                        self.variables[_join(path, parts)] = leaf
+                    elif is_trackable(leaf):
+                        seen.add(id(leaf))
+                        full = _join(path, parts)
+                        self.objects[full] = leaf
+                        queue.append((full, leaf))
+        self.path_of = {id(v.handle): p for p, v in self.variables.items()}
+        self.slots = []  # (key, optimizer path, owner path, slot name, slot variable)
+        for opt_path, obj in self.objects.items():
+            slot_items = getattr(obj, "_checkpoint_slots", None)
+            if slot_items is None:
+                continue
+            for owner, slot_name, slot_var in slot_items():
+                owner_path = self.path_of.get(id(owner.handle))
+                if owner_path is not None:  # slots of variables outside the graph are dropped
+                    key = _join(opt_path, (_SLOTS, owner_path, slot_name))
+                    self.slots.append((key, opt_path, owner_path, slot_name, slot_var))
+
+
+def _value_of(var: Variable, path: str) -> np.ndarray:
+    value = var.handle.value
+    if value is None:
+        raise errors.FailedPreconditionError(
+            f"Cannot save variable {var.name} (checkpoint path {path!r}): it is not "
+            "initialized. Run its initializer (kf.compat.v1.global_variables_initializer()) "
+            "in a Session first.")
+    return np.asarray(value)
+
+
+def _entry(path: str, value: np.ndarray) -> dict:
+    return {"path": path, "dtype": _dtypes.from_numpy(value.dtype).name,
+            "shape": list(value.shape)}
+
+
+def write_checkpoint(root: Any, prefix: str) -> str:
+    """Write every variable reachable from `root` to `prefix`.{safetensors,json}."""
+    prefix = split_prefix(prefix)
+    graph = ObjectGraph(root)
+    tensors: Dict[str, np.ndarray] = {}
+    entries, slot_entries = [], []
+    for path, var in graph.variables.items():
+        tensors[path] = _value_of(var, path)
+        entries.append(_entry(path, tensors[path]))
+    for key, opt_path, owner_path, slot_name, slot_var in graph.slots:
+        tensors[key] = _value_of(slot_var, key)
+        slot_entries.append({**_entry(key, tensors[key]), "optimizer": opt_path,
+                             "owner": owner_path, "slot": slot_name})
+    try:
+        data = safetensors.serialize(tensors, {"format": FORMAT})
+    except TypeError as exc:
+        raise TypeError(f"Cannot write checkpoint {prefix}: {exc}") from None
+    objects = {p: type(o).__name__ for p, o in graph.objects.items()}
+    index = {"format": FORMAT, "version": VERSION,
+             "tensors": os.path.basename(prefix) + ".safetensors",
+             "sha256": hashlib.sha256(data).hexdigest(),
+             "variables": entries, "slots": slot_entries, "objects": objects}
+    directory = os.path.dirname(prefix)
+    if directory:
+        os.makedirs(directory, exist_ok=True)
+    _atomic_write(prefix + ".safetensors", data)
+    _atomic_write(prefix + ".json", json.dumps(index, indent=1).encode("utf-8"))
+    return prefix
+
+
+def _atomic_write(path: str, data: bytes) -> None:
+    tmp = f"{path}.tmp{os.getpid()}"
+    with open(tmp, "wb") as f:
+        f.write(data)
+    os.replace(tmp, path)
+
+
+# ---------------------------------------------------------------- reading and validation
+
+def _bad(path: str, problem: str) -> errors.DataLossError:
+    return CheckpointError(f"{path}: not a valid kilnflow checkpoint index: {problem}")
+
+
+class CheckpointError(errors.DataLossError, ValueError):
+    """A checkpoint's files are missing pieces, corrupt, tampered with or inconsistent."""
+
+
+def _no_duplicates(pairs: list) -> dict:
+    out: dict = {}
+    for k, v in pairs:
+        if k in out:
+            raise ValueError(f"duplicate key {k!r}")
+        out[k] = v
+    return out
+
+
+def _read_json(path: str, limit: int = MAX_JSON_BYTES) -> Any:
+    try:
+        size = os.path.getsize(path)
+    except OSError:
+        raise errors.NotFoundError(f"{path}: no such file") from None
+    if size > limit:
+        raise _bad(path, f"the file has {size} bytes, more than the {limit}-byte limit")
+    with open(path, "rb") as f:
+        raw = f.read()
+    try:
+        return json.loads(raw.decode("utf-8"), object_pairs_hook=_no_duplicates)
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise _bad(path, f"it is not valid JSON ({exc}); the file is truncated or "
+                         "damaged") from None
+
+
+def _check_entry(entry: Any, where: str, path: str, slot: bool) -> None:
+    fields = {"path", "dtype", "shape"} | ({"optimizer", "owner", "slot"} if slot else set())
+    if not isinstance(entry, dict) or set(entry) != fields:
+        raise _bad(path, f"{where}: expected an object with the fields {sorted(fields)}, "
+                         f"got {entry!r}")
+    for key in fields - {"shape"}:
+        if not isinstance(entry[key], str):
+            raise _bad(path, f"{where}: field {key!r} must be a string, got {entry[key]!r}")
+    if entry["dtype"] not in _DTYPE_NAMES:
+        raise _bad(path, f"{where}: unknown dtype {entry['dtype']!r}")
+    shape = entry["shape"]
+    if not isinstance(shape, list) or not all(
+            isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape):
+        raise _bad(path, f"{where}: shape must be a list of non-negative integers, got "
+                         f"{shape!r}")
+
+
+def read_checkpoint(prefix: str) -> Tuple[dict, Dict[str, np.ndarray]]:
+    """The validated index and tensors of checkpoint `prefix`."""
+    prefix = split_prefix(prefix)
+    index_path = prefix + ".json"
+    if os.path.isdir(prefix) and not os.path.exists(index_path):
+        raise errors.NotFoundError(
+            f"{prefix} is a directory, not a checkpoint prefix; use "
+            f"kf.train.latest_checkpoint({prefix!r}) to find the newest checkpoint in it")
+    if not os.path.exists(index_path):
+        raise errors.NotFoundError(f"{prefix}: no checkpoint found (expected the files "
+                                   f"{index_path} and {prefix}.safetensors)")
+    index = _read_json(index_path)
+    if not isinstance(index, dict):
+        raise _bad(index_path, "the top level must be a JSON object")
+    if index.get("format") != FORMAT:
+        raise _bad(index_path, f"format is {index.get('format')!r}, expected {FORMAT!r}")
+    version = index.get("version")
+    if not isinstance(version, int) or isinstance(version, bool) or version != VERSION:
+        raise _bad(index_path, f"version {version!r} is not supported (this kilnflow reads "
+                               f"version {VERSION})")
+    for key, kind in (("tensors", str), ("sha256", str), ("variables", list),
+                      ("slots", list), ("objects", dict)):
+        if not isinstance(index.get(key), kind):
+            raise _bad(index_path, f"field {key!r} must be a {kind.__name__}")
+    tensors_name = index["tensors"]
+    if os.path.basename(tensors_name) != tensors_name or tensors_name in ("", ".", ".."):
+        raise _bad(index_path, f"the tensors file name {tensors_name!r} must be a plain "
+                               "file name in the same directory")
+    if not _SHA256.match(index["sha256"]):
+        raise _bad(index_path, "sha256 must be 64 lowercase hex digits")
+    for i, entry in enumerate(index["variables"]):
+        _check_entry(entry, f"variables[{i}]", index_path, slot=False)
+    for i, entry in enumerate(index["slots"]):
+        _check_entry(entry, f"slots[{i}]", index_path, slot=True)
+    tensors_path = os.path.join(os.path.dirname(prefix), tensors_name)
+    try:
+        with open(tensors_path, "rb") as f:
+            data = f.read()
+    except OSError:
+        raise errors.NotFoundError(f"{tensors_path}: the checkpoint's tensors file is missing "
+                                   f"(named by {index_path})") from None
+    if hashlib.sha256(data).hexdigest() != index["sha256"]:
+        raise CheckpointError(
+            f"{tensors_path}: its sha256 does not match the one recorded in {index_path}; "
+            "the file was modified, truncated or belongs to another checkpoint")
+    tensors = safetensors.deserialize(data, tensors_path)
+    listed = set()
+    for entry in index["variables"] + index["slots"]:
+        key = entry["path"]
+        if key in listed:
+            raise _bad(index_path, f"path {key!r} is listed twice")
+        listed.add(key)
+        if key not in tensors:
+            raise CheckpointError(f"{tensors_path}: has no tensor {key!r}, which "
+                                  f"{index_path} lists")
+        value = tensors[key]
+        if _dtypes.from_numpy(value.dtype).name != entry["dtype"] or \
+                list(value.shape) != entry["shape"]:
+            raise CheckpointError(
+                f"{tensors_path}: tensor {key!r} is {value.dtype}{list(value.shape)} but "
+                f"{index_path} says {entry['dtype']}{entry['shape']}")
+    extra = set(tensors) - listed
+    if extra:
+        raise CheckpointError(f"{tensors_path}: tensors {sorted(extra)} are not listed in "
+                              f"{index_path}")
+    return index, tensors
+
+
+# ---------------------------------------------------------------- restoring
+
+def assign_value(var: Variable, value: np.ndarray, path: str, source: str) -> None:
+    """Put `value` into `var` (initialized or not: the handle holds the storage)."""
+    dtype = var.dtype
+    if value.dtype != dtype.as_numpy_dtype:
+        raise ValueError(f"{source}: checkpoint value {path!r} has dtype "
+                         f"{_dtypes.from_numpy(value.dtype).name} but variable {var.name} is "
+                         f"{dtype.name}")
+    if not var.shape.is_compatible_with(value.shape):
+        raise ValueError(f"{source}: checkpoint value {path!r} has shape {list(value.shape)} "
+                         f"but variable {var.name} has shape {var.shape}")
+    var.handle.value = np.array(value, copy=True)
+
+
+class CheckpointLoadStatus:
+    """What a restore matched. Values are assigned at once, in eager and graph mode alike,
+    so `run_restore_ops` has nothing left to run."""
+
+    def __init__(self, root: Any, source: str):
+        self._root = root
+        self._source = source
+        self.matched: list = []      # checkpoint paths assigned to live variables
+        self.unexpected: list = []   # checkpoint paths with no live object to go to
+        self._pending: dict = {}     # path -> description, values waiting for creation
+        self._restored: set = set()  # ids of restored handles
+
+    def _matched(self, path: str, var: Variable) -> None:
+        self.matched.append(path)
+        self._restored.add(id(var.handle))
+        self._pending.pop(path, None)
+
+    @property
+    def deferred(self) -> list:
+        """Checkpoint paths whose variables do not exist yet (layers not built yet)."""
+        return sorted(self._pending)
+
+    @property
+    def missing(self) -> list:
+        """Paths of live variables (now) that the checkpoint gave no value."""
+        graph = ObjectGraph(self._root)
+        return [p for p, v in graph.variables.items() if id(v.handle) not in self._restored]
+
+    def assert_existing_objects_matched(self) -> "CheckpointLoadStatus":
+        """Raise AssertionError if any live variable got no value from the checkpoint."""
+        missing = self.missing
+        if missing:
+            raise AssertionError(f"Some objects had no value in checkpoint {self._source}: "
+                                 f"{missing}")
+        return self
+
+    def assert_consumed(self) -> "CheckpointLoadStatus":
+        """Raise AssertionError unless every checkpoint value went to a variable and every
+        live variable got one."""
+        self.assert_existing_objects_matched()
+        if self.unexpected or self._pending:
+            raise AssertionError(
+                f"Unresolved values in checkpoint {self._source}: no matching object for "
+                f"{self.unexpected}; still waiting for their variables: {self.deferred}")
+        return self
+
+    def assert_nontrivial_match(self) -> "CheckpointLoadStatus":
+        if not self.matched:
+            raise AssertionError(f"Nothing in checkpoint {self._source} matched the objects")
+        return self
+
+    def expect_partial(self) -> "CheckpointLoadStatus":
+        """Silences complaints about values not used; kilnflow makes none on its own."""
+        return self
+
+    def run_restore_ops(self, session: Any = None) -> None:
+        """Nothing to run: values were put into the variables when restore() returned."""
+
+    def initialize_or_restore(self, session: Any = None) -> None:
+        """Nothing to run (see run_restore_ops)."""
+
+    def __repr__(self) -> str:
+        return (f"<CheckpointLoadStatus {self._source}: {len(self.matched)} matched, "
+                f"{len(self.unexpected)} unexpected, {len(self._pending)} deferred>")
+
+
+def restore_checkpoint(root: Any, prefix: str,
+                       before: Optional[Callable] = None) -> CheckpointLoadStatus:
+    """Assign every value of checkpoint `prefix` to the object at the same path below root.
+
+    `before(index)` runs after validation and before matching (Checkpoint uses it to create
+    its save_counter when the checkpoint has one).
+    """
+    prefix = split_prefix(prefix)
+    index, tensors = read_checkpoint(prefix)
+    if before is not None:
+        before(index)
+    source = prefix
+    graph = ObjectGraph(root)
+    status = CheckpointLoadStatus(root, source)
+    waiting_slots: dict = {}  # owner path -> slot entries whose owner does not exist yet
+    for entry in index["slots"]:
+        waiting_slots.setdefault(entry["owner"], []).append(entry)
+
+    def restore_slot(entry: dict, owner: Variable) -> None:
+        opt = graph.objects.get(entry["optimizer"])
+        key, value = entry["path"], tensors[entry["path"]]
+        restore = getattr(opt, "_restore_slot", None)
+        if restore is None:
+            status.unexpected.append(key)
+            return
+        status._pending[key] = "slot"
+        restore(owner, entry["slot"], value,
+                lambda var, key=key: (assign_value(var, value, key, source),
+                                      status._matched(key, var)))
+
+    def owner_ready(path: str, var: Variable) -> None:
+        for entry in waiting_slots.pop(path, []):
+            restore_slot(entry, var)
+
+    for entry in index["variables"]:
+        path = entry["path"]
+        value = tensors[path]
+        var = graph.variables.get(path)
+        if var is not None:
+            assign_value(var, value, path, source)
+            status._matched(path, var)
+            owner_ready(path, var)
+        elif not _defer(graph, path, value, status, owner_ready, source):
+            status.unexpected.append(path)
+    for entries in list(waiting_slots.values()):
+        for entry in entries:
+            if entry["owner"] not in status._pending:
+                status.unexpected.append(entry["path"])
+    return status
+
+
+def _defer(graph: ObjectGraph, path: str, value: np.ndarray, status: CheckpointLoadStatus,
+           owner_ready: Callable, source: str) -> bool:
+    """Leave `value` with the nearest live object that can create the variable later."""
+    parts = path.split("/")
+    for cut in range(len(parts) - 1, -1, -1):
+        holder = graph.objects.get("/".join(parts[:cut]))
+        if holder is None:
+            continue
+        defer = getattr(holder, "_defer_restore", None)
+        if defer is None:
+            return False
+        relative = "/".join(parts[cut:])
+
+        def consume(var: Variable, path: str = path) -> None:
+            assign_value(var, value, path, source)
+            status._matched(path, var)
+            owner_ready(path, var)
+
+        if defer(relative, consume):
+            status._pending[path] = "variable"
+            return True
+        return False
+    return False
+
+
+# ---------------------------------------------------------------- the directory state file
+
+STATE_FILE = "checkpoint"
+
+
+def read_state(directory: str) -> Optional[dict]:
+    """The directory's checkpoint state ({'model_checkpoint_path', 'all_...'}) or None."""
+    path = os.path.join(directory, STATE_FILE)
+    if not os.path.exists(path):
+        return None
+    state = _read_json(path, limit=16 * 1024 * 1024)
+    if not (isinstance(state, dict) and isinstance(state.get("model_checkpoint_path"), str)
+            and isinstance(state.get("all_model_checkpoint_paths"), list)
+            and all(isinstance(p, str) for p in state["all_model_checkpoint_paths"])):
+        raise CheckpointError(f"{path}: not a valid checkpoint state file (expected "
+                              "model_checkpoint_path and all_model_checkpoint_paths)")
+    return state
+
+
+def write_state(directory: str, latest: str, all_paths: list) -> None:
+    def rel(p: str) -> str:
+        return os.path.relpath(p, directory)
+    state = {"model_checkpoint_path": rel(latest),
+             "all_model_checkpoint_paths": [rel(p) for p in all_paths]}
+    _atomic_write(os.path.join(directory, STATE_FILE),
+                  json.dumps(state, indent=1).encode("utf-8"))
+
+
+def latest_checkpoint(checkpoint_dir: str, latest_filename: Optional[str] = None) -> Optional[str]:
+    """The prefix of the newest checkpoint saved in `checkpoint_dir`, or None."""
+    state = read_state(os.fspath(checkpoint_dir))
+    if state is None:
+        return None
+    prefix = os.path.join(checkpoint_dir, state["model_checkpoint_path"])
+    return prefix if os.path.exists(prefix + ".json") else None

@@ -1,0 +1,212 @@
+"""A reader and writer of the safetensors format, with every field checked on load.
+
+Layout: 8 bytes (little-endian u64) header length N, N bytes of UTF-8 JSON mapping each
+tensor name to {"dtype", "shape", "data_offsets": [begin, end]} (offsets into the data
+section) plus an optional "__metadata__" of str -> str, padded with spaces; then the raw
+little-endian bytes. Nothing in a file is executed: loading only parses JSON and copies
+bytes. Imports NumPy and kilnflow.errors only.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import struct
+from typing import Any, Dict, Optional, Tuple
+
+import numpy as np
+
+from kilnflow import errors
+
+# safetensors dtype names -> NumPy dtypes (explicitly little-endian). C64 and C128 are a
+# kilnflow extension: TF variables may be complex, and the format has no name for them.
+DTYPES = {
+    "BOOL": np.dtype("bool"), "U8": np.dtype("u1"), "I8": np.dtype("i1"),
+    "U16": np.dtype("<u2"), "I16": np.dtype("<i2"), "F16": np.dtype("<f2"),
+    "U32": np.dtype("<u4"), "I32": np.dtype("<i4"), "F32": np.dtype("<f4"),
+    "U64": np.dtype("<u8"), "I64": np.dtype("<i8"), "F64": np.dtype("<f8"),
+    "C64": np.dtype("<c8"), "C128": np.dtype("<c16"),
+}
+_NAMES = {(dt.kind, dt.itemsize): name for name, dt in DTYPES.items()}
+MAX_HEADER_BYTES = 100 * 1024 * 1024   # the reference implementation's limit
+CHECKSUM_KEY = "kilnflow.sha256"       # of the data section, written in __metadata__
+
+
+class SafetensorsError(errors.DataLossError, ValueError):
+    """A safetensors file is truncated, corrupt or inconsistent; the message names it."""
+
+
+def _fail(source: str, problem: str) -> SafetensorsError:
+    return SafetensorsError(f"{source}: not a valid safetensors file: {problem}")
+
+
+def dtype_name(dtype: Any) -> str:
+    """The safetensors name of a NumPy dtype ('F32' for float32); TypeError if none."""
+    dt = np.dtype(dtype)
+    name = _NAMES.get((dt.kind, dt.itemsize))
+    if name is None:
+        raise TypeError(f"safetensors cannot store arrays of dtype {dt}")
+    return name
+
+
+# ---------------------------------------------------------------- writing
+
+def serialize(tensors: Dict[str, Any], metadata: Optional[Dict[str, str]] = None) -> bytes:
+    """The bytes of a safetensors file holding `tensors` (name -> array)."""
+    for key in tensors:
+        if not isinstance(key, str) or key == "__metadata__":
+            raise ValueError(f"safetensors tensor names must be strings other than "
+                             f"'__metadata__', got {key!r}")
+    arrays = {k: np.asarray(v) for k, v in tensors.items()}  # tobytes() is C order
+    # Larger items first, then by name: keeps every tensor aligned to its item size.
+    order = sorted(arrays, key=lambda k: (-arrays[k].dtype.itemsize, k))
+    header: Dict[str, Any] = {}
+    chunks = []
+    offset = 0
+    for key in order:
+        array = arrays[key]
+        name = dtype_name(array.dtype)
+        data = array.astype(DTYPES[name], copy=False).tobytes()
+        header[key] = {"dtype": name, "shape": list(array.shape),
+                       "data_offsets": [offset, offset + len(data)]}
+        chunks.append(data)
+        offset += len(data)
+    body = b"".join(chunks)
+    meta = dict(metadata or {})
+    meta[CHECKSUM_KEY] = hashlib.sha256(body).hexdigest()
+    for k, v in meta.items():
+        if not isinstance(k, str) or not isinstance(v, str):
+            raise TypeError(f"safetensors metadata must map str to str, got {k!r}: {v!r}")
+    header = {"__metadata__": meta, **header}
+    text = json.dumps(header, separators=(",", ":")).encode("utf-8")
+    text += b" " * (-len(text) % 8)  # the data section starts 8-byte aligned
+    return struct.pack("<Q", len(text)) + text + body
+
+
+def save_file(tensors: Dict[str, Any], path: str,
+              metadata: Optional[Dict[str, str]] = None) -> None:
+    """Write `tensors` to `path` atomically (a temporary file, then a rename)."""
+    data = serialize(tensors, metadata)
+    tmp = f"{path}.tmp{os.getpid()}"
+    with open(tmp, "wb") as f:
+        f.write(data)
+    os.replace(tmp, path)
+
+
+# ---------------------------------------------------------------- reading
+
+def _reject_duplicates(pairs: list) -> dict:
+    out: dict = {}
+    for k, v in pairs:
+        if k in out:
+            raise ValueError(f"duplicate key {k!r} in the JSON header")
+        out[k] = v
+    return out
+
+
+def parse_header(data: bytes, source: str) -> Tuple[dict, dict, int]:
+    """(entries, metadata, data start) from a file's bytes, every field validated."""
+    if len(data) < 8:
+        raise _fail(source, f"the file has {len(data)} bytes, fewer than the 8-byte header "
+                            "length (truncated?)")
+    (size,) = struct.unpack("<Q", data[:8])
+    if size > MAX_HEADER_BYTES:
+        raise _fail(source, f"the header length field says {size} bytes, more than the "
+                            f"{MAX_HEADER_BYTES}-byte limit")
+    if 8 + size > len(data):
+        raise _fail(source, f"the header length field says {size} bytes but only "
+                            f"{len(data) - 8} bytes follow it (truncated?)")
+    raw = data[8:8 + size]
+    if not raw.startswith(b"{"):
+        raise _fail(source, "the JSON header does not start with '{'")
+    try:
+        header = json.loads(raw.decode("utf-8"), object_pairs_hook=_reject_duplicates)
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise _fail(source, f"the JSON header cannot be parsed ({exc})") from None
+    if not isinstance(header, dict):
+        raise _fail(source, "the JSON header is not an object")
+    metadata = header.pop("__metadata__", {})
+    if not isinstance(metadata, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in metadata.items()):
+        raise _fail(source, "__metadata__ must be an object of string values")
+    for key, info in header.items():
+        _check_entry(key, info, source)
+    return header, metadata, 8 + size
+
+
+def _check_entry(key: str, info: Any, source: str) -> None:
+    if not isinstance(info, dict) or set(info) != {"dtype", "shape", "data_offsets"}:
+        raise _fail(source, f"tensor {key!r}: the entry must have exactly the fields dtype, "
+                            f"shape and data_offsets, got {info!r}")
+    dtype, shape, offsets = info["dtype"], info["shape"], info["data_offsets"]
+    if dtype not in DTYPES:
+        raise _fail(source, f"tensor {key!r}: unknown dtype {dtype!r} (known: "
+                            f"{', '.join(DTYPES)})")
+    if not isinstance(shape, list) or not all(
+            isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape):
+        raise _fail(source, f"tensor {key!r}: shape must be a list of non-negative integers, "
+                            f"got {shape!r}")
+    if not (isinstance(offsets, list) and len(offsets) == 2 and all(
+            isinstance(o, int) and not isinstance(o, bool) and o >= 0 for o in offsets)
+            and offsets[0] <= offsets[1]):
+        raise _fail(source, f"tensor {key!r}: data_offsets must be [begin, end] with "
+                            f"0 <= begin <= end, got {offsets!r}")
+    expected = int(np.prod(shape, dtype=np.int64)) * DTYPES[dtype].itemsize
+    if offsets[1] - offsets[0] != expected:
+        raise _fail(source, f"tensor {key!r}: data_offsets {offsets} span "
+                            f"{offsets[1] - offsets[0]} bytes but shape {shape} of {dtype} "
+                            f"needs {expected}")
+
+
+def deserialize(data: bytes, source: str = "<bytes>",
+                with_metadata: bool = False) -> Any:
+    """Tensors (name -> ndarray, each a fresh copy) from a file's bytes; validates all."""
+    header, metadata, start = parse_header(data, source)
+    body_len = len(data) - start
+    position = 0
+    for key, info in sorted(header.items(), key=lambda kv: kv[1]["data_offsets"]):
+        begin, end = info["data_offsets"]
+        if begin != position:
+            what = "overlaps the previous one" if begin < position else "leaves a gap"
+            raise _fail(source, f"tensor {key!r}: data_offsets {info['data_offsets']} "
+                                f"{what} (expected to begin at {position})")
+        position = end
+    if position != body_len:
+        if position > body_len:
+            raise _fail(source, f"the tensors need {position} data bytes but the file has "
+                                f"{body_len} (truncated?)")
+        raise _fail(source, f"{body_len - position} bytes after the last tensor are not "
+                            "described by the header")
+    body = memoryview(data)[start:]
+    expected = metadata.get(CHECKSUM_KEY)
+    if expected is not None and hashlib.sha256(body).hexdigest() != expected:
+        raise _fail(source, "the data section does not match its recorded sha256 checksum "
+                            "(the file was modified or damaged)")
+    tensors = {}
+    for key, info in header.items():
+        begin, end = info["data_offsets"]
+        dtype = DTYPES[info["dtype"]]
+        array = np.frombuffer(body[begin:end], dtype=dtype).reshape(info["shape"])
+        if info["dtype"] == "BOOL" and array.size and array.view(np.uint8).max() > 1:
+            raise _fail(source, f"tensor {key!r}: BOOL values must be 0 or 1")
+        tensors[key] = array.astype(dtype.newbyteorder("="), copy=True)
+    return (tensors, metadata) if with_metadata else tensors
+
+
+def load_file(path: str, with_metadata: bool = False) -> Any:
+    """Read and validate a safetensors file: name -> ndarray (and metadata if asked).
+
+    >>> import numpy as np, tempfile, os
+    >>> path = os.path.join(tempfile.mkdtemp(), "w.safetensors")
+    >>> save_file({"w": np.arange(3, dtype=np.float32)}, path)
+    >>> load_file(path)["w"].tolist()
+    [0.0, 1.0, 2.0]
+    """
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except FileNotFoundError:
+        raise errors.NotFoundError(f"{path}: no such safetensors file") from None
+    except IsADirectoryError:
+        raise errors.NotFoundError(f"{path}: is a directory, not a safetensors file") from None
+    return deserialize(data, path, with_metadata)

@@ -1,0 +1,260 @@
+"""kf.train: Checkpoint, CheckpointManager, latest_checkpoint, list_variables, load_variable.
+
+The file format and the matching of saved values to objects live in
+kilnflow/saving/checkpoint.py; this module is the TF-shaped API over them.
+"""
+from __future__ import annotations
+
+import os
+import time
+from typing import Any, Callable, List, Optional
+
+import numpy as np
+
+from kilnflow.context import eager_mode
+from kilnflow.module import leaves_with_paths
+from kilnflow.saving import checkpoint as _ckpt
+from kilnflow.saving.checkpoint import CheckpointLoadStatus, latest_checkpoint
+from kilnflow.variables import Variable
+
+__all__ = ["Checkpoint", "CheckpointManager", "CheckpointLoadStatus", "latest_checkpoint",
+           "list_variables", "load_variable"]
+
+
+class Checkpoint:
+    """Groups trackable objects (modules, layers, optimizers, variables) for saving.
+
+    >>> import kilnflow as kf, tempfile, os
+    >>> from kilnflow.train import Checkpoint
+    >>> v = kf.Variable(3.0)
+    >>> ckpt = Checkpoint(v=v)
+    >>> path = ckpt.save(os.path.join(tempfile.mkdtemp(), "ckpt"))
+    >>> os.path.basename(path)
+    'ckpt-1'
+    >>> _ = v.assign(0.0)
+    >>> ckpt.restore(path).assert_consumed().matched
+    ['v', 'save_counter']
+    >>> float(v.numpy())
+    3.0
+    """
+
+    def __init__(self, root: Any = None, **kwargs: Any):
+        if root is not None:
+            kwargs = {"root": root, **kwargs}
+        for name, value in kwargs.items():
+            for parts, leaf in leaves_with_paths(value, (name,)):
+                if not (isinstance(leaf, Variable) or _ckpt.is_trackable(leaf)):
+                    raise ValueError(
+                        f"`Checkpoint` was expecting {'/'.join(map(str, parts))} to be a "
+                        f"trackable object (a kf.Module, Keras layer or model, optimizer or "
+                        f"kf.Variable), got {leaf!r}")
+            setattr(self, name, value)
+        self._save_counter: Optional[Variable] = None
+        self._last_saved: List[str] = []
+
+    def _checkpoint_children(self) -> list:
+        children = [(k, v) for k, v in vars(self).items() if not k.startswith("_")]
+        if self._save_counter is not None:
+            children.append(("save_counter", self._save_counter))
+        return children
+
+    @property
+    def save_counter(self) -> Variable:
+        """How many times save() has run (saved in the checkpoint, numbers the files)."""
+        if self._save_counter is None:
+            with eager_mode():
+                self._save_counter = Variable(np.int64(0), trainable=False, name="save_counter")
+        return self._save_counter
+
+    def write(self, file_prefix: str, options: Any = None) -> str:
+        """Write exactly to `file_prefix` (.json and .safetensors); no counter, no state file."""
+        return _ckpt.write_checkpoint(self, os.fspath(file_prefix))
+
+    def save(self, file_prefix: str, options: Any = None) -> str:
+        """Write to `file_prefix-N` (N = the incremented save_counter) and record it as the
+        directory's latest checkpoint. Returns the path to pass to restore()."""
+        counter = self.save_counter
+        counter.handle.value = np.asarray(counter.handle.read() + 1, np.int64)
+        path = self.write(f"{os.fspath(file_prefix)}-{int(counter.handle.value)}")
+        directory = os.path.dirname(path) or "."
+        state = _safe_state(directory)
+        all_paths = [os.path.join(directory, p) for p in state["all_model_checkpoint_paths"]] \
+            if state else []
+        all_paths = [p for p in all_paths if os.path.normpath(p) != os.path.normpath(path)]
+        _ckpt.write_state(directory, path, all_paths + [path])
+        return path
+
+    def _make_counter(self, index: dict) -> None:
+        if any(e["path"] == "save_counter" for e in index["variables"]):
+            self.save_counter  # noqa: B018 - created so the saved value has a home
+
+    def read(self, save_path: str, options: Any = None) -> CheckpointLoadStatus:
+        """Restore values from `save_path` (written by write() or save())."""
+        return _ckpt.restore_checkpoint(self, os.fspath(save_path), self._make_counter)
+
+    def restore(self, save_path: Optional[str], options: Any = None) -> Any:
+        """Restore from `save_path`; with None (no checkpoint yet) nothing happens.
+
+        Works for objects built eagerly or in a compat.v1 graph (uninitialized variables
+        get their values directly), and leaves values for unbuilt layers until they build.
+        """
+        if save_path is None:
+            return _InitializationOnlyStatus()
+        return self.read(save_path, options)
+
+
+class _InitializationOnlyStatus:
+    """restore(None): nothing was restored; the objects keep their initial values."""
+
+    def assert_consumed(self) -> Any:
+        raise AssertionError("No checkpoint specified (save_path=None); nothing is being "
+                             "restored.")
+
+    assert_existing_objects_matched = assert_consumed
+    assert_nontrivial_match = assert_consumed
+
+    def expect_partial(self) -> "_InitializationOnlyStatus":
+        return self
+
+    def run_restore_ops(self, session: Any = None) -> None:
+        pass
+
+    def initialize_or_restore(self, session: Any = None) -> None:
+        pass
+
+
+def _safe_state(directory: str) -> Optional[dict]:
+    try:
+        return _ckpt.read_state(directory)
+    except _ckpt.CheckpointError:
+        return None  # a damaged state file is rewritten by the next save
+
+
+class CheckpointManager:
+    """Saves numbered checkpoints in a directory and deletes all but the newest few.
+
+    >>> import kilnflow as kf, tempfile
+    >>> from kilnflow.train import Checkpoint, CheckpointManager
+    >>> manager = CheckpointManager(Checkpoint(v=kf.Variable(1.0)), tempfile.mkdtemp(),
+    ...                             max_to_keep=2)
+    >>> for _ in range(3):
+    ...     _ = manager.save()
+    >>> [p.rsplit("/", 1)[-1] for p in manager.checkpoints]
+    ['ckpt-2', 'ckpt-3']
+    """
+
+    def __init__(self, checkpoint: Checkpoint, directory: str, max_to_keep: Optional[int],
+                 keep_checkpoint_every_n_hours: Optional[float] = None,
+                 checkpoint_name: str = "ckpt", step_counter: Any = None,
+                 checkpoint_interval: Optional[int] = None, init_fn: Optional[Callable] = None):
+        if max_to_keep is not None and max_to_keep <= 0:
+            raise ValueError(f"max_to_keep must be a positive integer or None, got "
+                             f"{max_to_keep}")
+        if checkpoint_interval is not None and step_counter is None:
+            raise ValueError("step_counter must be given with checkpoint_interval")
+        self._checkpoint = checkpoint
+        self._directory = os.fspath(directory)
+        self._max_to_keep = max_to_keep
+        self._keep_hours = keep_checkpoint_every_n_hours
+        self._prefix = os.path.join(self._directory, checkpoint_name)
+        self._step_counter = step_counter
+        self._interval = checkpoint_interval
+        self._last_step: Optional[int] = None
+        self._init_fn = init_fn
+        self._last_kept_time = time.time()
+        state = _safe_state(self._directory) if os.path.isdir(self._directory) else None
+        self._checkpoints: List[str] = []
+        if state is not None:
+            for rel in state["all_model_checkpoint_paths"]:
+                path = os.path.join(self._directory, rel)
+                if os.path.exists(path + ".json"):
+                    self._checkpoints.append(path)
+
+    @property
+    def directory(self) -> str:
+        return self._directory
+
+    @property
+    def checkpoints(self) -> List[str]:
+        """The managed checkpoints still on disk, oldest first."""
+        return list(self._checkpoints)
+
+    @property
+    def latest_checkpoint(self) -> Optional[str]:
+        return self._checkpoints[-1] if self._checkpoints else None
+
+    @property
+    def checkpoint_interval(self) -> Optional[int]:
+        return self._interval
+
+    def save(self, checkpoint_number: Optional[int] = None, check_interval: bool = True,
+             options: Any = None) -> Optional[str]:
+        """Write the next checkpoint; returns its path (None if the interval has not passed)."""
+        if self._interval is not None and check_interval:
+            step = int(np.asarray(self._step_counter))
+            if self._last_step is not None and step < self._last_step + self._interval:
+                return None
+            self._last_step = step
+        counter = self._checkpoint.save_counter
+        counter.handle.value = np.asarray(counter.handle.read() + 1, np.int64)
+        number = int(counter.handle.value) if checkpoint_number is None \
+            else int(np.asarray(checkpoint_number))
+        path = self._checkpoint.write(f"{self._prefix}-{number}")
+        self._checkpoints = [p for p in self._checkpoints
+                             if os.path.normpath(p) != os.path.normpath(path)] + [path]
+        self._sweep()
+        _ckpt.write_state(self._directory, path, self._checkpoints)
+        return path
+
+    def _sweep(self) -> None:
+        if self._max_to_keep is None:
+            return
+        while len(self._checkpoints) > self._max_to_keep:
+            oldest = self._checkpoints.pop(0)
+            now = time.time()
+            if self._keep_hours is not None and now - self._last_kept_time >= \
+                    self._keep_hours * 3600:
+                self._last_kept_time = now
+                continue  # kept on disk, just no longer managed
+            for ext in (".json", ".safetensors"):
+                try:
+                    os.remove(oldest + ext)
+                except FileNotFoundError:
+                    pass
+
+    def restore_or_initialize(self) -> Optional[str]:
+        """Restore the latest checkpoint if there is one (returns its path), else run
+        init_fn and return None."""
+        latest = self.latest_checkpoint
+        if latest is not None:
+            self._checkpoint.restore(latest)
+            return latest
+        if self._init_fn is not None:
+            self._init_fn()
+        return None
+
+
+def list_variables(ckpt_dir_or_file: str) -> list:
+    """(path, shape) of every value in a checkpoint (or the latest one in a directory)."""
+    index, _ = _ckpt.read_checkpoint(_resolve(ckpt_dir_or_file))
+    return sorted((e["path"], e["shape"]) for e in index["variables"] + index["slots"])
+
+
+def load_variable(ckpt_dir_or_file: str, name: str) -> np.ndarray:
+    """The saved value at object path `name` (e.g. 'model/dense/kernel')."""
+    _, tensors = _ckpt.read_checkpoint(_resolve(ckpt_dir_or_file))
+    if name not in tensors:
+        raise ValueError(f"{ckpt_dir_or_file}: no value at path {name!r}; it has "
+                         f"{sorted(tensors)}")
+    return tensors[name]
+
+
+def _resolve(path: str) -> str:
+    path = os.fspath(path)
+    if os.path.isdir(path):
+        latest = latest_checkpoint(path)
+        if latest is None:
+            raise ValueError(f"{path}: no checkpoint found in this directory")
+        return latest
+    return path
+
