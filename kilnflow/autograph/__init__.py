@@ -1,0 +1,17 @@
+"""AutoGraph: Python control flow in functions becomes graph control flow on tensors.
+
+Two layers (STYLE.md rule 6): pyct/ and converters/ rewrite the AST and import no
+framework code; operators/ run in the converted code and decide on every call
+between Python semantics and graph ops. api.py ties them together.
+"""
+import types as _types
+
+from .api import ConversionError as ConversionError
+from .api import ConversionOptions as ConversionOptions
+from .api import convert as convert
+from .api import converted_call as converted_call
+from .api import do_not_convert as do_not_convert
+from .api import explain as explain
+from .api import to_code as to_code
+
+experimental = _types.SimpleNamespace(do_not_convert=do_not_convert)

@@ -1,0 +1,173 @@
+"""if / while / for -> ag__.if_stmt / while_stmt / for_stmt with functional bodies.
+
+Each body becomes a local function that takes the statement's state variables as
+arguments and returns them; the operator decides at run time whether to run it as
+Python or build a cond / while op. The state of a statement is what scope.analyze
+found: names it modifies that are live after it or carried between iterations.
+
+    while i < n:                 def loop_test(s, i):
+        s = s + x                    return i < n
+        i += 1          ->       def loop_body(s, i):
+                                     s = s + x
+                                     i += 1
+                                     return s, i
+                                 s, i = ag__.while_stmt(loop_test, loop_body, (s, i), ('s', 'i'))
+
+A state name not bound before the statement is first set to ag__.Undefined('name').
+"""
+import ast
+
+from ..pyct import scope
+from ..pyct import templates
+from ..pyct import transformer
+
+
+def _has_walrus(node: ast.AST) -> bool:
+    return any(isinstance(n, ast.NamedExpr) for n in ast.walk(node))
+
+
+class _ControlFlowTransformer(transformer.Transformer):
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self.declarations = []  # per enclosing def: {name: 'global' | 'nonlocal'}
+
+    def visit_function(self, node):
+        kinds = {}
+        if isinstance(node, ast.FunctionDef):
+            scope.analyze(node)
+            kinds = scope.declaration_kinds(node)
+        self.declarations.append(kinds)
+        try:
+            return self.generic_visit(node)
+        finally:
+            self.declarations.pop()
+
+    # Pieces shared by the three statements.
+
+    def _declare(self, body: list) -> list:
+        """global / nonlocal lines a body function needs to write the def's names."""
+        kinds = self.declarations[-1] if self.declarations else {}
+        written = [n for n in scope.writes(body) if n in kinds]
+        lines = []
+        for kind in ("global", "nonlocal"):
+            names = [n for n in written if kinds[n] == kind]
+            if names:
+                lines += templates.replace(f"{kind} {', '.join(names)}")
+        return lines
+
+    def _initialize(self, node, state: list) -> list:
+        """Bind state names that may be unbound before the statement."""
+        lines = []
+        for name in state:
+            if node.ag_defined is None or name in node.ag_defined:
+                continue
+            if name in node.ag_maybe:
+                template = "name = ag__.ld_or_undefined(locals(), symbol)"
+            else:
+                template = "name = ag__.Undefined(symbol)"
+            lines += templates.replace(template, origin=node, name=name,
+                                       symbol=templates.constant(name))
+        return lines
+
+    def _returning(self, body: list, state: list) -> list:
+        """`body` followed by `return <state>` (body made non-empty)."""
+        body = self._declare(body) + [s for s in body if not isinstance(s, ast.Pass)]
+        if state:
+            return body + templates.replace("return state", state=templates.names_expr(state))
+        return body or [ast.Pass()]
+
+    @staticmethod
+    def _call(template: str, node, state: list, **subs) -> list:
+        """The operator call, assigning the new state back when there is any."""
+        call = templates.replace_expr(template, origin=node, **subs,
+                                      state=templates.tuple_expr(
+                                          ast.Name(id=n, ctx=ast.Load()) for n in state),
+                                      names=templates.constant(tuple(state)))
+        appended = [n for n in getattr(node, "ag_appended", []) if n in state]
+        if appended:
+            call.keywords.append(ast.keyword(arg="appended",
+                                             value=templates.constant(tuple(appended))))
+        if not state:
+            return templates.replace("call", origin=node, call=call)
+        return templates.replace("target = call", origin=node, call=call,
+                                 target=templates.names_expr(state, ast.Store()))
+
+    # The statements.
+
+    def visit_If(self, node: ast.If) -> list:
+        node = self.generic_visit(node)
+        state = node.ag_state
+        self.ctx.record(node, "if", "if -> ag__.if_stmt (a cond op if the condition is a "
+                                    "tensor, else a Python if)")
+        true_name = self.ctx.namer.new("if_true")
+        false_name = self.ctx.namer.new("if_false")
+        functions = templates.replace("""
+            def true_name(state):
+                body
+            def false_name(state):
+                orelse
+        """, origin=node, true_name=true_name, false_name=false_name, state=state,
+            body=self._returning(node.body, state), orelse=self._returning(node.orelse, state))
+        call = self._call("ag__.if_stmt(test, true_fn, false_fn, state, names)", node, state,
+                          test=node.test, true_fn=true_name, false_fn=false_name)
+        return self._initialize(node, state) + functions + call
+
+    def visit_While(self, node: ast.While) -> list:
+        node = self.generic_visit(node)
+        if _has_walrus(node.test) or node.orelse:
+            self.ctx.record(node, "while", "stays a Python while (:= in the condition)")
+            return node
+        state = node.ag_state
+        self.ctx.record(node, "while", "while -> ag__.while_stmt (a while op if the condition "
+                                       "is a tensor, else a Python loop)")
+        test_name = self.ctx.namer.new("loop_test")
+        body_name = self.ctx.namer.new("loop_body")
+        functions = templates.replace("""
+            def test_name(state):
+                return test
+            def body_name(state):
+                body
+        """, origin=node, test_name=test_name, body_name=body_name, state=state,
+            test=node.test, body=self._returning(node.body, state))
+        call = self._call("ag__.while_stmt(test_fn, body_fn, state, names)", node, state,
+                          test_fn=test_name, body_fn=body_name)
+        return self._initialize(node, state) + functions + call
+
+    def visit_For(self, node: ast.For) -> list:
+        node = self.generic_visit(node)
+        if node.orelse:
+            return node
+        state = node.ag_state
+        self.ctx.record(node, "for", "for -> ag__.for_stmt (a while op over a tensor's rows "
+                                     "or kf.range, else a Python loop)")
+        body = node.body
+        if isinstance(node.target, ast.Name) and node.target.id not in state:
+            iterate = node.target.id
+        else:
+            iterate = self.ctx.namer.new("itr")
+            body = templates.replace("target = iterate", origin=node.target,
+                                     target=node.target, iterate=iterate) + body
+        functions = []
+        extra_test = ast.Constant(value=None)
+        tests = getattr(node, "ag_extra_tests", [])
+        if tests:
+            extra_name = self.ctx.namer.new("extra_test")
+            combined = tests[0] if len(tests) == 1 else ast.BoolOp(op=ast.And(), values=tests)
+            functions += templates.replace("""
+                def extra_name(state):
+                    return combined
+            """, origin=node, extra_name=extra_name, state=state, combined=combined)
+            extra_test = ast.Name(id=extra_name, ctx=ast.Load())
+        body_name = self.ctx.namer.new("loop_body")
+        functions += templates.replace("""
+            def body_name(iterate, state):
+                body
+        """, origin=node, body_name=body_name, iterate=iterate, state=state,
+            body=self._returning(body, state))
+        call = self._call("ag__.for_stmt(iterated, extra_test, body_fn, state, names)", node,
+                          state, iterated=node.iter, extra_test=extra_test, body_fn=body_name)
+        return self._initialize(node, state) + functions + call
+
+
+def transform(tree: ast.AST, ctx) -> ast.AST:
+    return _ControlFlowTransformer(ctx).visit(tree)

@@ -1,0 +1,111 @@
+"""if_stmt and if_exp: a Python if, or kf.cond when the condition is a graph tensor.
+
+    a, b = ag__.if_stmt(cond, if_true, if_false, (a, b), ('a', 'b'))
+
+if_true / if_false take the state values as arguments and return the new ones
+(one value for one name, a tuple for several, nothing for none). A Python value
+or an eager tensor as condition runs exactly one branch, as Python would.
+"""
+from . import _dispatch
+from . import _tensor_state
+from . import records
+from . import special_values
+
+
+def as_tuple(result, count: int) -> tuple:
+    """A body's return value as a tuple of `count` state values."""
+    if count == 0:
+        return ()
+    if count == 1:
+        return (result,)
+    return tuple(result)
+
+
+def from_tuple(state: tuple, count: int):
+    """What the generated assignment expects: the value itself for one name."""
+    return state[0] if count == 1 else tuple(state)
+
+
+def if_stmt(cond, if_true, if_false, state, names):
+    """Run the branch `cond` selects, or build a cond op for a graph tensor."""
+    location = _dispatch.user_location()
+    outcome = records.outcome_of(cond)
+    records.record(location, "if", outcome)
+    if outcome == "graph":
+        return from_tuple(tensor_if(cond, if_true, if_false, tuple(state), names, location),
+                          len(names))
+    branch = if_true if cond else if_false
+    return branch(*state)
+
+
+def if_exp(cond, if_true, if_false):
+    """`if_true() if cond else if_false()`, lazily; a cond op for a graph tensor."""
+    if _dispatch.is_symbolic(cond):
+        location = _dispatch.user_location()
+        records.record(location, "ternary", "graph")
+        result, = tensor_if(cond, if_true, if_false, (), ("<value>",), location)
+        return result
+    return if_true() if cond else if_false()
+
+
+class _TraceOtherBranchFirst(Exception):
+    """The first traced branch left retval_ undefined: the other must go first."""
+
+
+def _branch_runner(fn, state, names, location, label, other_label, first_outputs):
+    """A no-argument function for kf.cond that runs one branch and flattens its state.
+
+    The first branch traced stores its outputs in `first_outputs`; the second is
+    checked against them, and an undefined retval_ in it becomes zeros shaped like
+    the first branch's (do_return is False on that path, so they are never read).
+    """
+    def run():
+        outputs = list(as_tuple(fn(*state), len(names)))
+        first = not first_outputs
+        for index, (name, value) in enumerate(zip(names, outputs)):
+            if isinstance(value, special_values.UndefinedReturnValue):
+                if first:
+                    raise _TraceOtherBranchFirst()
+                outputs[index] = _tensor_state.placeholder_like(first_outputs[index])
+            elif isinstance(value, special_values.Undefined):
+                raise ValueError(f"'{name}' must also be initialized in the {label} branch: "
+                                 f"it is set in the {other_label} branch of a tensor `if` and "
+                                 "used after it" + _dispatch.where(location))
+            if not first and not _tensor_state.same_structure(first_outputs[index],
+                                                              outputs[index]):
+                raise TypeError(f"'{name}' has a different structure in the two branches of "
+                                f"a tensor `if`" + _dispatch.where(location))
+        leaves = []
+        for name, value in zip(names, outputs):
+            leaves += [_tensor_state.to_tensor(leaf, name, location)
+                       for leaf in _tensor_state.flatten(value)]
+        if first:
+            first_outputs.extend(_tensor_state.pack(outputs, leaves))
+        return tuple(leaves)
+    return run
+
+
+def tensor_if(pred, if_true, if_false, state: tuple, names, location) -> tuple:
+    """Build kf.cond(pred, ...) over the branch functions; returns the new state tuple."""
+    cond = _dispatch.op("cond")
+    for swapped in (False, True):
+        first_outputs = []
+        if swapped:
+            pred = _dispatch.op("logical_not")(pred)
+            if_true, if_false = if_false, if_true
+        labels = ("else", "if") if swapped else ("if", "else")
+        true_fn = _branch_runner(if_true, state, names, location, labels[0], labels[1],
+                                 first_outputs)
+        false_fn = _branch_runner(if_false, state, names, location, labels[1], labels[0],
+                                  first_outputs)
+        try:
+            leaves = cond(pred, true_fn, false_fn)
+        except _TraceOtherBranchFirst:
+            if swapped:
+                raise ValueError("a tensor `if` returns from the function in neither branch "
+                                 "it traced first" + _dispatch.where(location)) from None
+            continue
+        if not isinstance(leaves, (tuple, list)):
+            leaves = (leaves,)
+        return tuple(_tensor_state.pack(first_outputs, leaves))
+    raise AssertionError("unreachable")

@@ -1,0 +1,20 @@
+"""assert_stmt: Python's assert, or an Assert op for a graph tensor test."""
+from . import _dispatch
+from . import records
+
+
+def assert_stmt(test, message_fn):
+    """Raise AssertionError(message_fn()) if test is false; an Assert op on tensors."""
+    location = _dispatch.user_location()
+    records.record(location, "assert", records.outcome_of(test))
+    if _dispatch.is_symbolic(test):
+        message = message_fn()
+        data = [message if message is not None else f"Assertion failed"
+                + _dispatch.where(location)]
+        framework = _dispatch.framework()
+        assert_op = getattr(framework, "Assert", None) or _dispatch.op("debugging.Assert")
+        return assert_op(test, data)
+    if not test:
+        message = message_fn()
+        raise AssertionError(*(() if message is None else (message,)))
+    return None

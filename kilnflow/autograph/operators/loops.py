@@ -1,0 +1,197 @@
+"""while_stmt and for_stmt: Python loops, or kf.while_loop for graph tensors.
+
+    s, i = ag__.while_stmt(loop_test, loop_body, (s, i), ('s', 'i'))
+    s = ag__.for_stmt(items, extra_test, loop_body, (s,), ('s',))
+
+loop_test(*state) -> bool, loop_body(*state) -> new state, loop_body of a for
+takes the item first; extra_test(*state) (or None) stops a for loop early (break,
+return). `appended` names state variables that are lists only appended to.
+The loop is Python while its test is a Python value or an eager tensor; once the
+test is a graph tensor, the remaining iterations become one while op.
+"""
+from . import _dispatch
+from . import _tensor_state
+from . import conditional
+from . import lists
+from . import records
+from . import special_values
+from .conditional import as_tuple, from_tuple
+
+
+def while_stmt(test, body, state, names, appended=()):
+    """`while test(*state): state = body(*state)`, or a while op."""
+    location = _dispatch.user_location()
+    count = len(names)
+    state = tuple(state)
+    outcome = "python"
+    while True:
+        keep_going = test(*state)
+        if _dispatch.is_symbolic(keep_going):
+            records.record(location, "while", "graph")
+            return from_tuple(tensor_while(test, body, state, names, appended, location),
+                              count)
+        if _dispatch.is_tensor(keep_going):
+            outcome = "eager"
+        if not keep_going:
+            break
+        state = as_tuple(body(*state), count)
+    records.record(location, "while", outcome)
+    return from_tuple(state, count)
+
+
+def for_stmt(iterated, extra_test, body, state, names, appended=()):
+    """`for item in iterated: state = body(item, *state)` (stopping when extra_test
+    fails), or a while op over the rows of a graph tensor."""
+    location = _dispatch.user_location()
+    count = len(names)
+    state = tuple(state)
+    if _dispatch.is_symbolic(iterated):
+        records.record(location, "for", "graph")
+        return from_tuple(tensor_for(iterated, extra_test, body, state, names, appended,
+                                     location), count)
+    records.record(location, "for", records.outcome_of(iterated))
+    iterator = iter(iterated)
+    while True:
+        if extra_test is not None:
+            keep_going = extra_test(*state)
+            if _dispatch.is_symbolic(keep_going):
+                state = _gated_iterations(iterator, keep_going, extra_test, body, state, names,
+                                          location)
+                break
+            if not keep_going:
+                break
+        try:
+            item = next(iterator)
+        except StopIteration:
+            break
+        state = as_tuple(body(item, *state), count)
+    return from_tuple(state, count)
+
+
+def _gated_iterations(iterator, keep_going, extra_test, body, state, names, location):
+    """The rest of a Python loop after a break/return that depends on a graph tensor:
+    still unrolled, but each iteration runs inside a cond on "not stopped yet"."""
+    records.record(location, "for", "graph")
+    count = len(names)
+    for item in iterator:
+        state = conditional.tensor_if(
+            keep_going, lambda *values: body(item, *values),
+            lambda *values: from_tuple(values, count), state, names, location)
+        keep_going = extra_test(*state)
+        if not _dispatch.is_symbolic(keep_going) and not keep_going:
+            break
+    return state
+
+
+def _static_length(iterated):
+    shape = _tensor_state.dims(iterated.shape)
+    return shape[0] if shape else None
+
+
+def tensor_for(iterated, extra_test, body, state, names, appended, location) -> tuple:
+    """A while op over the rows iterated[0], iterated[1], ... of a graph tensor."""
+    length = _static_length(iterated)
+    if length is None:
+        length = _dispatch.op("shape")(iterated)[0]
+    count = len(names)
+
+    def test(index, *values):
+        more = index < length
+        if extra_test is None:
+            return more
+        return _dispatch.op("logical_and")(more, extra_test(*values))
+
+    def step(index, *values):
+        return (index + 1,) + as_tuple(body(iterated[index], *values), count)
+
+    start = _dispatch.op("constant")(0)
+    result = tensor_while(test, step, (start,) + tuple(state), ("<iteration>",) + tuple(names),
+                          appended, location)
+    return result[1:]
+
+
+def _initial_values(state, names, appended, location) -> tuple:
+    """Loop state ready for a while op, and whether a dry run must fill some of it."""
+    values = []
+    needs_dry_run = False
+    for name, value in zip(names, state):
+        if name in appended and isinstance(value, list):
+            if value:
+                value = lists.new_tensor_list(name, value, location)
+            else:
+                value = lists.SpecRecorder()
+                needs_dry_run = True
+        elif isinstance(value, special_values.UndefinedReturnValue):
+            needs_dry_run = True
+        elif isinstance(value, special_values.Undefined):
+            raise ValueError(f"'{name}' must be defined before the loop: it is assigned in a "
+                             "tensor loop and used after it" + _dispatch.where(location))
+        else:
+            value = _tensor_state.pack(value, [_tensor_state.to_tensor(leaf, name, location)
+                                               for leaf in _tensor_state.flatten(value)])
+        values.append(value)
+    return values, needs_dry_run
+
+
+def _dry_run(body, values, names, location) -> list:
+    """Learn what an undefined retval_ or an empty list becomes by tracing the body once
+    inside a cond whose branch never runs, then build those values before the loop."""
+    seen = []
+    kf_constant = _dispatch.op("constant")
+
+    def trace_body():
+        seen.extend(as_tuple(body(*values), len(names)))
+        return kf_constant(0)
+
+    try:
+        _dispatch.op("cond")(kf_constant(False), trace_body, lambda: kf_constant(0))
+    except Exception as e:
+        raise ValueError(f"could not find the dtype and shape of the undefined loop "
+                         f"variables ({e}); define them before the loop"
+                         + _dispatch.where(location)) from e
+    filled = []
+    for name, value, after in zip(names, values, seen):
+        if isinstance(value, lists.SpecRecorder):
+            value = lists.new_tensor_list(name, [], location, first=value.first)
+        elif isinstance(value, special_values.UndefinedReturnValue):
+            if special_values.is_undefined(after):
+                raise ValueError("a return inside a tensor loop could not be given a value "
+                                 "before the loop" + _dispatch.where(location))
+            value = _tensor_state.placeholder_like(after)
+        filled.append(value)
+    return filled
+
+
+def tensor_while(test, body, state, names, appended, location) -> tuple:
+    """Build kf.while_loop over the flattened state; returns the state after the loop."""
+    values, needs_dry_run = _initial_values(state, names, appended, location)
+    if needs_dry_run:
+        values = _dry_run(body, values, names, location)
+    before = [_tensor_state.flatten(v) for v in values]
+    count = len(names)
+
+    def unflatten(leaves):
+        return _tensor_state.pack(values, leaves)
+
+    def loop_test(*leaves):
+        keep_going = test(*unflatten(leaves))
+        return _tensor_state.to_tensor(keep_going, "<loop condition>", location)
+
+    def loop_body(*leaves):
+        new = as_tuple(body(*unflatten(leaves)), count)
+        result = []
+        for name, old, value, old_leaves in zip(names, values, new, before):
+            if not _tensor_state.same_structure(old, value):
+                raise TypeError(f"loop variable '{name}' changes its structure in the loop: "
+                                f"{old!r} before, {value!r} after one iteration"
+                                + _dispatch.where(location))
+            result += [_tensor_state.check_iteration(name, b, a, location)
+                       for b, a in zip(old_leaves, _tensor_state.flatten(value))]
+        return tuple(result)
+
+    leaves = [leaf for group in before for leaf in group]
+    out = _dispatch.op("while_loop")(loop_test, loop_body, tuple(leaves))
+    if not isinstance(out, (tuple, list)):
+        out = (out,)
+    final = unflatten(out)
+    return tuple(v.stack() if isinstance(v, lists.TensorList) else v for v in final)
