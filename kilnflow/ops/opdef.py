@@ -24,7 +24,7 @@ class OpDef:
 
     __slots__ = ("name", "shape", "kernel", "grad", "stateful", "random", "commutative",
                  "fusable", "multi_output", "same_dtype", "dtypes", "check_eager", "watch_attr",
-                 "__weakref__")
+                 "codegen", "__weakref__")
 
     def __init__(self, name: str, shape: Callable, kernel: Callable, grad: Optional[Callable],
                  stateful: bool, random: bool, commutative: bool, fusable: Optional[str],
@@ -43,6 +43,8 @@ class OpDef:
         self.dtypes = dtypes
         self.check_eager = check_eager
         self.watch_attr = watch_attr
+        # codegen(op, emitter, env, indent): emits source itself (control flow); None: a call
+        self.codegen: Optional[Callable] = None
 
     @property
     def elementwise(self) -> bool:

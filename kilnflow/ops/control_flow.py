@@ -1,0 +1,606 @@
+"""Control-flow ops: cond (If), while_loop (While), case, switch_case, TensorArray.
+
+Eagerly these are plain Python. While a graph is built, branches and loop bodies are
+traced into subgraphs held in attrs; codegen emits them as a Python `if` / `while` in the
+generated source (the `codegen` hooks), and the kernels evaluate them for the interpreter.
+Gradients replay a subgraph's stateless ops under a tape (If) or recompute the forward
+states and run the body's vector-Jacobian product backwards (While).
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, List, Optional, Sequence
+
+import numpy as np
+
+from kilnflow import errors, nest
+from kilnflow.context import ctx
+from kilnflow.ops import array, math
+from kilnflow.ops.convert import convert_to_tensor
+from kilnflow.ops.opdef import bind, defop
+from kilnflow.shapes import TensorShape, TensorSpec
+from kilnflow.tensor import SymbolicTensor, Tensor, is_symbolic
+
+
+# ---------------------------------------------------------------- subgraphs
+
+class Subgraph:
+    """A traced function graph used as an attr (hashable by identity).
+
+    `capture_positions[i]` is the position, among the op's captured inputs, of the outer
+    tensor that feeds this graph's i-th captured placeholder.
+    """
+
+    def __init__(self, graph: Any, n_args: int, capture_positions: tuple):
+        self.graph = graph
+        self.n_args = n_args
+        self.capture_positions = capture_positions
+        self._compiled: Optional[Callable] = None
+
+    def feed(self, args: Sequence, captured: Sequence) -> list:
+        return list(args) + [captured[p] for p in self.capture_positions]
+
+    def run(self, args: Sequence, captured: Sequence) -> tuple:
+        """Run on arrays: compiled to generated Python on first use."""
+        if self._compiled is None:
+            from kilnflow.runtime import codegen, loader
+            g = self.graph
+            source, globals_, _ = codegen.generate(g.name, g.operations, g.inputs, g.outputs)
+            self._compiled = loader.load(source, globals_, g.name)
+        return self._compiled(*self.feed(args, captured))
+
+    def __repr__(self) -> str:
+        return f"<Subgraph {self.graph.name}: {len(self.graph.operations)} ops>"
+
+
+def _trace(name: str, fn: Callable, arg_specs: Sequence[TensorSpec], outer: Any) -> tuple:
+    """Trace fn(*placeholders) into a FuncGraph nested in `outer`; returns (graph, result)."""
+    from kilnflow.function.func_graph import FuncGraph
+    graph = FuncGraph(outer.unique_name(name, mark_as_used=False).replace("/", "_"),
+                      outer_graph=outer)
+    with graph.as_default():
+        args = [graph.placeholder(s.dtype, s.shape, name=s.name or f"arg{i}")
+                for i, s in enumerate(arg_specs)]
+        graph.inputs = list(args)
+        result = fn(*args)
+        flat = [graph.capture(convert_to_tensor(x)) if x is not None else None
+                for x in nest.flatten(result)]
+    return graph, result, flat
+
+
+def _unify_captures(graphs: Sequence) -> tuple:
+    """Outer tensors captured by any of `graphs` (deduplicated), and each graph's positions."""
+    outer: List[SymbolicTensor] = []
+    index: dict = {}
+    positions = []
+    for g in graphs:
+        mine = []
+        for t, placeholder in g.captures:
+            if id(t) not in index:
+                index[id(t)] = len(outer)
+                outer.append(t)
+            mine.append(index[id(t)])
+            g.inputs.append(placeholder)
+        positions.append(tuple(mine))
+    return outer, positions
+
+
+def _any_stateful(*graphs: Any) -> bool:
+    return any(op.opdef.stateful for g in graphs for op in g.operations)
+
+
+def replay(graph: Any, inputs: Sequence) -> list:
+    """Re-apply graph's ops (except output-less side effects) to `inputs` in the current
+    mode; returns the values of graph.outputs. Used to differentiate subgraphs."""
+    env = {id(p): x for p, x in zip(graph.inputs, inputs)}
+    for op in graph.operations:
+        if op.type == "Placeholder" or not op.outputs:
+            continue
+        result = bind(op.opdef, [env[id(t)] for t in op.inputs], op.attrs)
+        outs = result if op.opdef.multi_output else (result,)
+        for t, value in zip(op.outputs, outs):
+            env[id(t)] = value
+    return [env[id(t)] for t in graph.outputs]
+
+
+# ---------------------------------------------------------------- cond
+
+def _if_rule(pred: Any, *captured: Any, then_branch: Subgraph, else_branch: Subgraph,
+             output_specs: tuple) -> list:
+    if pred.shape.rank not in (None, 0):
+        raise ValueError(f"cond: the predicate must be a scalar, got shape {pred.shape}")
+    return list(output_specs)
+
+
+def _if_kernel(pred: Any, *captured: Any, then_branch: Subgraph, else_branch: Subgraph,
+               output_specs: tuple) -> tuple:
+    return (then_branch if pred else else_branch).run((), captured)
+
+
+def _if_codegen(op: Any, emitter: Any, env: dict, indent: str) -> None:
+    from kilnflow.runtime.codegen import emit_body
+    pred = env[id(op.inputs[0])]
+    outs = [emitter.namer.fresh(op.name) for _ in op.outputs]
+    captured = [env[id(t)] for t in op.inputs[1:]]
+    for keyword, branch in (("if", op.attrs["then_branch"]), ("else", op.attrs["else_branch"])):
+        emitter.lines.append(f"{indent}{keyword} {pred}:" if keyword == "if" else
+                             f"{indent}else:")
+        inner = indent + "    "
+        g = branch.graph
+        benv = {id(p): v for p, v in zip(g.inputs, branch.feed((), captured))}
+        keep = {id(t) for t in g.outputs} | {id(p) for p in g.inputs}
+        start = len(emitter.lines)
+        emit_body(g.operations, emitter, benv, inner, keep)
+        if outs:
+            values = [benv[id(t)] for t in g.outputs]
+            emitter.lines.append(f"{inner}{', '.join(outs)} = {', '.join(values)}")
+        elif len(emitter.lines) == start:
+            emitter.lines.append(f"{inner}pass")
+    for t, name in zip(op.outputs, outs):
+        env[id(t)] = name
+
+
+def _if_grad(op: Any, *dys: Any) -> list:
+    pred, captured = op.inputs[0], list(op.inputs[1:])
+    dys = [d if d is not None else array.zeros_like(o) for d, o in zip(dys, op.outputs)]
+
+    def branch_grads(branch: Subgraph) -> Callable:
+        def grads() -> list:
+            from kilnflow.autodiff.tape import GradientTape
+            inputs = branch.feed((), captured)
+            with GradientTape(watch_accessed_variables=False) as tape:
+                tape.watch(captured)
+                outs = replay(branch.graph, inputs)
+            found = tape.gradient(outs, captured, output_gradients=dys)
+            return [g if g is not None else array.zeros_like(c)
+                    for g, c in zip(found, captured)]
+        return grads
+
+    differentiable = [c.dtype.is_floating for c in captured]
+    if not captured:
+        return [None]
+    grads = cond(pred, branch_grads(op.attrs["then_branch"]),
+                 branch_grads(op.attrs["else_branch"]))
+    grads = grads if isinstance(grads, (list, tuple)) else [grads]
+    return [None] + [g if ok else None for g, ok in zip(grads, differentiable)]
+
+
+IF = defop("If", shape=_if_rule, kernel=_if_kernel, grad=_if_grad, multi_output=True,
+           same_dtype=False, stateful=True)
+STATELESS_IF = defop("StatelessIf", shape=_if_rule, kernel=_if_kernel, grad=_if_grad,
+                     multi_output=True, same_dtype=False)
+IF.codegen = _if_codegen
+STATELESS_IF.codegen = _if_codegen
+
+
+def _merge_specs(a: Any, b: Any, what: str) -> TensorSpec:
+    if a.dtype is not b.dtype:
+        raise TypeError(errors.with_location(
+            f"cond: {what} has dtype {a.dtype.name} in the true branch but {b.dtype.name} in "
+            f"the false branch; both branches must return the same dtypes"))
+    return TensorSpec(a.shape.most_specific_common_supertype(b.shape), a.dtype)
+
+
+def cond(pred: Any, true_fn: Optional[Callable] = None, false_fn: Optional[Callable] = None,
+         name: Optional[str] = None) -> Any:
+    """Returns true_fn() if pred is true, else false_fn(); a graph If op when building.
+
+    >>> import kilnflow as kf
+    >>> kf.cond(kf.constant(3) > 2, lambda: kf.constant(1), lambda: kf.constant(0)).numpy()
+    np.int32(1)
+    """
+    if true_fn is None or false_fn is None:
+        raise TypeError("cond: true_fn and false_fn are required")
+    if not is_symbolic(pred):
+        return true_fn() if bool(pred) else false_fn()
+    outer = ctx.graph
+    pred = convert_to_tensor(pred)
+    if not pred.dtype.is_bool:
+        raise TypeError(f"cond: pred must be a bool tensor, got {pred.dtype.name}")
+    then_graph, then_result, then_flat = _trace("cond_true", true_fn, (), outer)
+    else_graph, else_result, else_flat = _trace("cond_false", false_fn, (), outer)
+    try:
+        nest.assert_same_structure(then_result, else_result)
+    except ValueError:
+        raise ValueError(errors.with_location(
+            f"cond: true_fn and false_fn must return the same structure, got "
+            f"{then_result!r} and {else_result!r}")) from None
+    if any((a is None) != (b is None) for a, b in zip(then_flat, else_flat)):
+        raise ValueError(errors.with_location("cond: a branch returned None where the other "
+                                              "returned a value"))
+    then_graph.outputs = [t for t in then_flat if t is not None]
+    else_graph.outputs = [t for t in else_flat if t is not None]
+    specs = tuple(_merge_specs(a, b, f"output {i}")
+                  for i, (a, b) in enumerate(zip(then_graph.outputs, else_graph.outputs)))
+    captured, (then_pos, else_pos) = _unify_captures([then_graph, else_graph])
+    opdef = IF if _any_stateful(then_graph, else_graph) else STATELESS_IF
+    attrs = {"then_branch": Subgraph(then_graph, 0, then_pos),
+             "else_branch": Subgraph(else_graph, 0, else_pos), "output_specs": specs}
+    outs = iter(bind(opdef, [pred] + captured, attrs, name=name or "cond"))
+    return nest.pack_sequence_as(then_result, [next(outs) if t is not None else None
+                                               for t in then_flat])
+
+
+def case(pred_fn_pairs: Sequence, default: Optional[Callable] = None,
+         exclusive: bool = False, strict: bool = False, name: str = "case") -> Any:
+    """The fn of the first pair whose predicate is true (else default), as nested conds."""
+    pairs = list(pred_fn_pairs.items() if isinstance(pred_fn_pairs, dict) else pred_fn_pairs)
+    if not pairs:
+        if default is None:
+            raise ValueError("case: needs at least one (pred, fn) pair or a default")
+        return default()
+    if default is None:
+        default = pairs[-1][1]
+        pairs = pairs[:-1]
+    result = default
+    for pred, fn in reversed(pairs):
+        result = (lambda p, f, rest: lambda: cond(p, f, rest))(pred, fn, result)
+    return result()
+
+
+def switch_case(branch_index: Any, branch_fns: Any, default: Optional[Callable] = None,
+                name: str = "switch_case") -> Any:
+    """branch_fns[branch_index]() (out-of-range indices run default, else the last)."""
+    fns = list(branch_fns.items()) if isinstance(branch_fns, dict) else list(
+        enumerate(branch_fns))
+    if not is_symbolic(branch_index):
+        index = int(branch_index)
+        for key, fn in fns:
+            if key == index:
+                return fn()
+        return (default or fns[-1][1])()
+    index = convert_to_tensor(branch_index)
+    pairs = [(math.equal(index, key), fn) for key, fn in fns]
+    return case(pairs, default=default or fns[-1][1], name=name)
+
+
+# ---------------------------------------------------------------- while_loop
+
+def _while_rule(*inputs: Any, cond_graph: Subgraph, body_graph: Subgraph, n_vars: int,
+                maximum_iterations: Any, output_specs: tuple) -> list:
+    return list(output_specs)
+
+
+def _while_kernel(*inputs: Any, cond_graph: Subgraph, body_graph: Subgraph, n_vars: int,
+                  maximum_iterations: Any, output_specs: tuple) -> tuple:
+    state, captured = tuple(inputs[:n_vars]), inputs[n_vars:]
+    count = 0
+    while maximum_iterations is None or count < maximum_iterations:
+        if not cond_graph.run(state, captured)[0]:
+            break
+        state = tuple(body_graph.run(state, captured))
+        count += 1
+    return state
+
+
+def _while_codegen(op: Any, emitter: Any, env: dict, indent: str) -> None:
+    from kilnflow.runtime.codegen import emit_body
+    n = op.attrs["n_vars"]
+    cond_graph, body_graph = op.attrs["cond_graph"], op.attrs["body_graph"]
+    limit = op.attrs["maximum_iterations"]
+    state = [emitter.namer.fresh(op.name) for _ in range(n)]
+    captured = [env[id(t)] for t in op.inputs[n:]]
+    inner = indent + "    "
+    if state:
+        initial = [env[id(t)] for t in op.inputs[:n]]
+        emitter.lines.append(f"{indent}{', '.join(state)} = {', '.join(initial)}")
+    counter = emitter.namer.fresh("iterations") if limit is not None else None
+    if counter:
+        emitter.lines.append(f"{indent}{counter} = 0")
+    emitter.lines.append(f"{indent}while True:")
+    if counter:
+        emitter.lines.append(f"{inner}if {counter} >= {int(limit)}:")
+        emitter.lines.append(f"{inner}    break")
+    for sub, is_cond in ((cond_graph, True), (body_graph, False)):
+        g = sub.graph
+        benv = {id(p): v for p, v in zip(g.inputs, sub.feed(state, captured))}
+        keep = {id(t) for t in g.outputs} | {id(p) for p in g.inputs}
+        emit_body(g.operations, emitter, benv, inner, keep)
+        values = [benv[id(t)] for t in g.outputs]
+        if is_cond:
+            emitter.lines.append(f"{inner}if not {values[0]}:")
+            emitter.lines.append(f"{inner}    break")
+        elif state:
+            emitter.lines.append(f"{inner}{', '.join(state)} = {', '.join(values)}")
+    if counter:
+        emitter.lines.append(f"{inner}{counter} += 1")
+    for t, name in zip(op.outputs, state):
+        env[id(t)] = name
+
+
+def _while_grad(op: Any, *dys: Any) -> list:
+    n = op.attrs["n_vars"]
+    loop_vars, captured = list(op.inputs[:n]), list(op.inputs[n:])
+    body = op.attrs["body_graph"]
+    dys = [d if d is not None else array.zeros_like(o) for d, o in zip(dys, op.outputs)]
+    vjp = _body_vjp(body, loop_vars, captured, op.graph if hasattr(op, "graph") else ctx.graph)
+    attrs = {"cond_graph": op.attrs["cond_graph"], "body_graph": body, "vjp_graph": vjp,
+             "n_vars": n, "maximum_iterations": op.attrs["maximum_iterations"],
+             "output_specs": tuple(TensorSpec(t.shape, t.dtype)
+                                   for t in loop_vars + captured)}
+    grads = bind(WHILE_GRAD, loop_vars + captured + dys, attrs, name="while_grad")
+    return [g if t.dtype.is_floating else None for g, t in zip(grads, loop_vars + captured)]
+
+
+def _body_vjp(body: Subgraph, loop_vars: list, captured: list, outer: Any) -> Subgraph:
+    """A graph (state, captured, d_new_state) -> (d_state, d_captured) for one iteration."""
+    from kilnflow.autodiff.tape import GradientTape
+    from kilnflow.function.func_graph import FuncGraph
+    from kilnflow.context import building
+    graph = FuncGraph("while_body_vjp")
+    with building(graph):
+        state = [graph.placeholder(t.dtype, p.shape, name=f"state{i}")
+                 for i, (t, p) in enumerate(zip(loop_vars, body.graph.inputs))]
+        caps = [graph.placeholder(t.dtype, t.shape, name=f"captured{i}")
+                for i, t in enumerate(captured)]
+        seeds = [graph.placeholder(t.dtype, p.shape, name=f"d_state{i}")
+                 for i, (t, p) in enumerate(zip(loop_vars, body.graph.inputs))]
+        graph.inputs = state + caps + seeds
+        sources = state + caps
+        with GradientTape(watch_accessed_variables=False) as tape:
+            tape.watch(sources)
+            outs = replay(body.graph, body.feed(state, caps))
+        float_outs = [(o, s) for o, s in zip(outs, seeds) if o.dtype.is_floating]
+        found = tape.gradient([o for o, _ in float_outs], sources,
+                              output_gradients=[s for _, s in float_outs]) \
+            if float_outs else [None] * len(sources)
+        graph.outputs = [graph.capture(g if g is not None else array.zeros_like(s))
+                         for g, s in zip(found, sources)]
+    return Subgraph(graph, len(graph.inputs), ())
+
+
+def _while_grad_kernel(*inputs: Any, cond_graph: Subgraph, body_graph: Subgraph,
+                       vjp_graph: Subgraph, n_vars: int, maximum_iterations: Any,
+                       output_specs: tuple) -> tuple:
+    n_caps = len(output_specs) - n_vars
+    state = tuple(inputs[:n_vars])
+    captured = tuple(inputs[n_vars:n_vars + n_caps])
+    d_state = list(inputs[n_vars + n_caps:])
+    history = []  # the forward states each iteration started from
+    while maximum_iterations is None or len(history) < maximum_iterations:
+        if not cond_graph.run(state, captured)[0]:
+            break
+        history.append(state)
+        state = tuple(body_graph.run(state, captured))
+    d_captured = [np.zeros_like(c) for c in captured]
+    for past in reversed(history):
+        grads = vjp_graph.run(list(past) + list(captured) + d_state, ())
+        d_state = list(grads[:n_vars])
+        d_captured = [a + b for a, b in zip(d_captured, grads[n_vars:])]
+    return tuple(d_state) + tuple(d_captured)
+
+
+WHILE = defop("While", shape=_while_rule, kernel=_while_kernel, grad=_while_grad,
+              multi_output=True, same_dtype=False, stateful=True)
+STATELESS_WHILE = defop("StatelessWhile", shape=_while_rule, kernel=_while_kernel,
+                        grad=_while_grad, multi_output=True, same_dtype=False)
+WHILE.codegen = _while_codegen
+STATELESS_WHILE.codegen = _while_codegen
+WHILE_GRAD = defop("WhileGrad", shape=lambda *inputs, output_specs, **attrs: list(output_specs),
+                   kernel=_while_grad_kernel, multi_output=True, same_dtype=False)
+
+
+def while_loop(cond: Callable, body: Callable, loop_vars: Any, shape_invariants: Any = None,
+               parallel_iterations: int = 10, back_prop: bool = True, swap_memory: bool = False,
+               maximum_iterations: Any = None, name: Optional[str] = None) -> Any:
+    """Repeats `loop_vars = body(*loop_vars)` while `cond(*loop_vars)` is true.
+
+    >>> import kilnflow as kf
+    >>> kf.while_loop(lambda i: i < 10, lambda i: (i + 3,), [kf.constant(0)])[0].numpy()
+    np.int32(12)
+    """
+    single = not isinstance(loop_vars, (list, tuple))
+    structure = [loop_vars] if single else loop_vars
+    if maximum_iterations is not None and not is_symbolic(maximum_iterations):
+        maximum_iterations = int(maximum_iterations)
+    flat = nest.flatten(structure)
+    arrays = [x if isinstance(x, TensorArray) else None for x in flat]
+    flat = [x._buffer if isinstance(x, TensorArray) else x for x in flat]
+    graph_mode = ctx.graph is not None and getattr(ctx.graph, "is_function", False) \
+        or any(is_symbolic(x) for x in flat)
+    if not graph_mode:
+        return _eager_while(cond, body, structure, single, maximum_iterations)
+    if is_symbolic(maximum_iterations):
+        raise NotImplementedError("while_loop: maximum_iterations must be a Python int")
+    outer = ctx.graph
+    tensors = [convert_to_tensor(x) for x in flat]
+    invariants = nest.flatten(shape_invariants) if shape_invariants is not None else \
+        [None] * len(tensors)
+    specs = [TensorSpec(t.shape if inv is None else TensorShape(inv), t.dtype,
+                        name=f"loop_var{i}") for i, (t, inv) in enumerate(zip(tensors,
+                                                                               invariants))]
+
+    for i, ta in enumerate(arrays):
+        if ta is not None and invariants[i] is None:
+            specs[i] = TensorSpec(TensorShape([None]).concatenate(specs[i].shape[1:]),
+                                  specs[i].dtype, name=f"loop_var{i}")
+
+    def rebuild(args: Sequence) -> Any:
+        values = [ta._like(a) if ta is not None else a for ta, a in zip(arrays, args)]
+        return nest.pack_sequence_as(structure, values)
+
+    def call_cond(*args: Any) -> Any:
+        return convert_to_tensor(cond(*rebuild(args)))
+
+    def call_body(*args: Any) -> Any:
+        out = body(*rebuild(args))
+        if single and not isinstance(out, (list, tuple)):
+            out = [out]
+        return [x._buffer if isinstance(x, TensorArray) else x for x in nest.flatten(out)]
+
+    cond_graph, _, cond_flat = _trace("while_cond", call_cond, specs, outer)
+    body_graph, _, body_flat = _trace("while_body", call_body, specs, outer)
+    cond_graph.outputs = cond_flat
+    if cond_flat[0].dtype.name != "bool" or cond_flat[0].shape.rank not in (None, 0):
+        raise TypeError(errors.with_location(
+            f"while_loop: cond must return a scalar bool, got {cond_flat[0].dtype.name} of "
+            f"shape {cond_flat[0].shape}"))
+    if len(body_flat) != len(specs):
+        raise ValueError(errors.with_location(
+            f"while_loop: body returned {len(body_flat)} values for {len(specs)} loop "
+            f"variables"))
+    for i, (spec, out) in enumerate(zip(specs, body_flat)):
+        if out.dtype is not spec.dtype:
+            raise TypeError(errors.with_location(
+                f"while_loop: loop variable {i} enters the loop as {spec.dtype.name} but the "
+                f"body returns {out.dtype.name}; a loop variable must keep its dtype"))
+        if not spec.shape.is_compatible_with(out.shape) or (
+                spec.shape.rank is not None and out.shape.rank is not None and
+                out.shape.most_specific_common_supertype(spec.shape) != spec.shape):
+            raise ValueError(errors.with_location(
+                f"while_loop: loop variable {i} enters the loop with shape {spec.shape}, but "
+                f"has shape {out.shape} after one iteration. To allow the shape to vary "
+                f"across iterations, pass shape_invariants (e.g. with None dims)."))
+    body_graph.outputs = body_flat
+    captured, (cond_pos, body_pos) = _unify_captures([cond_graph, body_graph])
+    opdef = WHILE if _any_stateful(cond_graph, body_graph) else STATELESS_WHILE
+    attrs = {"cond_graph": Subgraph(cond_graph, len(specs), cond_pos),
+             "body_graph": Subgraph(body_graph, len(specs), body_pos), "n_vars": len(specs),
+             "maximum_iterations": maximum_iterations, "output_specs": tuple(specs)}
+    outs = bind(opdef, tensors + captured, attrs, name=name or "while")
+    result = rebuild(list(outs))
+    return result[0] if single else result
+
+
+def _eager_while(cond: Callable, body: Callable, structure: Any, single: bool,
+                 maximum_iterations: Optional[int]) -> Any:
+    state = structure
+    count = 0
+    while maximum_iterations is None or count < maximum_iterations:
+        if not bool(cond(*state)):
+            break
+        out = body(*state)
+        if single and not isinstance(out, (list, tuple)):
+            out = [out]
+        state = list(out) if isinstance(state, list) else tuple(out)
+        count += 1
+    return state[0] if single else state
+
+
+
+
+# ---------------------------------------------------------------- TensorArray
+
+def _set_item_rule(buffer: Any, index: Any, value: Any) -> TensorSpec:
+    return TensorSpec(TensorShape([None]).concatenate(value.shape), buffer.dtype)
+
+
+def _set_item_kernel(buffer: Any, index: Any, value: Any) -> Any:
+    i = int(index)
+    n = buffer.shape[0]
+    if i < 0:
+        raise IndexError(f"TensorArray index {i} is negative")
+    if n == 0 or buffer.shape[1:] != value.shape:
+        if n and buffer.shape[1:] != value.shape:
+            raise ValueError(f"TensorArray has elements of shape {buffer.shape[1:]}; cannot "
+                             f"write one of shape {value.shape}")
+        grown = np.zeros((max(n, i + 1),) + value.shape, value.dtype)
+        grown[:n] = buffer.reshape((n,) + value.shape) if n else grown[:0]
+    elif i >= n:
+        grown = np.zeros((i + 1,) + value.shape, value.dtype)
+        grown[:n] = buffer
+    else:
+        grown = buffer.copy()  # values are immutable: writes make a new buffer
+    grown[i] = value
+    return grown
+
+
+def _set_item_grad(op: Any, dy: Any) -> list:
+    buffer, index, value = op.inputs
+    mask_row = array.one_hot(index, array.shape(dy)[0], dtype=dy.dtype) \
+        if hasattr(array, "one_hot") else None
+    d_value = array.gather(dy, index)
+    if mask_row is None:
+        return [None, None, d_value]
+    keep = 1 - mask_row
+    for _ in range(dy.shape.rank - 1 if dy.shape.rank else 0):
+        keep = array.expand_dims(keep, -1)
+    d_buffer = dy * keep
+    d_buffer = d_buffer[:array.shape(buffer)[0]] if buffer.shape.rank else d_buffer
+    return [d_buffer, None, d_value]
+
+
+SET_ITEM = defop("TensorListSetItem", shape=_set_item_rule, kernel=_set_item_kernel,
+                 grad=_set_item_grad, same_dtype=(0, 2))
+
+
+class TensorArray:
+    """A list of same-shaped tensors that can be written inside loops, then stacked.
+
+    Writes return a new TensorArray (use `ta = ta.write(i, v)`), as in TF2.
+
+    >>> import kilnflow as kf
+    >>> ta = kf.TensorArray(kf.float32, size=2)
+    >>> ta = ta.write(0, 1.0).write(1, 2.0)
+    >>> ta.stack().numpy().tolist()
+    [1.0, 2.0]
+    """
+
+    def __init__(self, dtype: Any, size: Any = None, dynamic_size: Optional[bool] = None,
+                 clear_after_read: Optional[bool] = None, tensor_array_name: Any = None,
+                 handle: Any = None, flow: Any = None, infer_shape: bool = True,
+                 element_shape: Any = None, colocate_with_first_write_call: bool = True,
+                 name: Optional[str] = None, _buffer: Any = None):
+        from kilnflow import dtypes as _dtypes
+        self.dtype = _dtypes.as_dtype(dtype)
+        self.dynamic_size = bool(dynamic_size)
+        self.element_shape = TensorShape(element_shape) if element_shape is not None else \
+            TensorShape(None)
+        if _buffer is None:
+            n = 0 if size is None else size
+            dims = self.element_shape.as_list() if self.element_shape.is_fully_defined() \
+                else [0]
+            if isinstance(n, int) or not is_symbolic(n):
+                _buffer = array.zeros([int(n)] + dims, self.dtype)
+            else:
+                _buffer = array.zeros(array.concat([array.reshape(n, [1]), dims], 0),
+                                      self.dtype)
+        self._buffer = _buffer
+
+    def _like(self, buffer: Any) -> "TensorArray":
+        return TensorArray(self.dtype, dynamic_size=self.dynamic_size,
+                           element_shape=self.element_shape, _buffer=buffer)
+
+    def write(self, index: Any, value: Any, name: Optional[str] = None) -> "TensorArray":
+        value = convert_to_tensor(value, self.dtype)
+        index = math.cast(convert_to_tensor(index), array.shape(self._buffer).dtype) \
+            if isinstance(index, Tensor) else convert_to_tensor(int(index))
+        ta = self._like(bind(SET_ITEM, (self._buffer, index, value), name=name))
+        if ta.element_shape.rank is None:
+            ta.element_shape = value.shape
+        return ta
+
+    def read(self, index: Any, name: Optional[str] = None) -> Any:
+        return array.gather(self._buffer, convert_to_tensor(index), name=name)
+
+    def stack(self, name: Optional[str] = None) -> Any:
+        return array.identity(self._buffer, name=name)
+
+    def gather(self, indices: Any, name: Optional[str] = None) -> Any:
+        return array.gather(self._buffer, convert_to_tensor(indices), name=name)
+
+    def unstack(self, value: Any, name: Optional[str] = None) -> "TensorArray":
+        value = convert_to_tensor(value, self.dtype)
+        ta = self._like(value)
+        ta.element_shape = value.shape[1:]
+        return ta
+
+    def scatter(self, indices: Any, value: Any, name: Optional[str] = None) -> "TensorArray":
+        value = convert_to_tensor(value, self.dtype)
+        ta = self
+        for i, index in enumerate(np.asarray(indices).reshape(-1).tolist()):
+            ta = ta.write(int(index), value[i])
+        return ta
+
+    def concat(self, name: Optional[str] = None) -> Any:
+        dims = self._buffer.shape
+        return array.reshape(self._buffer, [-1] + (dims.as_list()[2:] if dims.rank and
+                                                    dims.rank > 1 else []))
+
+    def size(self, name: Optional[str] = None) -> Any:
+        return array.shape(self._buffer)[0]
+
+    def close(self, name: Optional[str] = None) -> None:
+        return None
+
+    def __repr__(self) -> str:
+        return f"<TensorArray dtype={self.dtype.name} element_shape={self.element_shape}>"
