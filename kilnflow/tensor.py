@@ -305,6 +305,10 @@ def is_symbolic(x: Any) -> bool:
 
 def wrap(value: Any) -> EagerTensor:
     """An EagerTensor around a kernel result (ndarray or NumPy scalar), without copying."""
-    t = EagerTensor.__new__(EagerTensor)
-    t._value = value if isinstance(value, (np.ndarray, np.generic)) else np.asarray(value)
+    t = _new_eager(EagerTensor)
+    t._value = value if type(value) is np.ndarray or isinstance(value, np.generic) \
+        else np.asarray(value)
     return t
+
+
+_new_eager = EagerTensor.__new__

@@ -24,7 +24,7 @@ class OpDef:
 
     __slots__ = ("name", "shape", "kernel", "grad", "stateful", "random", "commutative",
                  "fusable", "multi_output", "same_dtype", "dtypes", "check_eager", "watch_attr",
-                 "codegen", "__weakref__")
+                 "codegen", "np_dtypes", "__weakref__")
 
     def __init__(self, name: str, shape: Callable, kernel: Callable, grad: Optional[Callable],
                  stateful: bool, random: bool, commutative: bool, fusable: Optional[str],
@@ -41,6 +41,8 @@ class OpDef:
         self.multi_output = multi_output
         self.same_dtype = same_dtype
         self.dtypes = dtypes
+        # the same set as NumPy dtypes, for the eager fast path
+        self.np_dtypes = None if dtypes is None else frozenset(d._np for d in dtypes)
         self.check_eager = check_eager
         self.watch_attr = watch_attr
         # codegen(op, emitter, env, indent): emits source itself (control flow); None: a call
@@ -99,15 +101,20 @@ def bind(op: OpDef, inputs: Sequence, attrs: dict = _NO_ATTRS, name: Optional[st
 
 
 def _run_eagerly(op: OpDef, inputs: Sequence, attrs: dict) -> Any:
-    if op.same_dtype or op.dtypes is not None or op.check_eager:
+    arrays = [t._value for t in inputs]
+    if op.same_dtype is True and len(arrays) > 1:
+        first = arrays[0].dtype
+        for a in arrays:
+            if a.dtype != first:
+                check_dtypes(op, inputs)  # raises the TF-style message
+    elif op.same_dtype:
         check_dtypes(op, inputs)
-        if op.check_eager:
-            infer(op, inputs, attrs)
+    if op.np_dtypes is not None and arrays and arrays[0].dtype not in op.np_dtypes:
+        check_dtypes(op, inputs)
+    if op.check_eager:
+        infer(op, inputs, attrs)
     try:
-        if attrs:
-            out = op.kernel(*[t._value for t in inputs], **attrs)
-        else:
-            out = op.kernel(*[t._value for t in inputs])
+        out = op.kernel(*arrays, **attrs) if attrs else op.kernel(*arrays)
     except errors.OpError:
         raise
     except Exception as exc:  # turn NumPy's complaint into a message naming the op
