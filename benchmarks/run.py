@@ -1,0 +1,187 @@
+"""Run the benchmark workloads and print, per case, median times and ratios to the floor.
+
+    python -m benchmarks.run                      # every workload, full sizes
+    python -m benchmarks.run call_overhead --quick
+    python -m benchmarks.run --list
+
+BLAS is pinned to one thread: unless OPENBLAS_NUM_THREADS & co. are already 1, this
+module re-executes itself with them set, before NumPy is imported (threadpoolctl, when
+installed, is applied as well). Results also go to benchmarks/results/<time>.json.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import importlib
+import json
+import os
+import platform
+import subprocess
+import sys
+from typing import Any, List, Optional, Sequence
+
+# Every variable a BLAS / OpenMP runtime reads for its thread count.
+THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
+                    "BLIS_NUM_THREADS", "VECLIB_MAXIMUM_THREADS")
+# Peers, when installed, get one intra-op thread too (XLA reads this; torch/TF are set
+# in workloads/_common.peer).
+PEER_VARIABLES = {"XLA_FLAGS": "--xla_cpu_multi_thread_eigen=false "
+                               "intra_op_parallelism_threads=1",
+                  "TF_NUM_INTRAOP_THREADS": "1", "TF_NUM_INTEROP_THREADS": "1"}
+_REEXEC_MARK = "KF_BENCH_PINNED"
+
+RESULTS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
+
+
+def single_thread_env(environ: Optional[dict] = None) -> dict:
+    """A copy of `environ` with BLAS (and peers) pinned to one thread."""
+    env = dict(os.environ if environ is None else environ)
+    for name in THREAD_VARIABLES:
+        env[name] = "1"
+    for name, value in PEER_VARIABLES.items():
+        env.setdefault(name, value)
+    return env
+
+
+def _pinned() -> bool:
+    return all(os.environ.get(name) == "1" for name in THREAD_VARIABLES)
+
+
+def _reexec_pinned(argv: Sequence[str]) -> None:
+    """Replace this process by one with BLAS pinned, unless NumPy is already loaded."""
+    if _pinned() or os.environ.get(_REEXEC_MARK) or "numpy" in sys.modules:
+        return
+    env = single_thread_env()
+    env[_REEXEC_MARK] = "1"
+    os.execve(sys.executable, [sys.executable, "-m", "benchmarks.run", *argv], env)
+
+
+def _limit_threads_in_process() -> Any:
+    """threadpoolctl's limiter when installed (belt and braces), else None."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        return None
+    return threadpool_limits(limits=1, user_api="blas")
+
+
+def workload_names() -> List[str]:
+    from benchmarks.workloads import WORKLOADS
+    return list(WORKLOADS)
+
+
+def load_workload(name: str) -> Any:
+    return importlib.import_module(f"benchmarks.workloads.{name}")
+
+
+def run_workload(name: str, config: Any, echo: bool = True) -> dict:
+    """Measure every case of workload `name`; print each table as it finishes."""
+    from benchmarks.harness import format_case, measure
+    module = load_workload(name)
+    if echo:
+        print(f"\n== {name}: {module.DESCRIPTION}", flush=True)
+    out = {"name": name, "description": module.DESCRIPTION, "cases": []}
+    for case in module.cases(config):
+        measure(case, config)
+        if echo:
+            print(format_case(case), flush=True)
+        out["cases"].append(case.to_json())
+        out.setdefault("_cases", []).append(case)
+        case.variants = [_forget(v) for v in case.variants]  # free the big inputs now
+    return out
+
+
+def _forget(variant: Any) -> Any:
+    variant.run = None
+    variant.namespace = {}
+    return variant
+
+
+def environment() -> dict:
+    import numpy as np
+    info = {
+        "date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
+        "command": " ".join(["python -m benchmarks.run", *sys.argv[1:]]),
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "machine": platform.machine(),
+        "cpus": os.cpu_count(),
+        "blas_threads": {n: os.environ.get(n) for n in THREAD_VARIABLES},
+        "threadpoolctl": _limit_active(),
+    }
+    try:
+        info["git_commit"] = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+            cwd=os.path.dirname(RESULTS_DIR), check=False).stdout.strip() or None
+    except OSError:
+        info["git_commit"] = None
+    return info
+
+
+_LIMITER: Any = None
+
+
+def _limit_active() -> bool:
+    return _LIMITER is not None
+
+
+def write_results(results: dict, directory: str = RESULTS_DIR) -> str:
+    os.makedirs(directory, exist_ok=True)
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    path = os.path.join(directory, f"{stamp}.json")
+    clean = {**results, "workloads": [{k: v for k, v in w.items() if not k.startswith("_")}
+                                      for w in results["workloads"]]}
+    with open(path, "w", encoding="utf-8") as fh:
+        json.dump(clean, fh, indent=1, default=_json_default)
+    return path
+
+
+def _json_default(value: Any) -> Any:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.run", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("workloads", nargs="*", help="names to run (default: all)")
+    parser.add_argument("--quick", action="store_true",
+                        help="smaller sizes and fewer rounds (a minute or so in all)")
+    parser.add_argument("--smoke", action="store_true",
+                        help="tiny sizes, one call each: only checks that everything runs")
+    parser.add_argument("--list", action="store_true", help="list the workloads and exit")
+    parser.add_argument("--no-save", action="store_true", help="don't write the JSON file")
+    args = parser.parse_args(argv)
+    _reexec_pinned(argv)
+
+    global _LIMITER
+    _LIMITER = _limit_threads_in_process()
+    names = workload_names()
+    if args.list:
+        for name in names:
+            print(f"{name:18s} {load_workload(name).DESCRIPTION}")
+        return 0
+    unknown = [n for n in args.workloads if n not in names]
+    if unknown:
+        parser.error(f"unknown workload(s) {unknown}; known: {names}")
+    from benchmarks.harness import Config
+    config = Config("smoke" if args.smoke else "quick" if args.quick else "full")
+    results = {**environment(), "mode": config.mode, "workloads": []}
+    if not _pinned() and _LIMITER is None:
+        print("warning: BLAS is not pinned to one thread (NumPy was imported first and "
+              "threadpoolctl is not installed)", file=sys.stderr)
+    print(f"kilnflow benchmarks, mode={config.mode}, {results['date']}, numpy "
+          f"{results['numpy']}, {results['cpus']} CPUs, BLAS threads pinned to 1: "
+          f"{_pinned() or _LIMITER is not None}")
+    for name in args.workloads or names:
+        results["workloads"].append(run_workload(name, config))
+    if not args.no_save:
+        print(f"\nresults written to {write_results(results)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

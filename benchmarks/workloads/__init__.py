@@ -1,0 +1,9 @@
+"""The workloads, in the order `python -m benchmarks.run` runs them.
+
+Each module defines NAME, DESCRIPTION and cases(config), which yields harness.Case objects
+one at a time (so big inputs are freed before the next case is built).
+"""
+
+WORKLOADS = (
+    "call_overhead",
+)
