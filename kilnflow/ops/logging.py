@@ -172,7 +172,7 @@ def _template(inputs: tuple, sep: str, end: str) -> tuple:
 
 
 def print_(*inputs: Any, output_stream: Any = "stderr", sep: str = " ", end: str = "\n",
-           summarize: int = 3, name: Optional[str] = None) -> Any:
+           summarize: Optional[int] = 3, name: Optional[str] = None) -> Any:
     """Prints tensors and Python values, like tf.print (default stream: sys.stderr).
 
     Inside @kf.function it prints on every call, in program order. Each dimension longer
@@ -182,18 +182,19 @@ def print_(*inputs: Any, output_stream: Any = "stderr", sep: str = " ", end: str
 
     >>> import sys
     >>> import kilnflow as kf
-    >>> kf.print("x:", kf.constant([[22., 22.], [23., 13.]]), output_stream=sys.stdout)
+    >>> from kilnflow.ops.logging import print_  # kf.print
+    >>> print_("x:", kf.constant([[22., 22.], [23., 13.]]), output_stream=sys.stdout)
     x: [[22 22]
      [23 13]]
-    >>> kf.print(kf.range(10), output_stream=sys.stdout)
+    >>> print_(kf.range(10), output_stream=sys.stdout)
     [0 1 2 ... 7 8 9]
     """
     stream = _stream_name(output_stream)
     pieces, tensors = _template(inputs, sep, end)
-    attrs = {"template": pieces, "output_stream": stream, "summarize": int(summarize)}
+    summarize = 3 if summarize is None else int(summarize)  # None means TF's default
+    attrs = {"template": pieces, "output_stream": stream, "summarize": summarize}
     bind(PRINT, tensors, attrs, name=name)
     graph = ctx.graph
-    last = getattr(graph, "last_op_name", None) if graph is not None else None
-    if last is None:
+    if graph is None:
         return None
-    return graph.get_operation_by_name(last)
+    return graph.get_operations()[-1]  # the PrintV2 node just added

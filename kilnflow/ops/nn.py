@@ -74,6 +74,7 @@ def _activation(opdef: Any, doc: str) -> Any:
 relu = _activation(RELU, """Rectified linear unit: max(features, 0).
 
     >>> import kilnflow as kf
+    >>> import kilnflow.nn
     >>> kf.nn.relu(kf.constant([-1.0, 2.0])).numpy().tolist()
     [0.0, 2.0]
     """)
@@ -111,6 +112,7 @@ def gelu(features: Any, approximate: bool = False, name: Optional[str] = None) -
     0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))), which fuses into one expression.
 
     >>> import kilnflow as kf
+    >>> import kilnflow.nn
     >>> round(float(kf.nn.gelu(kf.constant(1.0))), 4)
     0.8413
     """
@@ -153,10 +155,11 @@ def _log_softmax_grad(op: Any, dy: Any) -> list:
     return [dy - exp(y) * reduce_sum(dy, axis, keepdims=True)]
 
 
+# check_eager: NumPy would quietly reduce a scalar over axis -1.
 SOFTMAX = defop("Softmax", shape=_axis_rule, kernel=np_errors_ignored(_softmax_kernel),
-                grad=_softmax_grad, dtypes=FLOATS)
+                grad=_softmax_grad, dtypes=FLOATS, check_eager=True)
 LOG_SOFTMAX = defop("LogSoftmax", shape=_axis_rule, grad=_log_softmax_grad, dtypes=FLOATS,
-                    kernel=np_errors_ignored(_log_softmax_kernel))
+                    kernel=np_errors_ignored(_log_softmax_kernel), check_eager=True)
 
 
 def _axis_attr(x: Tensor, axis: int) -> int:
@@ -171,6 +174,7 @@ def softmax(logits: Any, axis: int = -1, name: Optional[str] = None) -> Tensor:
     """exp(logits) / sum(exp(logits), axis), computed stably.
 
     >>> import kilnflow as kf
+    >>> import kilnflow.nn
     >>> kf.nn.softmax(kf.constant([0.0, 0.0])).numpy().tolist()
     [0.5, 0.5]
     """
@@ -243,6 +247,7 @@ def softmax_cross_entropy_with_logits(labels: Any, logits: Any, axis: int = -1,
     """-sum(labels * log_softmax(logits), axis): cross entropy against a distribution.
 
     >>> import kilnflow as kf
+    >>> import kilnflow.nn
     >>> loss = kf.nn.softmax_cross_entropy_with_logits([[0., 1.]], [[0., 0.]])
     >>> round(float(loss[0]), 4)
     0.6931
@@ -555,6 +560,7 @@ def conv2d(input: Any, filters: Any, strides: Any, padding: Any,  # noqa: A002 -
     transposes around the NHWC op.
 
     >>> import kilnflow as kf
+    >>> import kilnflow.nn
     >>> x = kf.ones([1, 4, 4, 1])
     >>> kf.nn.conv2d(x, kf.ones([3, 3, 1, 2]), strides=2, padding="SAME").shape
     TensorShape([1, 2, 2, 2])
@@ -717,6 +723,7 @@ def max_pool2d(input: Any, ksize: Any, strides: Any, padding: Any,  # noqa: A002
     """Max over each ksize window of NHWC `input`; SAME padding never wins the max.
 
     >>> import kilnflow as kf
+    >>> import kilnflow.nn
     >>> x = kf.reshape(kf.range(16.0), [1, 4, 4, 1])
     >>> kf.reshape(kf.nn.max_pool2d(x, 2, 2, "VALID"), [-1]).numpy().tolist()
     [5.0, 7.0, 13.0, 15.0]
@@ -753,13 +760,13 @@ def dropout(x: Any, rate: Any, noise_shape: Optional[Sequence] = None,
                              f"Received: rate={rate}")
         if rate == 0:
             return x
-        rate_t = convert_to_tensor(float(rate), x.dtype)
+        scale: Any = 1 / (1 - float(rate))
     else:
-        rate_t = convert_to_tensor(rate, x.dtype)
-    shape = _noise_shape(x, noise_shape)
-    noise = _random.uniform(shape, dtype=x.dtype, seed=seed)
-    keep = cast(noise >= rate_t, x.dtype)
-    return multiply(x * (1 / (1 - rate_t)), keep, name=name)
+        rate = convert_to_tensor(rate, x.dtype)
+        scale = 1 / (1 - rate)
+    noise = _random.uniform(_noise_shape(x, noise_shape), dtype=x.dtype, seed=seed)
+    keep = cast(noise >= rate, x.dtype)
+    return multiply(x * scale, keep, name=name)
 
 
 def _noise_shape(x: Tensor, noise_shape: Optional[Sequence]) -> Any:
@@ -785,11 +792,17 @@ def l2_normalize(x: Any, axis: Any = None, epsilon: float = 1e-12,
     return multiply(x, rsqrt(maximum(square_sum, epsilon)), name=name)
 
 
+def l2_loss(t: Any, name: Optional[str] = None) -> Tensor:
+    """sum(t ** 2) / 2, a scalar."""
+    return multiply(reduce_sum(square(convert_to_tensor(t))), 0.5, name=name)
+
+
 def moments(x: Any, axes: Any, shift: Any = None, keepdims: bool = False,
             name: Optional[str] = None) -> tuple:
     """(mean, variance) of x over `axes`.
 
     >>> import kilnflow as kf
+    >>> import kilnflow.nn
     >>> mean, var = kf.nn.moments(kf.constant([1.0, 2.0, 3.0, 4.0]), axes=[0])
     >>> float(mean), float(var)
     (2.5, 1.25)

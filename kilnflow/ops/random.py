@@ -70,11 +70,13 @@ def set_seed(seed: Optional[int]) -> None:
     Calling set_seed again restarts every sequence.
 
     >>> import kilnflow as kf
+    >>> import kilnflow.random
     >>> kf.random.set_seed(7)
     >>> a = kf.random.uniform([2])
     >>> kf.random.set_seed(7)
     >>> bool(kf.reduce_all(a == kf.random.uniform([2])))
     True
+    >>> kf.random.set_seed(None)
     """
     if seed is not None:
         seed = int(seed)
@@ -242,6 +244,7 @@ def normal(shape: Any, mean: Any = 0.0, stddev: Any = 1.0, dtype: Any = _dtypes.
     """Outputs random values from a normal distribution with `mean` and `stddev`.
 
     >>> import kilnflow as kf
+    >>> import kilnflow.random
     >>> kf.random.normal([2, 3], seed=1).shape
     TensorShape([2, 3])
     """
@@ -269,6 +272,7 @@ def uniform(shape: Any, minval: Any = 0, maxval: Any = None, dtype: Any = _dtype
     """Uniform values in [minval, maxval); integer dtypes (int32, int64) need `maxval`.
 
     >>> import kilnflow as kf
+    >>> import kilnflow.random
     >>> x = kf.random.uniform([100], 0, 10, dtype=kf.int32, seed=3)
     >>> bool(kf.reduce_all((x >= 0) & (x < 10)))
     True

@@ -1,0 +1,204 @@
+"""kf.random: shapes and dtypes, rough moments, TF's global/op seed rules eagerly and inside
+@kf.function, and bad arguments."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import kilnflow as kf
+from kilnflow import errors
+from kilnflow.ops import random as R
+from kilnflow.ops.opdef import REGISTRY
+
+
+@pytest.fixture(autouse=True)
+def no_global_seed():
+    R.set_seed(None)
+    yield
+    R.set_seed(None)
+
+
+def values(t):
+    return t.numpy().tolist()
+
+
+# ---------------------------------------------------------------- shapes, dtypes, moments
+
+@pytest.mark.parametrize("dtype", [kf.float16, kf.float32, kf.float64])
+def test_float_dtypes_and_shapes(dtype):
+    for fn in (R.normal, R.uniform, R.truncated_normal):
+        t = fn([2, 3], dtype=dtype)
+        assert t.dtype is dtype and t.shape == (2, 3)
+    assert R.normal([], dtype=dtype).shape == ()
+    assert R.uniform(kf.constant([4, 0]), dtype=dtype).shape == (4, 0)
+    assert R.normal(kf.TensorShape([5])).shape == (5,)
+
+
+def test_normal_moments():
+    x = R.normal([20000], mean=3.0, stddev=2.0, dtype=kf.float64).numpy()
+    assert abs(x.mean() - 3.0) < 0.06 and abs(x.std() - 2.0) < 0.06
+
+
+def test_uniform_float_range_and_moments():
+    x = R.uniform([20000], -2.0, 4.0).numpy()
+    assert x.min() >= -2.0 and x.max() < 4.0
+    assert abs(x.mean() - 1.0) < 0.06
+    y = R.uniform([1000]).numpy()
+    assert y.min() >= 0.0 and y.max() < 1.0
+
+
+@pytest.mark.parametrize("dtype", [kf.int32, kf.int64])
+def test_uniform_integers(dtype):
+    x = R.uniform([5000], -3, 4, dtype=dtype)
+    assert x.dtype is dtype
+    assert sorted(set(values(x))) == list(range(-3, 4))
+
+
+def test_uniform_with_tensor_bounds():
+    x = R.uniform([1000], kf.constant(5.0), kf.constant(6.0)).numpy()
+    assert x.min() >= 5.0 and x.max() < 6.0
+
+
+def test_truncated_normal_stays_within_two_stddevs():
+    x = R.truncated_normal([20000], mean=1.0, stddev=0.5, dtype=kf.float64).numpy()
+    assert np.all(np.abs(x - 1.0) <= 1.0)
+    # the standard normal truncated to [-2, 2] has standard deviation 0.8796
+    assert abs(x.std() / 0.5 - 0.8796) < 0.02
+
+
+def test_gradients_flow_through_mean_and_stddev():
+    mean, stddev = kf.constant(1.0), kf.constant(2.0)
+    with kf.GradientTape() as tape:
+        tape.watch([mean, stddev])
+        x = R.normal([100], mean, stddev)
+        loss = kf.reduce_sum(x)
+    d_mean, d_stddev = tape.gradient(loss, [mean, stddev])
+    assert float(d_mean) == 100.0
+    np.testing.assert_allclose(float(d_stddev), np.sum((x.numpy() - 1.0) / 2.0), rtol=1e-5)
+
+
+def test_ops_are_random_and_stateful():
+    for name in ("RandomStandardNormal", "RandomUniform", "RandomUniformInt",
+                 "TruncatedNormal"):
+        assert REGISTRY[name].random and REGISTRY[name].stateful
+
+
+# ---------------------------------------------------------------- seed rules, eagerly
+
+def test_no_seed_gives_fresh_numbers_every_call():
+    assert values(R.uniform([4])) != values(R.uniform([4]))
+
+
+def test_global_seed_gives_a_repeatable_sequence_of_distinct_ops():
+    R.set_seed(1234)
+    a1, a2 = values(R.uniform([3])), values(R.uniform([3]))
+    b1 = values(R.normal([3]))
+    R.set_seed(1234)
+    assert values(R.uniform([3])) == a1
+    assert values(R.uniform([3])) == a2
+    assert values(R.normal([3])) == b1
+    assert a1 != a2
+    R.set_seed(99)
+    assert values(R.uniform([3])) != a1
+
+
+def test_op_seed_alone_continues_one_stream_and_set_seed_restarts_it():
+    a1 = values(R.uniform([2], seed=1))
+    a2 = values(R.uniform([2], seed=1))
+    assert a1 != a2
+    R.set_seed(None)
+    assert values(R.uniform([2], seed=1)) == a1
+    assert values(R.uniform([2], seed=1)) == a2
+    assert values(R.uniform([2], seed=2)) != a1
+
+
+def test_global_and_op_seed_together():
+    R.set_seed(5)
+    a = values(R.normal([3], seed=7))
+    R.set_seed(6)
+    b = values(R.normal([3], seed=7))
+    R.set_seed(5)
+    assert values(R.normal([3], seed=7)) == a
+    assert a != b
+
+
+def test_seed_determines_numbers_independently_of_shape_bookkeeping():
+    first = values(R.uniform([2], seed=3))
+    R.set_seed(None)
+    assert values(R.uniform([2], seed=3)) == first
+    assert values(R.uniform([3], seed=3))[:2] == first  # a separate stream for a new shape
+
+
+def test_int_uniform_is_reproducible():
+    R.set_seed(3)
+    a = values(R.uniform([10], 0, 100, dtype=kf.int32))
+    R.set_seed(3)
+    assert values(R.uniform([10], 0, 100, dtype=kf.int32)) == a
+
+
+# ---------------------------------------------------------------- seed rules in functions
+
+def test_function_draws_new_numbers_on_every_call():
+    @kf.function
+    def f():
+        return R.normal([3])
+
+    assert values(f()) != values(f())
+
+
+def test_global_seed_gives_each_traced_function_the_same_sequence():
+    R.set_seed(1234)
+
+    @kf.function
+    def f():
+        return R.uniform([1]), R.uniform([1])
+
+    @kf.function
+    def g():
+        return R.uniform([1]), R.uniform([1])
+
+    fa, fb = f()
+    ga, gb = g()
+    assert values(fa) == values(ga) and values(fb) == values(gb)
+    assert values(fa) != values(fb)
+    assert values(f()[0]) != values(fa)  # the stream continues on the next call
+
+
+def test_identical_op_seeds_in_one_function_give_identical_streams():
+    @kf.function
+    def foo():
+        return R.uniform([2], seed=1), R.uniform([2], seed=1)
+
+    a1, b1 = foo()
+    a2, b2 = foo()
+    assert values(a1) == values(b1) and values(a2) == values(b2)
+    assert values(a1) != values(a2)
+
+
+def test_dynamic_shape_inside_a_function():
+    @kf.function(input_signature=[kf.TensorSpec([None, 2], kf.float32)])
+    def noise_like(x):
+        noise = R.normal(kf.shape(x))
+        assert noise.shape.as_list() == [None, None]
+        return noise
+
+    assert noise_like(kf.ones([5, 2])).shape == (5, 2)
+
+
+# ---------------------------------------------------------------- bad arguments
+
+def test_bad_arguments():
+    with pytest.raises(TypeError, match="dtype"):
+        R.normal([2], dtype=kf.int32)
+    with pytest.raises(TypeError, match="dtype"):
+        R.truncated_normal([2], dtype=kf.bool)
+    with pytest.raises(TypeError, match="bool"):
+        R.uniform([2], dtype=kf.bool)
+    with pytest.raises(ValueError, match="maxval"):
+        R.uniform([2], dtype=kf.int32)
+    with pytest.raises(errors.InvalidArgumentError, match="minval < maxval"):
+        R.uniform([2], 5, 5, dtype=kf.int64)
+    with pytest.raises(errors.InvalidArgumentError, match="negative"):
+        R.normal([2, -1])
+    with pytest.raises(TypeError, match="shape"):
+        R.normal(kf.constant([2.0]))
