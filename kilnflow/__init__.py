@@ -49,6 +49,7 @@ from kilnflow.ops.array import unstack as unstack
 from kilnflow.ops.array import where as where
 from kilnflow.ops.array import zeros as zeros
 from kilnflow.ops.array import zeros_like as zeros_like
+from kilnflow.ops.control_flow import Assert as Assert
 from kilnflow.ops.control_flow import TensorArray as TensorArray
 from kilnflow.ops.control_flow import case as case
 from kilnflow.ops.control_flow import cond as cond
@@ -131,3 +132,5 @@ from kilnflow.graph import Operation as Operation
 from kilnflow import math as math  # noqa: E402 - the tf.math namespace
 from kilnflow import config as config  # noqa: E402
 from kilnflow import compat as compat  # noqa: E402
+from kilnflow import debugging as debugging  # noqa: E402
+from kilnflow import autograph as autograph  # noqa: E402

@@ -604,3 +604,31 @@ class TensorArray:
 
     def __repr__(self) -> str:
         return f"<TensorArray dtype={self.dtype.name} element_shape={self.element_shape}>"
+
+
+# ---------------------------------------------------------------- Assert
+
+def _assert_kernel(condition: Any, *values: Any, template: tuple, summarize: int) -> tuple:
+    if not np.all(condition):
+        tensors = iter(values)
+        parts = [str(part) if part is not None else
+                 np.array2string(np.asarray(next(tensors)), threshold=summarize)
+                 for part in template]
+        raise errors.InvalidArgumentError("assertion failed: [" + "] [".join(parts) + "]")
+    return ()
+
+
+ASSERT = defop("Assert", shape=lambda *inputs, template, summarize: [], kernel=_assert_kernel,
+               multi_output=True, same_dtype=False, stateful=True)
+
+
+def Assert(condition: Any, data: Sequence, summarize: Optional[int] = None,  # noqa: N802
+           name: Optional[str] = None) -> Any:
+    """Raises InvalidArgumentError with `data` when `condition` is false (on every call of a
+    compiled function; eagerly, at once)."""
+    condition = convert_to_tensor(condition)
+    tensors = [convert_to_tensor(d) for d in data if not isinstance(d, str)]
+    template = tuple(d if isinstance(d, str) else None for d in data)
+    attrs = {"template": template, "summarize": int(summarize or 3)}
+    bind(ASSERT, [condition] + tensors, attrs, name=name or "Assert")
+    return None
