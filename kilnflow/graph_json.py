@@ -27,7 +27,7 @@ class GraphFormatError(ValueError):
     """A serialized graph that is malformed, from another version, or inconsistent."""
 
 
-def _encode(value: Any) -> Any:
+def _encode(value: Any, keys: Dict[int, str]) -> Any:
     from kilnflow.ops.control_flow import Subgraph
     from kilnflow.ops.random import RandomStream
     from kilnflow.ops.state import VariableHandle
@@ -37,7 +37,7 @@ def _encode(value: Any) -> Any:
         return {"t": "float", "v": repr(value)} if not math.isfinite(value) else \
             {"t": "py", "v": value}
     if isinstance(value, tuple):
-        return {"t": "tuple", "v": [_encode(v) for v in value]}
+        return {"t": "tuple", "v": [_encode(v, keys) for v in value]}
     if isinstance(value, _dtypes.DType):
         return {"t": "dtype", "v": value.name}
     if isinstance(value, TensorShape):
@@ -52,11 +52,11 @@ def _encode(value: Any) -> Any:
                 "data": base64.b64encode(array.astype(array.dtype.newbyteorder("<"))
                                          .tobytes()).decode("ascii")}
     if isinstance(value, VariableHandle):
-        return {"t": "variable", "name": value.name}
+        return {"t": "variable", "name": keys.get(id(value), value.name)}
     if isinstance(value, RandomStream):
         return {"t": "random", "seeds": list(value.seeds) if value.seeds else None}
     if isinstance(value, Subgraph):
-        return {"t": "subgraph", "graph": graph_to_dict(value.graph),
+        return {"t": "subgraph", "graph": graph_to_dict(value.graph, keys),
                 "capture_positions": list(value.capture_positions), "n_args": value.n_args}
     raise TypeError(f"Cannot serialize attr of type {type(value).__name__}: {value!r}")
 
@@ -113,14 +113,16 @@ def _tensor_name(t: SymbolicTensor) -> str:
     return f"{t.op.name}:{t.value_index}"
 
 
-def graph_to_dict(graph: Graph) -> dict:
+def graph_to_dict(graph: Graph, variable_keys: Optional[Dict[int, str]] = None) -> dict:
+    """`variable_keys` maps id(VariableHandle) -> the name to record (default: its name)."""
+    keys = variable_keys or {}
     nodes = []
     for op in graph.operations:
         nodes.append({
             "name": op.name, "op": op.type,
             "inputs": [_tensor_name(t) for t in op.inputs],
             "control_inputs": [c.name for c in op.control_inputs],
-            "attrs": {k: _encode(v) for k, v in op.attrs.items()},
+            "attrs": {k: _encode(v, keys) for k, v in op.attrs.items()},
             "outputs": [{"shape": t.shape.dims, "dtype": t.dtype.name} for t in op.outputs],
         })
     data = {"format": FORMAT, "version": VERSION, "name": getattr(graph, "name", ""),
