@@ -5,7 +5,8 @@
 
 Builtins the function does not shadow stay plain calls (print keeps its trace-time
 meaning), except len -> ag__.len_ and range -> ag__.range_, which handle tensors.
-`super()` and calls of ag__ itself are left alone.
+Calls of ag__ itself are left alone; a method's `super()` becomes
+`super(__class__, self)`, which still works inside generated functions.
 """
 import ast
 import builtins
@@ -30,6 +31,9 @@ class _CallTransformer(transformer.Transformer):
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) \
                 and func.value.id == "ag__":
             return node
+        if isinstance(func, ast.Name) and func.id == "super" and not node.args \
+                and self._is_builtin("super"):
+            return self._explicit_super(node)
         if isinstance(func, ast.Name) and self._is_builtin(func.id):
             if func.id in _OPERATORS and not node.keywords:
                 self.ctx.record(node, func.id, f"{func.id}() -> ag__.{_OPERATORS[func.id]} "
@@ -49,6 +53,15 @@ class _CallTransformer(transformer.Transformer):
         return templates.replace_expr("ag__.converted_call(func, args, kwargs)", origin=node,
                                       func=func, args=templates.tuple_expr(node.args),
                                       kwargs=kwargs)
+
+    def _explicit_super(self, node: ast.Call) -> ast.expr:
+        """super() -> super(__class__, self) in a method, so it keeps working once the
+        call moves into a generated loop or branch function."""
+        method = self.functions[0] if len(self.functions) == 1 else None
+        if self.ctx.info.class_name is None or method is None or not scope.params(method):
+            return node
+        return templates.replace_expr("super(__class__, first)", origin=node,
+                                      first=scope.params(method)[0])
 
     @staticmethod
     def _operator_call(node: ast.Call, operator: str) -> ast.expr:

@@ -26,6 +26,16 @@ def _has_walrus(node: ast.AST) -> bool:
     return any(isinstance(n, ast.NamedExpr) for n in ast.walk(node))
 
 
+class _CheckedLoads(ast.NodeTransformer):
+    """`y` -> `ag__.ld(y)` where y may hold Undefined (Python would find it unbound)."""
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        if not getattr(node, "ag_maybe_undefined", False):
+            return node
+        del node.ag_maybe_undefined
+        return templates.replace_expr("ag__.ld(name)", origin=node, name=node)
+
+
 class _ControlFlowTransformer(transformer.Transformer):
     def __init__(self, ctx):
         super().__init__(ctx)
@@ -38,9 +48,10 @@ class _ControlFlowTransformer(transformer.Transformer):
             kinds = scope.declaration_kinds(node)
         self.declarations.append(kinds)
         try:
-            return self.generic_visit(node)
+            node = self.generic_visit(node)
         finally:
             self.declarations.pop()
+        return _CheckedLoads().visit(node)
 
     # Pieces shared by the three statements.
 

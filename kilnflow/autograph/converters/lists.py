@@ -1,6 +1,7 @@
 """lst.append(v) inside a loop -> lst = ag__.list_append(lst, v).
 
-Only for a list variable of the function that the loop does not itself rebind:
+Only for a list variable of the function that the loop neither rebinds nor uses
+for anything but appends:
 the assignment makes `lst` part of the loop state, and the loop node records it in
 `ag_appended` (control_flow passes that on), so when the loop turns out to
 be a tensor loop the operator can accumulate into a TensorArray and stack it
@@ -11,6 +12,16 @@ import ast
 from ..pyct import scope
 from ..pyct import templates
 from ..pyct import transformer
+
+
+def _is_append(node: ast.AST) -> bool:
+    """True for a statement `name.append(value)`."""
+    if not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)):
+        return False
+    call = node.value
+    return (isinstance(call.func, ast.Attribute) and call.func.attr == "append"
+            and isinstance(call.func.value, ast.Name) and len(call.args) == 1
+            and not call.keywords and not isinstance(call.args[0], ast.Starred))
 
 
 class _ListTransformer(transformer.Transformer):
@@ -27,7 +38,19 @@ class _ListTransformer(transformer.Transformer):
 
     def _visit_loop(self, node):
         node.ag_appended = []
-        self.loops.append((node, set(scope.writes(node.body))))
+        # Names the body binds, or uses other than as `name.append(...)`: not eligible.
+        excluded = set(scope.writes(node.body))
+        appends = {}
+        for child in ast.walk(ast.Module(body=node.body, type_ignores=[])):
+            if _is_append(child):
+                name = child.value.func.value.id
+                appends[name] = appends.get(name, 0) + 1
+        for name, count in appends.items():
+            loads = sum(1 for child in ast.walk(ast.Module(body=node.body, type_ignores=[]))
+                        if isinstance(child, ast.Name) and child.id == name)
+            if loads != count:
+                excluded.add(name)
+        self.loops.append((node, excluded))
         try:
             return self.generic_visit(node)
         finally:
@@ -36,14 +59,10 @@ class _ListTransformer(transformer.Transformer):
     visit_While = visit_For = _visit_loop
 
     def visit_Expr(self, node: ast.Expr) -> ast.AST:
-        call = node.value
         if not (self.loops and self.loops[-1] is not None and self.functions
-                and isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
-                and call.func.attr == "append" and isinstance(call.func.value, ast.Name)
-                and len(call.args) == 1 and not call.keywords
-                and not isinstance(call.args[0], ast.Starred)):
+                and _is_append(node)):
             return self.generic_visit(node)
-        name = call.func.value.id
+        name = node.value.func.value.id
         function = self.functions[-1]
         if name in self.loops[-1][1] or name not in scope.local_names(function) \
                 or name in scope.declared(function):

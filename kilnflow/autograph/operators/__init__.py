@@ -10,8 +10,8 @@ from .lists import list_append
 from .logical import and_, not_, or_
 from .loops import for_stmt, while_stmt
 from .py_builtins import len_, range_
-from .special_values import Undefined, UndefinedReturnValue, ld_or_undefined, retval
+from .special_values import Undefined, UndefinedReturnValue, ld, ld_or_undefined, retval
 
 __all__ = ["if_exp", "if_stmt", "assert_stmt", "list_append", "and_", "not_", "or_",
            "for_stmt", "while_stmt", "len_", "range_", "Undefined", "UndefinedReturnValue",
-           "ld_or_undefined", "retval"]
+           "ld", "ld_or_undefined", "retval"]

@@ -4,6 +4,7 @@ is_tensor / is_symbolic ask kilnflow.tensor (False when it cannot be imported);
 framework() returns the kilnflow package for graph ops; user_location() names the
 user's line (converted code carries the user's file and line numbers).
 """
+import contextlib
 import os
 import sys
 
@@ -50,6 +51,19 @@ def op(name: str):
             raise NotImplementedError(f"AutoGraph needs kilnflow.{name} for this tensor "
                                       "control flow, and it is not available")
     return value
+
+
+DECISION_SCOPE = "autograph_decision"
+
+
+def decision_scope():
+    """A name scope for ops built only to decide between Python and graph semantics
+    (a loop's first test, a dry run): when a graph op is chosen they feed nothing,
+    and the prefix `autograph_decision/` tells pruning reports they are expected."""
+    if _tensor_module() is None:
+        return contextlib.nullcontext()
+    scope = getattr(framework(), "name_scope", None)
+    return scope(DECISION_SCOPE) if scope is not None else contextlib.nullcontext()
 
 
 def user_location() -> tuple:

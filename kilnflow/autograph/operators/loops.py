@@ -25,7 +25,8 @@ def while_stmt(test, body, state, names, appended=()):
     state = tuple(state)
     outcome = "python"
     while True:
-        keep_going = test(*state)
+        with _dispatch.decision_scope():
+            keep_going = test(*state)
         if _dispatch.is_symbolic(keep_going):
             records.record(location, "while", "graph")
             return from_tuple(tensor_while(test, body, state, names, appended, location),
@@ -53,7 +54,8 @@ def for_stmt(iterated, extra_test, body, state, names, appended=()):
     iterator = iter(iterated)
     while True:
         if extra_test is not None:
-            keep_going = extra_test(*state)
+            with _dispatch.decision_scope():
+                keep_going = extra_test(*state)
             if _dispatch.is_symbolic(keep_going):
                 state = _gated_iterations(iterator, keep_going, extra_test, body, state, names,
                                           location)
@@ -77,7 +79,8 @@ def _gated_iterations(iterator, keep_going, extra_test, body, state, names, loca
         state = conditional.tensor_if(
             keep_going, lambda *values: body(item, *values),
             lambda *values: from_tuple(values, count), state, names, location)
-        keep_going = extra_test(*state)
+        with _dispatch.decision_scope():
+            keep_going = extra_test(*state)
         if not _dispatch.is_symbolic(keep_going) and not keep_going:
             break
     return state
@@ -144,7 +147,8 @@ def _dry_run(body, values, names, location) -> list:
         return kf_constant(0)
 
     try:
-        _dispatch.op("cond")(kf_constant(False), trace_body, lambda: kf_constant(0))
+        with _dispatch.decision_scope():
+            _dispatch.op("cond")(kf_constant(False), trace_body, lambda: kf_constant(0))
     except Exception as e:
         raise ValueError(f"could not find the dtype and shape of the undefined loop "
                          f"variables ({e}); define them before the loop"

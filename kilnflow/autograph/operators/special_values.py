@@ -56,6 +56,13 @@ def retval(value):
     return None if isinstance(value, UndefinedReturnValue) else value
 
 
+def ld(value):
+    """A variable's value; raises UnboundLocalError if it is Undefined (as Python would)."""
+    if isinstance(value, Undefined):
+        _unbound(value)
+    return value
+
+
 def ld_or_undefined(local_vars: dict, name: str):
     """The variable's value if bound (`local_vars` is locals()), else Undefined(name)."""
     return local_vars[name] if name in local_vars else Undefined(name)

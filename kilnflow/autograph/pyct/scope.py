@@ -9,6 +9,7 @@ function with what control_flow needs:
                 first-write order); these become the bodies' arguments
   ag_defined    state names surely bound before the statement (None: unreachable)
   ag_maybe      state names bound on some path before it
+and marks each load of a name that may still hold Undefined `ag_maybe_undefined`.
 Imports nothing from kilnflow.
 """
 import ast
@@ -196,8 +197,9 @@ def is_generator(fn) -> bool:
 class _Liveness:
     """Backward pass over one function body, annotating if/while/for nodes."""
 
-    def __init__(self, excluded: set):
+    def __init__(self, excluded: set, order: list):
         self.excluded = excluded
+        self.rank = {name: index for index, name in enumerate(order)}
         self.loops = []  # (names live after the loop, names live at its head)
 
     def block(self, stmts: list, live: set) -> set:
@@ -217,7 +219,9 @@ class _Liveness:
         return live | reads(node)  # anything else: kill nothing (safe)
 
     def _state(self, node, candidates: list, live: set) -> None:
-        node.ag_state = [n for n in candidates if n in live and n not in self.excluded]
+        state = [n for n in candidates if n in live and n not in self.excluded]
+        # One order for the whole function: (s, i) everywhere, never (i, s) somewhere.
+        node.ag_state = sorted(state, key=lambda n: self.rank.get(n, len(self.rank)))
 
     def stmt_If(self, node: ast.If, live: set) -> set:
         node.ag_live_out = set(live)
@@ -295,66 +299,99 @@ class _Liveness:
 
 
 class _Definedness:
-    """Forward pass: which names are surely (must) or possibly (may) bound.
+    """Forward pass over which names are bound, in two senses.
 
-    `must` is None on paths that cannot be reached (after return, raise, ...).
+    `must` / `may`: surely / possibly bound in the converted code, where every
+    state name of a converted statement is bound after it (maybe to Undefined).
+    `real`: surely bound as Python would see it. A load of a name bound but not
+    really bound may read Undefined: it is marked `ag_maybe_undefined`.
+    `must` and `real` are None where code cannot be reached (after a return).
     """
 
-    def block(self, stmts: list, must, may: set) -> tuple:
+    def block(self, stmts: list, must, may: set, real) -> tuple:
         for stmt in stmts:
-            must, may = self.stmt(stmt, must, may)
-        return must, may
+            must, may, real = self.stmt(stmt, must, may, real)
+        return must, may, real
 
     @staticmethod
-    def _annotate(node, must, may) -> None:
-        node.ag_defined = None if must is None else set(must)
-        node.ag_maybe = set(may)
+    def _union(names, more):
+        return None if names is None else names | set(more)
 
     @staticmethod
-    def _union(must, names):
-        return None if must is None else must | set(names)
+    def _join(a, b):
+        if a is None or b is None:
+            return b if a is None else a
+        return a & b
 
-    def stmt(self, node: ast.stmt, must, may: set) -> tuple:
+    @staticmethod
+    def _mark_loads(nodes, must, real) -> None:
+        if must is None or real is None:
+            return
+        doubtful = must - real
+        stack = [n for n in (nodes if isinstance(nodes, list) else [nodes]) if n is not None]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) \
+                    and node.id in doubtful:
+                node.ag_maybe_undefined = True
+            if not isinstance(node, _SCOPES + (ast.ClassDef,)):
+                stack.extend(ast.iter_child_nodes(node))
+
+    def stmt(self, node: ast.stmt, must, may: set, real) -> tuple:
         if isinstance(node, ast.If):
-            self._annotate(node, must, may)
-            inner = self._union(must, node.ag_state)
-            body_must, body_may = self.block(node.body, inner, may | set(node.ag_state))
-            else_must, else_may = self.block(node.orelse, inner, may | set(node.ag_state))
-            if body_must is None or else_must is None:
-                joined = else_must if body_must is None else body_must
-            else:
-                joined = body_must & else_must
-            return self._union(joined, node.ag_state), body_may | else_may
+            node.ag_defined = None if must is None else set(must)
+            node.ag_maybe = set(may)
+            self._mark_loads(node.test, must, real)
+            state = node.ag_state
+            entry = (self._union(must, state), may | set(state), real)
+            body_must, body_may, body_real = self.block(node.body, *entry)
+            else_must, else_may, else_real = self.block(node.orelse, *entry)
+            return (self._union(self._join(body_must, else_must), state), body_may | else_may,
+                    self._join(body_real, else_real))
         if isinstance(node, (ast.While, ast.For)):
-            self._annotate(node, must, may)
-            state = node.ag_state + writes(node.target) if isinstance(node, ast.For) \
-                else node.ag_state
-            _, body_may = self.block(node.body, self._union(must, state), may | set(state))
-            return self._union(must, node.ag_state), body_may | set(node.ag_state)
-        if isinstance(node, (ast.Return, ast.Raise, ast.Break, ast.Continue)):
-            return None, may
+            node.ag_defined = None if must is None else set(must)
+            node.ag_maybe = set(may)
+            self._mark_loads(node.iter if isinstance(node, ast.For) else node.test, must, real)
+            state = node.ag_state
+            targets = writes(node.target) if isinstance(node, ast.For) else []
+            entry = (self._union(must, state + targets), may | set(state + targets),
+                     self._union(real, targets))
+            _, body_may, _ = self.block(node.body, *entry)
+            return self._union(must, state), body_may | set(state), real
+        if isinstance(node, (ast.Return, ast.Raise)):
+            self._mark_loads(node, must, real)
+            return None, may, None
+        if isinstance(node, (ast.Break, ast.Continue)):
+            return None, may, None
         if isinstance(node, (ast.Try, ast.TryStar, ast.With, ast.Match)):
-            # Not converted: walk the inner blocks for their annotations, keep `must`.
+            # Not converted: walk the inner blocks for their annotations.
+            for expr in [getattr(item, "context_expr", None) for item in
+                         getattr(node, "items", [])] + [getattr(node, "subject", None)]:
+                self._mark_loads(expr, must, real)
             inner_may = set(may)
             for field in ("body", "orelse", "finalbody"):
-                _, block_may = self.block(getattr(node, field, []), must, inner_may)
+                _, block_may, _ = self.block(getattr(node, field, []), must, inner_may, real)
                 inner_may |= block_may
             for sub in getattr(node, "handlers", []) + getattr(node, "cases", []):
-                _, block_may = self.block(sub.body, must, inner_may)
+                _, block_may, _ = self.block(sub.body, must, inner_may, real)
                 inner_may |= block_may
             if isinstance(node, ast.With):
-                must = self.block(node.body, must, may)[0]
-            return must, inner_may | set(writes(node))
+                bound = writes([item.optional_vars for item in node.items])
+                must, _, real = self.block(node.body, self._union(must, bound), may,
+                                           self._union(real, bound))
+            return must, inner_may | set(writes(node)), real
+        self._mark_loads(node, must, real)
         if isinstance(node, ast.Delete):
             gone = set(writes(node))
-            return (None if must is None else must - gone), may
+            return (None if must is None else must - gone), may, \
+                (None if real is None else real - gone)
         bound = writes(node)
-        return self._union(must, bound), may | set(bound)
+        return self._union(must, bound), may | set(bound), self._union(real, bound)
 
 
 def analyze(fn) -> None:
     """Annotate the if/while/for statements of one def (not nested defs)."""
     excluded = declared(fn)
-    _Liveness(excluded).block(fn.body, set())
+    _Liveness(excluded, params(fn) + writes(fn.body)).block(fn.body, set())
     first = set(params(fn))
-    _Definedness().block(fn.body, first, first)
+    _Definedness().block(fn.body, first, first, first)
