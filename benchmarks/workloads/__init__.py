@@ -6,4 +6,7 @@ one at a time (so big inputs are freed before the next case is built).
 
 WORKLOADS = (
     "call_overhead",
+    "char_unpack",
+    "mlp_train_step",
+    "trace_time",
 )

@@ -1,0 +1,108 @@
+"""The models the training workloads share: a 784-256-256-10 MLP and a tanh RNN.
+
+Each comes as a hand-written NumPy step (forward, manual backward, in-place SGD: the
+floor) and as a kilnflow step (GradientTape, Variable.assign_sub) that runs eagerly or
+under @kf.function. Both start from the same float32 parameters, so one step of each
+can be checked against the other before anything is timed.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, List, Sequence
+
+import numpy as np
+
+import kilnflow as kf
+from benchmarks.workloads import _common
+
+MLP_SIZES = (784, 256, 256, 10)
+LEARNING_RATE = 0.01
+
+
+def mlp_params(rng: np.random.Generator, sizes: Sequence[int] = MLP_SIZES) -> List[np.ndarray]:
+    """[w1, b1, w2, b2, ...] with He-normal weights and zero biases, float32."""
+    params = []
+    for fan_in, fan_out in zip(sizes[:-1], sizes[1:]):
+        params.append(_common.random_floats(rng, (fan_in, fan_out), np.sqrt(2.0 / fan_in)))
+        params.append(np.zeros(fan_out, np.float32))
+    return params
+
+
+def mlp_batch(rng: np.random.Generator, batch: int, sizes: Sequence[int] = MLP_SIZES) -> tuple:
+    x = _common.random_floats(rng, (batch, sizes[0]))
+    y = rng.integers(0, sizes[-1], batch).astype(np.int32)
+    return x, y
+
+
+def numpy_mlp_step(params: List[np.ndarray], x: np.ndarray, y: np.ndarray,
+                   lr: float = LEARNING_RATE) -> np.float32:
+    """One SGD step of the ReLU MLP with mean softmax cross-entropy; updates `params`."""
+    lr = np.float32(lr)
+    n = len(params) // 2
+    activations = [x]
+    h = x
+    for i in range(n):
+        z = h @ params[2 * i]
+        z += params[2 * i + 1]
+        h = np.maximum(z, 0, out=z) if i < n - 1 else z
+        activations.append(h)
+    logits = activations[-1]
+    rows = np.arange(x.shape[0])
+    top = logits.max(axis=1, keepdims=True)
+    e = np.exp(logits - top)
+    total = e.sum(axis=1, keepdims=True)
+    loss = np.mean(np.log(total[:, 0]) + top[:, 0] - logits[rows, y])
+    d = e
+    d /= total
+    d[rows, y] -= 1
+    d /= np.float32(x.shape[0])
+    for i in reversed(range(n)):
+        w = params[2 * i]
+        h_in = activations[i]
+        grad_w = h_in.T @ d
+        grad_b = d.sum(axis=0)
+        if i > 0:
+            d = d @ w.T
+            d *= h_in > 0
+        w -= lr * grad_w
+        params[2 * i + 1] -= lr * grad_b
+    return loss
+
+
+class KfMLP:
+    """The same MLP as kf.Variables; `step(x, y)` is one SGD step, returning the loss."""
+
+    def __init__(self, params: List[np.ndarray]):
+        self.variables = [kf.Variable(p.copy()) for p in params]
+        self.nn, self.nn_source = _common.nn()
+
+    def step(self, x: Any, y: Any) -> Any:
+        nn = self.nn
+        variables = self.variables
+        with kf.GradientTape() as tape:
+            h = x
+            for i in range(0, len(variables), 2):
+                h = kf.matmul(h, variables[i]) + variables[i + 1]
+                if i + 2 < len(variables):
+                    h = nn.relu(h)
+            loss = kf.reduce_mean(nn.sparse_softmax_cross_entropy_with_logits(
+                labels=y, logits=h))
+        grads = tape.gradient(loss, variables)
+        for v, g in zip(variables, grads):
+            v.assign_sub(LEARNING_RATE * g)
+        return loss
+
+    def numpy(self) -> List[np.ndarray]:
+        return [v.numpy() for v in self.variables]
+
+
+def check_same_step(numpy_step: Callable, kf_step: Callable, params: List[np.ndarray],
+                    model: Any, args_np: tuple, args_kf: tuple, what: str) -> None:
+    """One step of each from the same parameters: the losses and new parameters agree."""
+    mine = [p.copy() for p in params]
+    loss_np = numpy_step(mine, *args_np)
+    loss_kf = _common.quiet(kf_step)(*args_kf)
+    np.testing.assert_allclose(float(loss_kf), float(loss_np), rtol=1e-4,
+                               err_msg=f"{what}: loss differs from the NumPy step")
+    for i, (a, b) in enumerate(zip(model.numpy(), mine)):
+        np.testing.assert_allclose(a, b, rtol=1e-3, atol=1e-5,
+                                   err_msg=f"{what}: parameter {i} differs after one step")
