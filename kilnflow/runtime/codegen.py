@@ -11,10 +11,27 @@ import keyword
 import re
 from typing import Any, Dict, List, Sequence, Tuple
 
+import numpy as np
+
 from kilnflow import dtypes as _dtypes
 from kilnflow.ops.convert import Literal
 
 _LITERAL_TYPES = (int, float, bool, str, type(None))
+_FUNCTION_CALL = re.compile(r"\b([a-z_][a-z0-9_]*)\(")
+
+
+def _inline_template(opdef: Any) -> Any:
+    """The fusable expression of an attr-less op whose kernel is a bare NumPy ufunc.
+
+    Emitting `a * b` instead of `k_Mul(a, b)` computes the same thing (the operator is the
+    ufunc) but skips a call, which is most of the cost on scalars inside loops. Kernels
+    that silence NumPy warnings are wrappers, not ufuncs, so they keep their call.
+    """
+    if opdef.fusable is None or not isinstance(opdef.kernel, np.ufunc):
+        return None
+    if "{" in opdef.fusable.replace("{0}", "").replace("{1}", "").replace("{2}", ""):
+        return None
+    return opdef.fusable
 
 
 class Namer:
@@ -90,8 +107,16 @@ def emit_body(graph_ops: Sequence, emitter: Emitter, env: Dict[int, str], indent
                                                          "c_" + op.name)
             continue
         emitter.origins[len(emitter.lines) + 2] = op  # +1: the def line, +1: 1-based
+        template = None if hook is not None or op.attrs else _inline_template(op.opdef)
         if hook is not None:
             hook(op, emitter, env, indent)
+        elif template is not None:
+            for fn in _FUNCTION_CALL.findall(template):
+                emitter.globals.setdefault(fn, getattr(np, fn))
+            name = emitter.namer.fresh(op.name)
+            env[id(op.outputs[0])] = name
+            expression = template.format(*[env[id(t)] for t in op.inputs])
+            emitter.lines.append(f"{indent}{name} = {expression}")
         else:
             args = [env[id(t)] for t in op.inputs]
             args += [f"{k}={emitter.attr_text(v)}" for k, v in op.attrs.items()]
@@ -115,11 +140,21 @@ def emit_body(graph_ops: Sequence, emitter: Emitter, env: Dict[int, str], indent
             emitter.lines.append(f"{indent}del {', '.join(dead)}")
 
 
+def _numpy_names() -> List[str]:
+    """Names templates may call (np.maximum as `maximum`): reserved so values never clash."""
+    from kilnflow.ops.opdef import REGISTRY
+    names = set()
+    for opdef in REGISTRY.values():
+        if opdef.fusable:
+            names.update(_FUNCTION_CALL.findall(opdef.fusable))
+    return sorted(names)
+
+
 def generate(name: str, graph_ops: Sequence, inputs: Sequence, outputs: Sequence
              ) -> Tuple[str, Dict[str, Any], Dict[int, Any]]:
     """Source of `def <name>(<inputs>): ... return (<outputs>,)`, its globals, and a map
     from generated line numbers to the ops they run (for error messages)."""
-    namer = Namer(["np"])
+    namer = Namer(["np"] + _numpy_names())
     globals_: Dict[str, Any] = {}
     emitter = Emitter(namer, globals_)
     env: Dict[int, str] = {}
