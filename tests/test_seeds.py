@@ -322,3 +322,113 @@ def test_E29_outer_list_append_happens_at_trace_time_only():
     f(tf.constant(2.0))
     assert len(external_list) == 1
     assert tf.is_tensor(external_list[0]) and not hasattr(external_list[0], "numpy")
+
+
+# ---------------------------------------------------------------- AutoGraph (000, 001, 003)
+
+def _op_types(concrete):
+    return {op.type for op in concrete.graph.get_operations()}
+
+
+def test_E10_autograph_converts_loops_branches_and_asserts():
+    @tf.function
+    def f(x, n):
+        i = tf.constant(0)
+        while i < n:                      # while -> While
+            x = x * 2.0
+            i += 1
+        for j in tf.range(n):             # for -> While
+            x = x + tf.cast(j, tf.float32)
+        if tf.reduce_sum(x) > 100.0:      # if -> If
+            x = x / 2.0
+        assert tf.reduce_sum(x) > 0.0, "x must stay positive"   # assert -> Assert
+        return x
+
+    x, n = tf.constant([1.0, 2.0]), tf.constant(3)
+    concrete = f.get_concrete_function(x, n)
+    types = _op_types(concrete)
+    assert {"While", "StatelessWhile"} & types and {"If", "StatelessIf"} & types
+    assert "Assert" in types
+    expected = np.array([1.0, 2.0]) * 8 + 3
+    np.testing.assert_allclose(f(x, n).numpy(), expected)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="x must stay positive"):
+        f(tf.constant([-10.0, -20.0]), n)
+
+
+@needs_print
+def test_E10_statements_keep_program_order(capsys):
+    v = tf.Variable(1.0)
+
+    @tf.function
+    def f():
+        tf.print("first", v)
+        v.assign(5.0)
+        tf.print("second", v)
+        v.assign_add(1.0)
+        return v.read_value()
+
+    assert float(f()) == 6.0
+    err = capsys.readouterr().err
+    assert err.index("first 1") < err.index("second 5")
+
+
+def test_E15_to_code_prints_the_converted_function():
+    @tf.function
+    def fun(x):
+        if tf.reduce_sum(x) > 0:
+            x = x * 2
+        return x
+
+    code = tf.autograph.to_code(fun.python_function)
+    assert code.startswith("def tf__fun(x):")
+    assert "ag__.if_stmt" in code
+
+
+def test_E27_tf_range_print_constant_vs_python_semantics(capsys):
+    @tf.function
+    def python_loop(x):
+        for _ in range(3):              # Python range: unrolled at trace time
+            x = x + 1.0
+        print("traced")                 # Python print: trace time only
+        return x
+
+    @tf.function
+    def tensor_loop(x):
+        for _ in tf.range(3):           # tf.range: one While op
+            x = x + 1.0
+        if tf.constant(True):           # tensor condition: an If op
+            x = x * 1.0
+        return x
+
+    x = tf.constant(0.0)
+    assert float(python_loop(x)) == 3.0 and float(python_loop(x)) == 3.0
+    assert capsys.readouterr().out.count("traced") == 1
+    unrolled = python_loop.get_concrete_function(x)
+    assert [op.type for op in unrolled.graph.get_operations()].count("AddV2") == 3
+    assert float(tensor_loop(x)) == 3.0
+    types = _op_types(tensor_loop.get_concrete_function(x))
+    assert {"While", "StatelessWhile"} & types and {"If", "StatelessIf"} & types
+
+
+# ---------------------------------------------------------------- sessions on devices (002)
+
+def test_E19_session_kinds_and_devices():
+    with tf.Graph().as_default() as g:
+        with tf.device("/cpu:0"):
+            a = tf.constant([1.0, 2.0])
+        with tf.device("/gpu:0"):        # no GPU here: soft-placed on the CPU, like TF
+            b = a * 2.0
+        with tf.compat.v1.Session(graph=g) as sess:
+            assert sess.run(b).tolist() == [2.0, 4.0]
+        sess = tf.compat.v1.InteractiveSession(graph=g)
+        try:
+            assert b.eval().tolist() == [2.0, 4.0]
+        finally:
+            sess.close()
+        config = tf.compat.v1.ConfigProto(allow_soft_placement=True, log_device_placement=False)
+        with tf.compat.v1.Session(graph=g, config=config) as sess:
+            assert sess.run(b).tolist() == [2.0, 4.0]
+    assert tf.config.list_physical_devices("CPU")
+    assert tf.config.list_physical_devices("GPU") == []
+    with pytest.raises(tf.errors.UnimplementedError, match="distributed"):
+        tf.compat.v1.Session(target="grpc://localhost:2222")
