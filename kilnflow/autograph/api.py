@@ -12,6 +12,7 @@ import functools
 import inspect
 import linecache
 import os
+import sys
 import sysconfig
 import threading
 import types
@@ -195,9 +196,11 @@ def _converted_function(func):
 def _is_library(func) -> bool:
     """Code of kilnflow itself, NumPy, the standard library or installed packages."""
     module = getattr(func, "__module__", None) or ""
-    for prefix in ("kilnflow", "numpy"):
-        if module == prefix or module.startswith(prefix + "."):
-            return True
+    top = module.split(".")[0]
+    if top in ("kilnflow", "numpy") or top in sys.stdlib_module_names:
+        return True
+    if func.__code__.co_filename.startswith("<frozen"):
+        return True
     filename = os.path.realpath(func.__code__.co_filename)
     return filename.startswith(_LIBRARY_DIRS) or os.sep + "site-packages" + os.sep in filename
 

@@ -199,7 +199,9 @@ class _Liveness:
 
     def __init__(self, excluded: set, order: list):
         self.excluded = excluded
-        self.rank = {name: index for index, name in enumerate(order)}
+        self.rank = {}
+        for name in order:
+            self.rank.setdefault(name, len(self.rank))
         self.loops = []  # (names live after the loop, names live at its head)
 
     def block(self, stmts: list, live: set) -> set:

@@ -1,0 +1,211 @@
+"""convert, to_code, converted_call, do_not_convert, explain, and the layering rule."""
+import ast
+import functools
+import os
+import sys
+import traceback
+import warnings
+
+import numpy as np
+import pytest
+
+from kilnflow import autograph
+from kilnflow.autograph import api
+
+
+@autograph.do_not_convert
+def code_name():
+    """The name of the calling user function's code: tf__<name> once converted."""
+    frame = sys._getframe(1)
+    while frame.f_code.co_filename == api.__file__:  # skip converted_call
+        frame = frame.f_back
+    return frame.f_code.co_name
+
+
+def callee(x):
+    name = code_name()
+    if x:
+        return name
+    return name + "!"
+
+
+def caller(x):
+    return code_name(), callee(x)
+
+
+def test_converted_call_converts_user_code_recursively():
+    assert api.converted_call(caller, (1,), None) == ("tf__caller", "tf__callee")
+    assert caller(1) == ("caller", "callee")
+
+
+def test_non_recursive_option_converts_only_the_top():
+    options = api.ConversionOptions(recursive=False)
+    assert api.converted_call(caller, (1,), {}, options) == ("tf__caller", "callee")
+
+
+def test_conversion_disabled():
+    with api.conversion_disabled():
+        assert api.converted_call(caller, (1,), None) == ("caller", "callee")
+
+
+@autograph.do_not_convert
+def marked(x):
+    if x:
+        return code_name()
+    return None
+
+
+def test_do_not_convert():
+    assert api.converted_call(marked, (1,), None) == "marked"
+    assert autograph.experimental.do_not_convert is autograph.do_not_convert
+    assert autograph.convert(marked) is marked
+
+
+def test_library_and_builtin_code_is_never_converted():
+    assert not api._is_library(callee)
+    assert api._is_library(np.linalg.norm)
+    assert api._is_library(os.path.join)
+    assert api._is_library(api.convert)
+    assert api.converted_call(np.add, (1, 2), None) == 3
+    assert api.converted_call(len, ([1],), None) == 1
+    assert api.converted_call(dict, (), {"a": 1}) == {"a": 1}
+
+
+class Scaler:
+    def __init__(self, k):
+        self.k = k
+
+    def scale(self, x):
+        name = code_name()
+        if x > 0:
+            return x * self.k, name
+        return 0, name
+
+    def __call__(self, x):
+        return self.scale(x)[0], code_name()
+
+
+def test_methods_callables_and_partials():
+    s = Scaler(3)
+    assert api.converted_call(s.scale, (2,), None) == (6, "tf__scale")
+    assert api.converted_call(s, (2,), None) == (6, "tf____call__")
+    part = functools.partial(callee)
+    assert api.converted_call(part, (0,), None) == "tf__callee!"
+
+
+def test_conversion_is_cached_per_code_and_keeps_each_closure():
+    def make(k):
+        def add(x):
+            if x:
+                return x + k
+            return k
+        return add
+
+    add1, add2 = make(1), make(2)
+    assert api.convert(add1) is api.convert(add1)
+    assert api.convert(add1).__code__ is api.convert(add2).__code__
+    assert api.convert(add1)(10) == 11 and api.convert(add2)(10) == 12
+
+
+def test_closure_cells_are_shared_with_the_original():
+    count = 0
+
+    def bump(n):
+        nonlocal count
+        for _ in range(n):
+            count += 1
+        return count
+
+    assert api.convert(bump)(3) == 3
+    assert count == 3
+
+
+def test_to_code_is_valid_readable_python():
+    source = autograph.to_code(callee)
+    assert source.startswith("def tf__callee(x):")
+    assert "retval_ = ag__.if_stmt(x, if_true, if_false, (retval_,), ('retval_',))" in source
+    ast.parse(source)
+
+
+def boom(x):
+    y = x + 1
+    if y > 0:
+        z = [1][y]
+        return z
+    return y
+
+
+def test_errors_point_at_the_users_line():
+    with pytest.raises(IndexError) as info:
+        api.convert(boom)(1)
+    last = traceback.extract_tb(info.value.__traceback__)[-1]
+    assert last.filename == __file__
+    assert last.lineno == boom.__code__.co_firstlineno + 3
+    assert last.line == "z = [1][y]"
+
+
+def test_unconvertible_code_warns_and_runs_as_is():
+    namespace = {}
+    exec("def nosource(x):\n    return x * 2\n", namespace)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert api.converted_call(namespace["nosource"], (2,), None) == 4
+    assert any("could not convert" in str(w.message) for w in caught)
+    with pytest.raises(api.ConversionError):
+        autograph.convert(namespace["nosource"])
+
+
+def explained(xs):
+    total = 0
+    for x in xs:
+        if x > 0 and x < 10:
+            total += x
+    squares = [x * x for x in xs]
+    print(total)
+    return total, squares
+
+
+def test_explain_lists_conversions_by_user_line():
+    api.convert(explained)([1, 20])
+    report = autograph.explain(explained)
+    text = str(report)
+    first = explained.__code__.co_firstlineno
+    assert f"line {first + 2}: for x in xs:" in text
+    assert f"line {first + 3}: if x > 0 and x < 10:" in text
+    assert "ag__.if_stmt" in text and "ag__.and_" in text
+    assert "ran as: python" in text
+    assert "comprehension stays Python" in text
+    assert "print() stays Python" in text
+    lines = [entry[0] for entry in report.entries]
+    assert lines == sorted(lines)
+
+
+def test_import_lint_ast_layer_imports_no_framework_code():
+    """converters/ and pyct/ may import only the stdlib and each other (STYLE rule 6)."""
+    root = os.path.dirname(api.__file__)
+    allowed = ("kilnflow.autograph.pyct", "kilnflow.autograph.converters")
+    for folder in ("converters", "pyct"):
+        for name in os.listdir(os.path.join(root, folder)):
+            if not name.endswith(".py"):
+                continue
+            path = os.path.join(root, folder, name)
+            package = f"kilnflow.autograph.{folder}"
+            with open(path) as f:
+                tree = ast.parse(f.read())
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Import):
+                    targets = [alias.name for alias in node.names]
+                elif isinstance(node, ast.ImportFrom):
+                    if node.level:
+                        base = package.rsplit(".", node.level - 1)[0] if node.level > 1 \
+                            else package
+                        targets = [f"{base}.{node.module}" if node.module else base]
+                    else:
+                        targets = [node.module]
+                else:
+                    continue
+                for target in targets:
+                    if target == "kilnflow" or target.startswith("kilnflow."):
+                        assert target.startswith(allowed), f"{path} imports {target}"
+                        for banned in ("ops", "graph", "runtime", "function"):
+                            assert not target.startswith(f"kilnflow.{banned}")
