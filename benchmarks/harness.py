@@ -272,8 +272,8 @@ def format_case(case: Case) -> str:
     for v in case.variants:
         stats = case.stats.get(v.name)
         if stats is None:
-            reason = (f"not available yet: {v.unavailable}" if v.unavailable else
-                      f"error: {case.errors.get(v.name, 'not run')}")
+            reason = (f"-- {v.unavailable}" if v.unavailable else
+                      f"ERROR {case.errors.get(v.name, 'not run')}")
             rows.append([v.name, reason])
             continue
         label = v.name + (" [floor]" if v.name == case.floor else "") + (

@@ -18,6 +18,7 @@ import os
 import platform
 import subprocess
 import sys
+import traceback
 from typing import Any, List, Optional, Sequence
 
 # Every variable a BLAS / OpenMP runtime reads for its thread count.
@@ -74,20 +75,33 @@ def load_workload(name: str) -> Any:
     return importlib.import_module(f"benchmarks.workloads.{name}")
 
 
-def run_workload(name: str, config: Any, echo: bool = True) -> dict:
-    """Measure every case of workload `name`; print each table as it finishes."""
+def run_workload(name: str, config: Any, echo: bool = True, keep_going: bool = True) -> dict:
+    """Measure every case of workload `name`; print each table as it finishes.
+
+    A workload that fails while building its cases (a check that kilnflow's result equals
+    NumPy's, say) is reported and, with keep_going, the run goes on with the next one.
+    The returned dict holds the JSON form of each case, and the Case objects in "_cases".
+    """
     from benchmarks.harness import format_case, measure
     module = load_workload(name)
     if echo:
         print(f"\n== {name}: {module.DESCRIPTION}", flush=True)
-    out = {"name": name, "description": module.DESCRIPTION, "cases": []}
-    for case in module.cases(config):
-        measure(case, config)
+    out: dict = {"name": name, "description": module.DESCRIPTION, "cases": [], "_cases": []}
+    try:
+        for case in module.cases(config):
+            measure(case, config)
+            if echo:
+                print(format_case(case), flush=True)
+            out["cases"].append(case.to_json())
+            out["_cases"].append(case)
+            case.variants = [_forget(v) for v in case.variants]  # free big inputs now
+    except Exception as exc:  # noqa: BLE001 - one broken workload must not hide the rest
+        if not keep_going:
+            raise
+        out["error"] = "".join(traceback.format_exception_only(type(exc), exc)).strip()
         if echo:
-            print(format_case(case), flush=True)
-        out["cases"].append(case.to_json())
-        out.setdefault("_cases", []).append(case)
-        case.variants = [_forget(v) for v in case.variants]  # free the big inputs now
+            print(f"-- ERROR, workload stopped: {out['error']}", flush=True)
+            traceback.print_exc()
     return out
 
 

@@ -9,4 +9,7 @@ WORKLOADS = (
     "char_unpack",
     "mlp_train_step",
     "trace_time",
+    "elementwise_chain",
+    "while_loop",
+    "rnn_train_step",
 )

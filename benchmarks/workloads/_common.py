@@ -121,3 +121,18 @@ def peers_note() -> str:
     if found:
         return "peers measured: " + ", ".join(found)
     return "peers: TensorFlow, JAX and PyTorch are optional and none is installed here"
+
+
+def autograph_variant(name: str, build: Callable[[], Callable[[], Any]]) -> Any:
+    """A Variant that needs AutoGraph control flow. build() traces and checks it and returns
+    the callable to time; while the feature is missing, or while it fails (being built by
+    someone else right now), the row says so instead of stopping the run."""
+    from benchmarks.harness import Variant
+    missing = autograph_missing()
+    if missing:
+        return Variant(name, unavailable=f"not available yet: {missing}")
+    try:
+        return Variant(name, build())
+    except Exception as exc:  # noqa: BLE001 - shown in the table
+        return Variant(name, unavailable=f"not working yet: {type(exc).__name__}: "
+                                         f"{str(exc).splitlines()[0][:160]}")

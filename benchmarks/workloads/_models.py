@@ -106,3 +106,84 @@ def check_same_step(numpy_step: Callable, kf_step: Callable, params: List[np.nda
     for i, (a, b) in enumerate(zip(model.numpy(), mine)):
         np.testing.assert_allclose(a, b, rtol=1e-3, atol=1e-5,
                                    err_msg=f"{what}: parameter {i} differs after one step")
+
+
+# ---------------------------------------------------------------- tanh RNN
+
+def rnn_params(rng: np.random.Generator, inputs: int, hidden: int) -> List[np.ndarray]:
+    """[w_x (inputs, hidden), w_h (hidden, hidden), b (hidden,)], float32."""
+    return [_common.random_floats(rng, (inputs, hidden), 1.0 / np.sqrt(inputs)),
+            _common.random_floats(rng, (hidden, hidden), 1.0 / np.sqrt(hidden)),
+            np.zeros(hidden, np.float32)]
+
+
+def numpy_rnn_step(params: List[np.ndarray], xs: np.ndarray, y: np.ndarray,
+                   lr: float = LEARNING_RATE) -> np.float32:
+    """One SGD step of h_t = tanh(x_t w_x + h_{t-1} w_h + b), loss mean((h_T - y)^2).
+
+    Forward keeps every state; backward is BPTT, one step at a time. The input projection
+    is done per step like the kilnflow loop, so the ratio measures the framework, not a
+    different algorithm. Updates `params` in place.
+    """
+    w_x, w_h, b = params
+    steps, batch = xs.shape[0], xs.shape[1]
+    states = [np.zeros((batch, w_h.shape[0]), np.float32)]
+    for t in range(steps):
+        z = xs[t] @ w_x
+        z += states[-1] @ w_h
+        z += b
+        states.append(np.tanh(z, out=z))
+    diff = states[-1] - y
+    loss = np.mean(diff * diff)
+    dh = diff * np.float32(2.0 / diff.size)
+    g_x = np.zeros_like(w_x)
+    g_h = np.zeros_like(w_h)
+    g_b = np.zeros_like(b)
+    for t in reversed(range(steps)):
+        h = states[t + 1]
+        dz = dh * (1 - h * h)
+        g_x += xs[t].T @ dz
+        g_h += states[t].T @ dz
+        g_b += dz.sum(axis=0)
+        dh = dz @ w_h.T
+    lr = np.float32(lr)
+    w_x -= lr * g_x
+    w_h -= lr * g_h
+    b -= lr * g_b
+    return loss
+
+
+class KfRNN:
+    """The same RNN as kf.Variables, with two train steps: `step_unrolled` loops over a
+    Python range (eagerly, or unrolled into the graph), `step_loop` over kf.range (AutoGraph
+    turns it into one while loop)."""
+
+    def __init__(self, params: List[np.ndarray]):
+        self.variables = [kf.Variable(p.copy()) for p in params]
+
+    def step_unrolled(self, xs: Any, y: Any) -> Any:
+        w_x, w_h, b = self.variables
+        with kf.GradientTape() as tape:
+            h = kf.zeros([xs.shape[1], w_h.shape[0]])
+            for i in range(xs.shape[0]):
+                h = kf.tanh(kf.matmul(xs[i], w_x) + kf.matmul(h, w_h) + b)
+            loss = kf.reduce_mean(kf.square(h - y))
+        self._apply(tape.gradient(loss, self.variables))
+        return loss
+
+    def step_loop(self, xs: Any, y: Any) -> Any:
+        w_x, w_h, b = self.variables
+        with kf.GradientTape() as tape:
+            h = kf.zeros([xs.shape[1], w_h.shape[0]])
+            for i in kf.range(xs.shape[0]):
+                h = kf.tanh(kf.matmul(xs[i], w_x) + kf.matmul(h, w_h) + b)
+            loss = kf.reduce_mean(kf.square(h - y))
+        self._apply(tape.gradient(loss, self.variables))
+        return loss
+
+    def _apply(self, grads: List[Any]) -> None:
+        for v, g in zip(self.variables, grads):
+            v.assign_sub(LEARNING_RATE * g)
+
+    def numpy(self) -> List[np.ndarray]:
+        return [v.numpy() for v in self.variables]
