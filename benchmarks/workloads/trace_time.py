@@ -2,8 +2,8 @@
 
 Every timed call builds a fresh kf.function object, so every call traces. AutoGraph caches
 converted source per code object, so after the warm-up call conversion is cached; a
-second variant empties that cache before each call, to time a user's very first call. Issue 3's targets: the MLP
-train step <= 50 ms and a 200-op elementwise chain <= 60 ms.
+second variant empties that cache before each call, to time a user's very first call.
+Issue 3's targets: the MLP train step <= 50 ms and a 200-op elementwise chain <= 60 ms.
 """
 from __future__ import annotations
 

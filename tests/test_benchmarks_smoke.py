@@ -1,0 +1,104 @@
+"""Smoke tests for benchmarks/: every workload runs at tiny sizes and reports finite figures.
+
+Nothing here asserts a timing: speed is judged from `python -m benchmarks.run` ratios.
+A variant that waits for a feature still being built says so instead of running; any
+other failure (an error, or kilnflow disagreeing with NumPy in a workload's own checks)
+fails the test.
+"""
+import json
+import math
+
+import numpy as np
+import pytest
+
+from benchmarks import run
+from benchmarks.harness import Case, Config, Target, Variant, finite_results, format_case, measure
+from benchmarks.workloads import _common, _models
+
+import kilnflow as kf
+
+
+@pytest.mark.parametrize("name", run.workload_names())
+def test_workload_runs_and_reports_finite_numbers(name):
+    result = run.run_workload(name, Config("smoke"), echo=False, keep_going=False)
+    cases = result["_cases"]
+    assert cases, f"{name} yielded no cases"
+    for case in cases:
+        assert not case.errors, case.errors
+        if case.unavailable:
+            continue
+        assert case.floor in case.stats
+        assert finite_results(case)
+        for v in case.variants:
+            assert v.unavailable or v.name in case.stats, v.name
+            if v.unavailable:
+                assert v.unavailable.startswith(("not available yet", "not working yet",
+                                                 "numexpr is not", "numba is not",
+                                                 "setup failed")), v.unavailable
+        json.dumps(case.to_json())
+        assert case.title in format_case(case)
+
+
+def test_workload_modules_declare_name_and_description():
+    for name in run.workload_names():
+        module = run.load_workload(name)
+        assert module.NAME == name
+        assert module.DESCRIPTION
+
+
+def test_measure_interleaves_and_reports_paired_ratios():
+    data = np.ones(1000, np.float32)
+    out = np.empty_like(data)
+    case = Case("copy vs add", [Variant("copy", lambda: np.copyto(out, data)),
+                                Variant("add", "np.add(a, a)", {"np": np, "a": data}),
+                                Variant("broken", lambda: 1 / 0),
+                                Variant("missing", unavailable="not available yet: x")],
+                floor="copy", copy_floor="copy",
+                targets=[Target("add <= 1000x copy", "add", "ratio", 1000.0),
+                         Target("missing row", "missing", "time", 1.0)])
+    measure(case, Config("quick"))
+    assert set(case.stats) == {"copy", "add"}
+    assert "ZeroDivisionError" in case.errors["broken"]
+    assert case.stats["copy"].ratio == 1.0 and case.stats["copy"].copy_ratio == 1.0
+    assert case.stats["add"].rounds >= Config("quick").min_rounds
+    assert math.isfinite(case.stats["add"].ratio)
+    assert case.targets[0].met(case) is True
+    assert case.targets[1].met(case) is None
+    text = format_case(case)
+    assert "copy [floor] [copy]" in text and "ERROR ZeroDivisionError" in text
+    assert "not available yet: x" in text and "not measured" in text
+
+
+def test_config_pick_falls_back():
+    assert Config("full").pick(1, 2, 3) == 1
+    assert Config("quick").pick(1, 2, 3) == 2
+    assert Config("smoke").pick(1, 2, 3) == 3
+    assert Config("smoke").pick(1, 2) == 2
+    assert Config("smoke").pick(1) == 1
+
+
+def test_single_thread_env_pins_blas():
+    env = run.single_thread_env({"OMP_NUM_THREADS": "8", "XLA_FLAGS": "--mine"})
+    assert all(env[v] == "1" for v in run.THREAD_VARIABLES)
+    assert env["XLA_FLAGS"] == "--mine"  # a user's own flags are left alone
+
+
+def test_list_prints_every_workload(capsys):
+    assert run.main(["--list"]) == 0
+    printed = capsys.readouterr().out
+    for name in run.workload_names():
+        assert name in printed
+
+
+def test_composed_nn_fallback_matches_numpy_step():
+    # The MLP workload must still run when kf.nn is missing: relu and the loss composed
+    # from primitives give the same step as the hand-written NumPy one.
+    rng = np.random.default_rng(0)
+    sizes = (6, 5, 4)
+    params = _models.mlp_params(rng, sizes)
+    x, y = _models.mlp_batch(rng, 3, sizes)
+    model = _models.KfMLP(params)
+    model.nn = _common.SimpleNamespace(
+        relu=_common._relu, sparse_softmax_cross_entropy_with_logits=_common._sparse_xent)
+    _models.check_same_step(_models.numpy_mlp_step, model.step, params, model, (x, y),
+                            (kf.constant(x), kf.constant(y)), "composed nn")
