@@ -19,7 +19,7 @@ from kilnflow import dtypes as _dtypes
 from kilnflow import errors
 from kilnflow.ops import array, rules
 from kilnflow.ops import random as _random
-from kilnflow.ops.convert import binary, convert_to_tensor
+from kilnflow.ops.convert import binary, constant, convert_to_tensor
 from kilnflow.ops.math import (add, cast, equal, erf, exp, greater, maximum, multiply,
                                reduce_mean, reduce_sum, rsqrt, sigmoid, squared_difference,
                                square, tanh)
@@ -283,10 +283,9 @@ def _sparse_xent_kernel(x: Any, labels: Any) -> Any:
 
 def _one_hot(labels: Tensor, like: Tensor) -> Tensor:
     depth = like.shape[-1] if like.shape.rank is not None else None
-    if depth is None:
-        depth = array.shape(like)[-1]
-    classes = array.range(depth, dtype=labels.dtype) if not isinstance(depth, Tensor) else \
-        cast(array.range(depth), labels.dtype)
+    if depth is not None:
+        return array.one_hot(labels, depth, dtype=like.dtype)
+    classes = cast(array.range(array.shape(like)[-1]), labels.dtype)  # depth known at run time
     return cast(equal(array.expand_dims(labels, -1), classes), like.dtype)
 
 
@@ -327,6 +326,9 @@ def _bias_add_rule(value: Any, bias: Any) -> TensorSpec:
 
 def _bias_add_grad(op: Any, dy: Any) -> list:
     rank = op.inputs[0].shape.rank
+    if rank is None:  # fold every leading dim into one, then sum it
+        rows = array.reshape(dy, [-1, array.shape(op.inputs[1])[0]])
+        return [dy, reduce_sum(rows, 0)]
     return [dy, reduce_sum(dy, list(range(rank - 1)))]
 
 
@@ -412,15 +414,19 @@ def _geometry(h: int, w: int, kh: int, kw: int, strides: tuple, padding: Any,
 
 def _windows(xp: Any, kh: int, kw: int, strides: tuple, dilations: tuple, oh: int,
              ow: int) -> Any:
-    """A (N, OH, OW, C, KH, KW) view of every window of the padded input (no copy)."""
+    """A (N, OH, OW, KH, KW, C) view of every window of the padded input (no copy).
+
+    Channels stay last so that flattening a window (the im2col copy) reads contiguous runs.
+    """
     extent_h = (kh - 1) * dilations[0] + 1
     extent_w = (kw - 1) * dilations[1] + 1
     view = sliding_window_view(xp, (extent_h, extent_w), axis=(1, 2))
-    return view[:, :oh * strides[0]:strides[0], :ow * strides[1]:strides[1], :,
+    view = view[:, :oh * strides[0]:strides[0], :ow * strides[1]:strides[1], :,
                 ::dilations[0], ::dilations[1]]
+    return view.transpose(0, 1, 2, 4, 5, 3)
 
 
-def _tap(array_: Any, i: int, j: int, strides: tuple, oh: int, ow: int) -> tuple:
+def _tap(i: int, j: int, strides: tuple, oh: int, ow: int) -> tuple:
     """The index that picks, for every output position, input row i / column j of its
     window (offsets already dilated): used to scatter gradients back, one tap at a time."""
     return (slice(None), slice(i, i + strides[0] * (oh - 1) + 1, strides[0]),
@@ -429,6 +435,13 @@ def _tap(array_: Any, i: int, j: int, strides: tuple, oh: int, ow: int) -> tuple
 
 def _crop(xp: Any, pads: tuple, h: int, w: int) -> Any:
     return np.ascontiguousarray(xp[:, pads[1][0]:pads[1][0] + h, pads[2][0]:pads[2][0] + w])
+
+
+def _shape_tensor(t: Tensor) -> Tensor:
+    """t's shape as an int32 tensor: a constant when static, so gradient ops keep shapes."""
+    if t.shape.is_fully_defined():
+        return constant(t.shape.as_list(), _dtypes.int32)
+    return array.shape(t)
 
 
 def _static_sizes(sizes: Any) -> Optional[list]:
@@ -441,48 +454,59 @@ def _static_sizes(sizes: Any) -> Optional[list]:
 _IM2COL_BYTES = 1 << 25  # split the batch so one im2col block stays near 32 MB
 
 
+def _batch_blocks(n: int, oh: int, ow: int, kh: int, kw: int, c: int, itemsize: int) -> tuple:
+    """(block starts, block size) over the batch."""
+    step = max(1, _IM2COL_BYTES // max(1, oh * ow * kh * kw * c * itemsize))
+    return range(0, n, step), step
+
+
 def _conv2d_kernel(x: Any, w: Any, *, strides: tuple, padding: Any, dilations: tuple) -> Any:
     n, h, wd, c = x.shape
     kh, kw, _, o = w.shape
     oh, ow, pads = _geometry(h, wd, kh, kw, strides, padding, dilations)
     xp = np.pad(x, pads) if any(sum(pads, ())) else x
-    w_cols = w.transpose(2, 0, 1, 3).reshape(c * kh * kw, o)  # matches windows' (C, KH, KW)
+    w_rows = w.reshape(kh * kw * c, o)  # (KH, KW, C) order, as in the windows
     out = np.empty((n, oh, ow, o), dtype=np.result_type(x, w))
-    step = max(1, _IM2COL_BYTES // max(1, oh * ow * c * kh * kw * x.itemsize))
-    for start in range(0, n, step):
-        cols = _windows(xp[start:start + step], kh, kw, strides, dilations, oh, ow)
-        rows = cols.reshape(-1, c * kh * kw)  # the im2col copy
-        out[start:start + step] = (rows @ w_cols).reshape(-1, oh, ow, o)
+    starts, step = _batch_blocks(n, oh, ow, kh, kw, c, x.itemsize)
+    for b in starts:
+        cols = _windows(xp[b:b + step], kh, kw, strides, dilations, oh, ow)
+        out[b:b + step] = (cols.reshape(-1, kh * kw * c) @ w_rows).reshape(-1, oh, ow, o)
     return out
 
 
 def _conv_input_kernel(sizes: Any, w: Any, dy: Any, *, strides: tuple, padding: Any,
                        dilations: tuple) -> Any:
+    """col2im: window gradients dy @ w^T, each tap added back where it was read."""
     n, h, wd, c = (int(s) for s in sizes)
     kh, kw, _, o = w.shape
     oh, ow, pads = _geometry(h, wd, kh, kw, strides, padding, dilations)
     dxp = np.zeros((n, h + sum(pads[1]), wd + sum(pads[2]), c), dtype=dy.dtype)
-    dy_rows = dy.reshape(-1, o)
-    for i in range(kh):
-        for j in range(kw):
-            tap = _tap(dxp, i * dilations[0], j * dilations[1], strides, oh, ow)
-            dxp[tap] += (dy_rows @ w[i, j].T).reshape(n, oh, ow, c)
+    w_cols = w.reshape(kh * kw * c, o).T
+    starts, step = _batch_blocks(n, oh, ow, kh, kw, c, dy.itemsize)
+    for b in starts:
+        block = dy[b:b + step]
+        cols = (block.reshape(-1, o) @ w_cols).reshape(len(block), oh, ow, kh, kw, c)
+        target = dxp[b:b + step]
+        for i in range(kh):
+            for j in range(kw):
+                target[_tap(i * dilations[0], j * dilations[1], strides, oh, ow)] += \
+                    cols[:, :, :, i, j]
     return _crop(dxp, pads, h, wd)
 
 
 def _conv_filter_kernel(x: Any, sizes: Any, dy: Any, *, strides: tuple, padding: Any,
                         dilations: tuple) -> Any:
+    """im2col(x)^T @ dy, accumulated over batch blocks."""
     kh, kw, c, o = (int(s) for s in sizes)
     n, h, wd, _ = x.shape
     oh, ow, pads = _geometry(h, wd, kh, kw, strides, padding, dilations)
     xp = np.pad(x, pads) if any(sum(pads, ())) else x
-    dy_rows = dy.reshape(-1, o)
-    dw = np.empty((kh, kw, c, o), dtype=dy.dtype)
-    for i in range(kh):
-        for j in range(kw):
-            tap = _tap(xp, i * dilations[0], j * dilations[1], strides, oh, ow)
-            dw[i, j] = xp[tap].reshape(-1, c).T @ dy_rows
-    return dw
+    dw = np.zeros((kh * kw * c, o), dtype=dy.dtype)
+    starts, step = _batch_blocks(n, oh, ow, kh, kw, c, x.itemsize)
+    for b in starts:
+        cols = _windows(xp[b:b + step], kh, kw, strides, dilations, oh, ow)
+        dw += cols.reshape(-1, kh * kw * c).T @ dy[b:b + step].reshape(-1, o)
+    return dw.reshape(kh, kw, c, o)
 
 
 def _conv_spec(x_shape: list, w_shape: list, strides: tuple, padding: Any,
@@ -514,7 +538,8 @@ def _conv2d_rule(x: Any, w: Any, **attrs: Any) -> TensorSpec:
 
 
 def _conv_input_rule(sizes: Any, w: Any, dy: Any, **attrs: Any) -> TensorSpec:
-    return TensorSpec(_static_sizes(sizes) or [None] * 4, dy.dtype)
+    known = [_dims4(dy, "out_backprop")[0], None, None, _dims4(w, "filters")[2]]
+    return TensorSpec(_static_sizes(sizes) or known, dy.dtype)
 
 
 def _conv_filter_rule(x: Any, sizes: Any, dy: Any, **attrs: Any) -> TensorSpec:
@@ -523,20 +548,20 @@ def _conv_filter_rule(x: Any, sizes: Any, dy: Any, **attrs: Any) -> TensorSpec:
 
 def _conv2d_grad(op: Any, dy: Any) -> list:
     x, w = op.inputs
-    return [bind(CONV2D_BACKPROP_INPUT, (array.shape(x), w, dy), op.attrs),
-            bind(CONV2D_BACKPROP_FILTER, (x, array.shape(w), dy), op.attrs)]
+    return [bind(CONV2D_BACKPROP_INPUT, (_shape_tensor(x), w, dy), op.attrs),
+            bind(CONV2D_BACKPROP_FILTER, (x, _shape_tensor(w), dy), op.attrs)]
 
 
 def _conv_input_grad(op: Any, g: Any) -> list:
     # out = C_x(w)^T dy is bilinear in (w, dy): d/d(dy) is conv2d, d/dw is the filter grad.
     _, w, dy = op.inputs
-    return [None, bind(CONV2D_BACKPROP_FILTER, (g, array.shape(w), dy), op.attrs),
+    return [None, bind(CONV2D_BACKPROP_FILTER, (g, _shape_tensor(w), dy), op.attrs),
             bind(CONV2D, (g, w), op.attrs)]
 
 
 def _conv_filter_grad(op: Any, g: Any) -> list:
     x, _, dy = op.inputs
-    return [bind(CONV2D_BACKPROP_INPUT, (array.shape(x), g, dy), op.attrs), None,
+    return [bind(CONV2D_BACKPROP_INPUT, (_shape_tensor(x), g, dy), op.attrs), None,
             bind(CONV2D, (x, g), op.attrs)]
 
 
@@ -604,73 +629,95 @@ def _pool_rule(x: Any, *, ksize: tuple, strides: tuple, padding: Any) -> TensorS
     return TensorSpec(spec, x.dtype)
 
 
-def _pool_setup(x_shape: tuple, ksize: tuple, strides: tuple, padding: Any) -> tuple:
-    _, h, w, _ = x_shape
-    return _geometry(h, w, ksize[0], ksize[1], strides, padding)
+def _pool_taps(shape: tuple, ksize: tuple, strides: tuple, padding: Any) -> tuple:
+    """(pads, taps): a tap indexes, for every output position, one fixed offset of its
+    window in the padded input. Pools loop over the ksize taps with whole-array ops,
+    which is much faster than reducing over strided window views."""
+    oh, ow, pads = _geometry(shape[1], shape[2], ksize[0], ksize[1], strides, padding)
+    taps = [_tap(i, j, strides, oh, ow) for i in range(ksize[0]) for j in range(ksize[1])]
+    return pads, taps
+
+
+def _padded(x: Any, pads: tuple, fill: Any = 0) -> Any:
+    return np.pad(x, pads, constant_values=fill) if any(sum(pads, ())) else x
 
 
 def _lowest(dtype: Any) -> Any:
     return -np.inf if dtype.kind == "f" else np.iinfo(dtype).min
 
 
+def _window_max(xp: Any, taps: list) -> Any:
+    out = xp[taps[0]].copy()
+    for tap in taps[1:]:
+        np.maximum(out, xp[tap], out=out)
+    return out
+
+
 def _max_pool_kernel(x: Any, *, ksize: tuple, strides: tuple, padding: Any) -> Any:
-    oh, ow, pads = _pool_setup(x.shape, ksize, strides, padding)
-    xp = np.pad(x, pads, constant_values=_lowest(x.dtype)) if any(sum(pads, ())) else x
-    return _windows(xp, ksize[0], ksize[1], strides, (1, 1), oh, ow).max(axis=(4, 5))
+    pads, taps = _pool_taps(x.shape, ksize, strides, padding)
+    return _window_max(_padded(x, pads, _lowest(x.dtype)), taps)  # padding never wins
 
 
-def _argmax_taps(x: Any, ksize: tuple, strides: tuple, padding: Any) -> tuple:
-    """For each output: which tap (row-major in the window) holds the first maximum."""
-    oh, ow, pads = _pool_setup(x.shape, ksize, strides, padding)
-    xp = np.pad(x, pads, constant_values=_lowest(x.dtype))
-    win = _windows(xp, ksize[0], ksize[1], strides, (1, 1), oh, ow)
-    taps = win.reshape(win.shape[:4] + (-1,)).argmax(axis=-1)
-    return taps, xp.shape, pads, oh, ow
+def _first_max_masks(x: Any, ksize: tuple, strides: tuple, padding: Any) -> tuple:
+    """(pads, [(tap, mask)]): mask is where that tap holds its window's first maximum,
+    the one element TF routes the window's gradient to."""
+    pads, taps = _pool_taps(x.shape, ksize, strides, padding)
+    xp = _padded(x, pads, _lowest(x.dtype))
+    best = _window_max(xp, taps)
+    claimed = np.zeros(best.shape, dtype=bool)
+    masks = []
+    for tap in taps:
+        mask = (xp[tap] == best) & ~claimed
+        claimed |= mask
+        masks.append((tap, mask))
+    return pads, masks
 
 
 def _max_pool_grad_kernel(x: Any, dy: Any, *, ksize: tuple, strides: tuple,
                           padding: Any) -> Any:
-    taps, padded_shape, pads, oh, ow = _argmax_taps(x, ksize, strides, padding)
-    dxp = np.zeros(padded_shape, dtype=dy.dtype)
-    zero = dy.dtype.type(0)
-    for k in range(ksize[0] * ksize[1]):
-        i, j = divmod(k, ksize[1])
-        dxp[_tap(dxp, i, j, strides, oh, ow)] += np.where(taps == k, dy, zero)
+    pads, masks = _first_max_masks(x, ksize, strides, padding)
+    n, h, w, c = x.shape
+    dxp = np.zeros((n, h + sum(pads[1]), w + sum(pads[2]), c), dtype=dy.dtype)
+    for tap, mask in masks:
+        dxp[tap] += dy * mask
     return _crop(dxp, pads, x.shape[1], x.shape[2])
 
 
 def _max_pool_grad_grad_kernel(x: Any, g: Any, *, ksize: tuple, strides: tuple,
                                padding: Any) -> Any:
-    taps, _, pads, oh, ow = _argmax_taps(x, ksize, strides, padding)
-    win = _windows(np.pad(g, pads), ksize[0], ksize[1], strides, (1, 1), oh, ow)
-    flat = win.reshape(win.shape[:4] + (-1,))
-    return np.take_along_axis(flat, taps[..., None], axis=-1)[..., 0]
+    pads, masks = _first_max_masks(x, ksize, strides, padding)
+    gp = _padded(g, pads)
+    out = np.zeros(masks[0][1].shape, dtype=g.dtype)
+    for tap, mask in masks:
+        out += gp[tap] * mask
+    return out
 
 
-def _avg_counts(h: int, w: int, ksize: tuple, strides: tuple, padding: Any) -> tuple:
+def _avg_counts(h: int, w: int, ksize: tuple, strides: tuple, padding: Any) -> Any:
     """How many real (unpadded) inputs each window covers: TF averages over those only."""
-    oh, ow, pads = _geometry(h, w, ksize[0], ksize[1], strides, padding)
-    ones = np.pad(np.ones((1, h, w, 1)), pads)
-    counts = _windows(ones, ksize[0], ksize[1], strides, (1, 1), oh, ow).sum(axis=(4, 5))
-    return counts, oh, ow, pads
+    pads, taps = _pool_taps((1, h, w, 1), ksize, strides, padding)
+    ones = _padded(np.ones((1, h, w, 1)), pads)
+    return sum(ones[tap] for tap in taps)
 
 
 def _avg_pool_kernel(x: Any, *, ksize: tuple, strides: tuple, padding: Any) -> Any:
-    counts, oh, ow, pads = _avg_counts(x.shape[1], x.shape[2], ksize, strides, padding)
-    xp = np.pad(x, pads) if any(sum(pads, ())) else x
-    sums = _windows(xp, ksize[0], ksize[1], strides, (1, 1), oh, ow).sum(axis=(4, 5))
-    return sums / counts.astype(x.dtype)
+    pads, taps = _pool_taps(x.shape, ksize, strides, padding)
+    xp = _padded(x, pads)
+    out = xp[taps[0]].copy()
+    for tap in taps[1:]:
+        out += xp[tap]
+    out /= _avg_counts(x.shape[1], x.shape[2], ksize, strides, padding).astype(x.dtype)
+    return out
 
 
 def _avg_pool_grad_kernel(sizes: Any, dy: Any, *, ksize: tuple, strides: tuple,
                           padding: Any) -> Any:
     n, h, w, c = (int(s) for s in sizes)
-    counts, oh, ow, pads = _avg_counts(h, w, ksize, strides, padding)
-    share = dy / counts.astype(dy.dtype)
+    pads, taps = _pool_taps((n, h, w, c), ksize, strides, padding)
+    share = dy / _avg_counts(h, w, ksize, strides, padding).astype(dy.dtype)
     dxp = np.zeros((n, h + sum(pads[1]), w + sum(pads[2]), c), dtype=dy.dtype)
-    for i in range(ksize[0]):
-        for j in range(ksize[1]):
-            dxp[_tap(dxp, i, j, strides, oh, ow)] += share
+    for tap in taps:
+        dxp[tap] += share
     return _crop(dxp, pads, h, w)
 
 
@@ -690,7 +737,7 @@ MAX_POOL_GRAD_GRAD = defop(
     grad=lambda op, g: [None, bind(MAX_POOL_GRAD, (op.inputs[0], g), op.attrs)])
 AVG_POOL = defop("AvgPool", shape=_pool_rule, kernel=_avg_pool_kernel, dtypes=FLOATS,
                  check_eager=True,
-                 grad=lambda op, dy: [bind(AVG_POOL_GRAD, (array.shape(op.inputs[0]), dy),
+                 grad=lambda op, dy: [bind(AVG_POOL_GRAD, (_shape_tensor(op.inputs[0]), dy),
                                            op.attrs)])
 AVG_POOL_GRAD = defop(
     "AvgPoolGrad",
@@ -813,6 +860,6 @@ def moments(x: Any, axes: Any, shift: Any = None, keepdims: bool = False,
     variance = reduce_mean(squared_difference(x, array.stop_gradient(mean)), axes,
                            keepdims=True)
     if not keepdims:
-        mean = reduce_sum(mean, axes)  # a sum over size-1 dims drops them
-        variance = reduce_sum(variance, axes)
+        mean = array.squeeze(mean, axes)
+        variance = array.squeeze(variance, axes)
     return mean, variance

@@ -410,6 +410,7 @@ def test_conv2d_batches_larger_than_one_im2col_block(monkeypatch):
     f = rng.standard_normal((3, 3, 2, 2))
     np.testing.assert_allclose(nn.conv2d(x, f, 2, "SAME").numpy(),
                                conv2d_ref(x, f, 2, "SAME"), rtol=1e-10)
+    check_grad(lambda a, b: nn.conv2d(a, b, 2, "SAME"), x, f)
 
 
 @pytest.mark.parametrize("padding", ["SAME", "VALID"])
@@ -651,3 +652,16 @@ def test_dropout_in_a_function_draws_a_new_mask_every_call():
 
     x = kf.ones([200])
     assert not np.array_equal(drop(x).numpy(), drop(x).numpy())
+
+
+def test_bias_add_gradient_with_unknown_rank():
+    @kf.function(input_signature=[kf.TensorSpec(None, kf.float32),
+                                  kf.TensorSpec([3], kf.float32)])
+    def grads(x, b):
+        with kf.GradientTape() as tape:
+            tape.watch(b)
+            y = nn.bias_add(x, b)
+        return tape.gradient(y, b)
+
+    x = rng.standard_normal((2, 4, 3)).astype(np.float32)
+    np.testing.assert_allclose(grads(kf.constant(x), kf.ones([3])).numpy(), [8.0, 8.0, 8.0])
