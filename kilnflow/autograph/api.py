@@ -134,7 +134,7 @@ def _convert_entity(func) -> _Conversion:
     tree = node
     for converter in CONVERTERS:
         tree = converter.transform(tree, ctx)
-    source = ast.unparse(tree)
+    source = _compact(ast.unparse(tree))
     module_code = compile(_for_compiling(tree, info, func), info.filename, "exec")
     factory_code, = [c for c in module_code.co_consts if isinstance(c, types.CodeType)]
     name = tree.name if isinstance(tree, ast.FunctionDef) else "<lambda>"
@@ -142,6 +142,15 @@ def _convert_entity(func) -> _Conversion:
              if isinstance(c, types.CodeType) and c.co_name == name]
     _CONVERTED_CODES.update(_function_codes(code))
     return _Conversion(tree, source, code, info, ctx.report)
+
+
+def _compact(source: str) -> str:
+    """Drop the blank lines ast.unparse puts before each nested def."""
+    lines = source.splitlines()
+    kept = [line for index, line in enumerate(lines)
+            if line.strip() or index + 1 >= len(lines)
+            or not lines[index + 1].lstrip().startswith(("def ", "async def ", "class ", "@"))]
+    return "\n".join(kept)
 
 
 def _conversion(func) -> _Conversion:
@@ -274,6 +283,11 @@ def converted_call(f, args, kwargs=None, options=None):
     builtins, generators, functions marked do_not_convert, or anything while
     conversion is disabled. With options.recursive False, the functions f calls
     run unconverted.
+
+    >>> def clip(x):
+    ...     return x if x < 10 else 10
+    >>> converted_call(clip, (42,), None)
+    10
     """
     options = options or _DEFAULT_OPTIONS
     kwargs = kwargs or {}
@@ -297,7 +311,7 @@ def convert(f):
     ...     if x < 0:
     ...         x = -x
     ...     return x
-    >>> convert(absolute)(-3)  # doctest: +SKIP
+    >>> convert(absolute)(-3)
     3
     """
     options = ConversionOptions(user_requested=True)
@@ -315,12 +329,35 @@ def _function_of(f):
 
 
 def to_code(f) -> str:
-    """The converted source of f, as AutoGraph generated it (a def named tf__<name>)."""
+    """The converted source of f, as AutoGraph generated it (a def named tf__<name>).
+
+    >>> def double_until(x, limit):
+    ...     while x < limit:
+    ...         x = x * 2
+    ...     return x
+    >>> print(to_code(double_until))
+    def tf__double_until(x, limit):
+        def loop_test(x):
+            return x < limit
+        def loop_body(x):
+            x = x * 2
+            return x
+        x = ag__.while_stmt(loop_test, loop_body, (x,), ('x',))
+        return x
+    <BLANKLINE>
+    """
     return _conversion(_function_of(f)).source + "\n"
 
 
 def do_not_convert(func=None):
-    """Decorator: AutoGraph calls this function as written, never converting it."""
+    """Decorator: AutoGraph calls this function as written, never converting it.
+
+    >>> @do_not_convert
+    ... def keep(x):
+    ...     return x
+    >>> convert(keep) is keep
+    True
+    """
     if func is None:
         return do_not_convert
     try:
@@ -379,7 +416,18 @@ def _python_only(func) -> list:
 
 
 def explain(f) -> ConversionReport:
-    """A report of what AutoGraph converts in f, by user line (see ConversionReport)."""
+    """A report of what AutoGraph converts in f, by user line (see ConversionReport).
+
+    >>> def count_positive(xs):
+    ...     n = 0
+    ...     for x in xs:
+    ...         if x > 0:
+    ...             n += 1
+    ...     return n
+    >>> report = explain(count_positive)
+    >>> [(line, construct) for line, construct, _, _ in report.entries]
+    [(3, 'for'), (4, 'if')]
+    """
     func = _function_of(f)
     conversion = _conversion(func)
     found = [(e.line, e.construct, e.detail) for e in conversion.report]

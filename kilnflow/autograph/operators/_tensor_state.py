@@ -10,26 +10,28 @@ from . import lists
 from . import special_values
 
 
-def flatten(value) -> list:
-    """The leaves of a nested tuple/list/dict structure (a TensorList's array is one)."""
+def flatten(value, arrays_as_tensors: bool = False) -> list:
+    """The leaves of a nested tuple/list/dict structure. A TensorList's array is one
+    leaf; with arrays_as_tensors (for cond outputs) its stacked tensor is."""
     if isinstance(value, lists.TensorList):
-        return [value.array]
+        return [value.array.stack() if arrays_as_tensors else value.array]
     if isinstance(value, lists.SpecRecorder):
         return []
     if isinstance(value, (tuple, list)):
-        return [leaf for item in value for leaf in flatten(item)]
+        return [leaf for item in value for leaf in flatten(item, arrays_as_tensors)]
     if isinstance(value, dict):
-        return [leaf for key in value for leaf in flatten(value[key])]
+        return [leaf for key in value for leaf in flatten(value[key], arrays_as_tensors)]
     return [value]
 
 
-def pack(structure, leaves) -> object:
+def pack(structure, leaves, arrays_as_tensors: bool = False) -> object:
     """Rebuild `structure` with its leaves taken, in order, from the list `leaves`."""
     leaves = list(leaves)
 
     def build(item):
         if isinstance(item, lists.TensorList):
-            return item.replace_array(leaves.pop(0))
+            leaf = leaves.pop(0)
+            return item.replace_array(item.array.unstack(leaf) if arrays_as_tensors else leaf)
         if isinstance(item, lists.SpecRecorder):
             return item
         if isinstance(item, (tuple, list)):
@@ -62,11 +64,11 @@ def _is_array(leaf) -> bool:
 
 def to_tensor(leaf, name: str, location: tuple, dtype=None):
     """A tensor for one leaf of a state variable (tensors and arrays pass through)."""
-    if _dispatch.is_tensor(leaf) or _is_array(leaf):
-        return leaf
-    if special_values.is_undefined(leaf):
+    if special_values.is_undefined(leaf):  # first: Undefined raises on attribute access
         raise ValueError(f"'{name}' has no value here, but a tensor cond or loop needs one"
                          + _dispatch.where(location))
+    if _dispatch.is_tensor(leaf) or _is_array(leaf):
+        return leaf
     convert = _dispatch.op("convert_to_tensor")
     try:
         if dtype is not None:

@@ -78,9 +78,9 @@ def _branch_runner(fn, state, names, location, label, other_label, first_outputs
         leaves = []
         for name, value in zip(names, outputs):
             leaves += [_tensor_state.to_tensor(leaf, name, location)
-                       for leaf in _tensor_state.flatten(value)]
+                       for leaf in _tensor_state.flatten(value, arrays_as_tensors=True)]
         if first:
-            first_outputs.extend(_tensor_state.pack(outputs, leaves))
+            first_outputs.extend(_tensor_state.pack(outputs, leaves, arrays_as_tensors=True))
         return tuple(leaves)
     return run
 
@@ -107,5 +107,5 @@ def tensor_if(pred, if_true, if_false, state: tuple, names, location) -> tuple:
             continue
         if not isinstance(leaves, (tuple, list)):
             leaves = (leaves,)
-        return tuple(_tensor_state.pack(first_outputs, leaves))
+        return tuple(_tensor_state.pack(first_outputs, leaves, arrays_as_tensors=True))
     raise AssertionError("unreachable")

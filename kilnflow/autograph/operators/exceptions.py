@@ -9,8 +9,9 @@ def assert_stmt(test, message_fn):
     records.record(location, "assert", records.outcome_of(test))
     if _dispatch.is_symbolic(test):
         message = message_fn()
-        data = [message if message is not None else f"Assertion failed"
-                + _dispatch.where(location)]
+        if message is None:
+            message = "Assertion failed" + _dispatch.where(location)
+        data = [message]
         framework = _dispatch.framework()
         assert_op = getattr(framework, "Assert", None) or _dispatch.op("debugging.Assert")
         return assert_op(test, data)
