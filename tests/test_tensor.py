@@ -133,7 +133,8 @@ def test_arithmetic_and_comparison_operators_match_numpy(pair):
 def test_true_division_matches_numpy(pair):
     a, b = pair
     b = np.where(b == 0, 1, b).astype(b.dtype)
-    _check(kf.constant(a) / kf.constant(b), a / b)
+    with np.errstate(all="ignore"):
+        _check(kf.constant(a) / kf.constant(b), a / b)
 
 
 @FAST

@@ -8,7 +8,9 @@ Reads the public kf API; nothing in kilnflow imports this module.
 """
 from __future__ import annotations
 
+import importlib
 import math as _pymath
+import pkgutil
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
@@ -16,9 +18,24 @@ import numpy as np
 
 import kilnflow as kf
 from kilnflow import errors
+from kilnflow import graph as _graph  # noqa: F401 - registers Placeholder and NoOp
+from kilnflow import ops as _ops
 from kilnflow.context import ctx
+from kilnflow.ops import array as _array
+from kilnflow.ops import control_flow as _cf
+from kilnflow.ops import nn as _nn
 from kilnflow.ops.convert import Literal
 from kilnflow.ops.opdef import REGISTRY, bind
+
+
+def _import_op_families() -> None:
+    """Register every family's OpDefs, also those `import kilnflow` does not load yet."""
+    for module in pkgutil.iter_modules(_ops.__path__):
+        if module.name != "samples":
+            importlib.import_module(f"kilnflow.ops.{module.name}")
+
+
+_import_op_families()
 
 
 @dataclass(frozen=True)
@@ -35,6 +52,7 @@ class Sample:
     atol: float = 1e-9
     eps: float = 1e-6            # finite-difference step
     static_shape: bool = True    # False: the output shape depends on input values
+    graph_only: bool = False     # the op appears only when fn is traced into a graph
 
     @property
     def id(self) -> str:
@@ -504,6 +522,267 @@ def _gather_grad_reference(dy: np.ndarray, indices: np.ndarray, shape: Any) -> n
 _add("GatherGrad", _direct("GatherGrad", axis=0), (_rand(3, 2), _i32([1, 0, 1]), _i32([4, 2])),
      _gather_grad_reference, differentiable=True, wrt=(0,), static_shape=False)
 
+# ---------------------------------------------------------------- more array ops
+
+def _linear_vjp(f: Callable, shape: tuple, dy: np.ndarray) -> np.ndarray:
+    """The gradient of sum(f(x) * dy) for a linear f, one basis vector at a time."""
+    out = np.zeros(shape)
+    for i in np.ndindex(shape):
+        basis = np.zeros(shape)
+        basis[i] = 1.0
+        out[i] = np.sum(f(basis) * dy)
+    return out
+
+
+def _scatter_along(updates: np.ndarray, indices: np.ndarray, shape: Any,
+                   axis: int) -> np.ndarray:
+    out = np.zeros(tuple(shape), updates.dtype)
+    for position in np.ndindex(indices.shape):
+        target = list(position)
+        target[axis] = indices[position]
+        out[tuple(target)] += updates[position]
+    return out
+
+
+_add("Squeeze", _array.squeeze, (_rand(1, 3, 1, 2),), np.squeeze, differentiable=True)
+_add("Squeeze", lambda x: _array.squeeze(x, axis=[-2]), (_ints(2, 1, 1),),
+     lambda x: np.squeeze(x, -2), name="axis")
+_add("ConjugateTranspose", lambda x: kf.transpose(x, conjugate=True),
+     (_rand(2, 3) + 1j * _rand(2, 3),), lambda x: np.conj(x.T), differentiable=True)
+_add("Tile", lambda x: _array.tile(x, [2, 1, 3]), (_rand(2, 1, 2),),
+     lambda x: np.tile(x, (2, 1, 3)), differentiable=True)
+_add("Tile", lambda x: _array.tile(x, [0, 2]), (_ints(2, 2),), lambda x: np.tile(x, (0, 2)),
+     name="zero_multiple")
+_add("DynamicTile", _direct("DynamicTile"), (_rand(2, 3), _i32([2, 1])),
+     lambda x, m: np.tile(x, m), differentiable=True, wrt=(0,), static_shape=False)
+_add("PadV2", lambda x: _array.pad(x, [[1, 0], [2, 1]], constant_values=1.5), (_rand(2, 3),),
+     lambda x: np.pad(x, ((1, 0), (2, 1)), constant_values=1.5), differentiable=True)
+_add("PadV2", lambda x: _array.pad(x, [[0, 2]]), (_ints(3),), lambda x: np.pad(x, (0, 2)),
+     name="int32")
+for _mode in ("REFLECT", "SYMMETRIC"):
+    _add("MirrorPad", lambda x, m=_mode: _array.pad(x, [[1, 2], [2, 0]], m), (_rand(3, 3),),
+         lambda x, m=_mode: np.pad(x, ((1, 2), (2, 0)), m.lower()), differentiable=True,
+         name=_mode.lower())
+_MIRROR_ATTRS = recorded_attrs("MirrorPad", lambda: _array.pad(kf.zeros([3, 4]),
+                                                                [[1, 1], [2, 0]], "REFLECT"))
+_add("MirrorPadGrad", _direct("MirrorPadGrad", **_MIRROR_ATTRS), (_rand(5, 6),),
+     lambda dy: _linear_vjp(lambda x: np.pad(x, ((1, 1), (2, 0)), "reflect"), (3, 4), dy),
+     differentiable=True)
+_add("ReverseV2", lambda x: _array.reverse(x, [0, -1]), (_rand(2, 3, 2),),
+     lambda x: np.flip(x, (0, 2)), differentiable=True)
+_add("Eye", lambda: _array.eye(2, 3, dtype=kf.int32), (), lambda: np.eye(2, 3, dtype=np.int32))
+_add("Eye", lambda: _array.eye(2, batch_shape=[3]), (),
+     lambda: np.broadcast_to(np.eye(2, dtype=np.float32), (3, 2, 2)), name="batch")
+_add("LinSpace", lambda a, b: _array.linspace(a, b, 4), (_rand(2), _rand(2)),
+     lambda a, b: np.linspace(a, b, 4), differentiable=True)
+_add("LinSpace", lambda a, b: _array.linspace(a, b, 3, axis=-1), (_rand(2, 1), _rand(3)),
+     lambda a, b: np.linspace(a, b, 3, axis=-1), differentiable=True, name="broadcast_axis")
+_add("OneHot", lambda i: _array.one_hot(i, 3), (_i32([0, 2, 5, -1]),),
+     lambda i: (i[:, None] == np.arange(3)).astype(np.float32))
+_add("OneHot", lambda i: _array.one_hot(i, 2, on_value=5, off_value=-1, axis=0),
+     (_i32([[1, 0], [0, 0]]),),
+     lambda i: np.where(np.arange(2)[:, None, None] == i, 5, -1).astype(np.int32),
+     name="values_axis0")
+_add("ArgSort", _array.argsort, (_rand(2, 5),), lambda x: np.argsort(x, -1).astype(np.int32))
+_add("ArgSort", lambda x: _array.argsort(x, axis=0, direction="DESCENDING"),
+     (_i32([[3, 1], [3, 2], [1, 2]]),), lambda x: _i32([[0, 1], [1, 2], [2, 0]]),
+     name="descending_ties")
+_add("TakeAlongAxis", _array.sort, (_rand(3, 4),), lambda x: np.sort(x, -1),
+     differentiable=True)
+_add("TakeAlongAxis", lambda x: _array.sort(x, axis=0, direction="DESCENDING"), (_ints(4, 2),),
+     lambda x: -np.sort(-x, 0), name="descending")
+_add("ScatterAlongAxis", _direct("ScatterAlongAxis", axis=1),
+     (_rand(2, 2), _i32([[2, 0], [1, 1]]), _i32([2, 3])),
+     lambda u, i, s: _scatter_along(u, i, s, 1), differentiable=True, wrt=(0,),
+     static_shape=False)
+_add("TopKV2", lambda x: _array.top_k(x, k=2), (_rand(3, 4),),
+     lambda x: [np.take_along_axis(x, np.argsort(-x, -1)[:, :2], -1),
+                np.argsort(-x, -1)[:, :2].astype(np.int32)], differentiable=True)
+_add("TopKV2", lambda x: _array.top_k(x, k=3), (_i32([1, 5, 3, 5]),),
+     lambda x: [_i32([5, 5, 3]), _i32([1, 3, 2])], name="ties")
+
+
+# ---------------------------------------------------------------- nn: activations, losses
+
+def _softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
+    e = np.exp(x - x.max(axis, keepdims=True))
+    return e / e.sum(axis, keepdims=True)
+
+
+def _log_softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
+    shifted = x - x.max(axis, keepdims=True)
+    return shifted - np.log(np.exp(shifted).sum(axis, keepdims=True))
+
+
+_ACTIVATIONS = [  # op, public function, NumPy reference
+    ("Relu", _nn.relu, lambda x: np.maximum(x, 0)),
+    ("Relu6", _nn.relu6, lambda x: np.clip(x, 0, 6)),
+    ("Elu", _nn.elu, lambda x: np.where(x > 0, x, np.expm1(np.minimum(x, 0)))),
+    ("Softplus", _nn.softplus, lambda x: np.logaddexp(x, 0)),
+    ("LeakyRelu", lambda x: _nn.leaky_relu(x, alpha=0.3), lambda x: np.where(x > 0, x, 0.3 * x)),
+    ("Softmax", _nn.softmax, _softmax),
+    ("LogSoftmax", _nn.log_softmax, _log_softmax),
+]
+for _op, _fn, _ref in _ACTIVATIONS:
+    _add(_op, lambda x, f=_fn: f(x), (_rand(2, 3) * 4,), _ref, differentiable=True)
+    _add(_op, lambda x, f=_fn: f(x), (_rand(4).astype(np.float32) * 4,), _ref,
+         differentiable=True, name="float32", rtol=2e-6)
+_add("Relu", _nn.relu, (_ints(2, 3),), lambda x: np.maximum(x, 0), name="int32")
+_add("Softmax", lambda x: _nn.softmax(x, axis=0), (_rand(3, 2) * 3,),
+     lambda x: _softmax(x, 0), differentiable=True, name="axis0")
+_add("LogSoftmax", lambda x: _nn.log_softmax(x, axis=1), (_rand(2, 3, 2) * 3,),
+     lambda x: _log_softmax(x, 1), differentiable=True, name="middle_axis")
+_add("SigmoidCrossEntropyWithLogits",
+     lambda z, x: _nn.sigmoid_cross_entropy_with_logits(labels=z, logits=x),
+     (_rng.uniform(0, 1, (2, 3)), _rand(2, 3) * 4),
+     lambda z, x: np.maximum(x, 0) - x * z + np.log1p(np.exp(-np.abs(x))), differentiable=True)
+_LABELS = _softmax(_rand(3, 4))
+_add("SoftmaxCrossEntropyWithLogits", _nn.softmax_cross_entropy_with_logits,
+     (_LABELS, _rand(3, 4) * 3), lambda z, x: -np.sum(z * _log_softmax(x), -1),
+     differentiable=True)
+_add("SoftmaxCrossEntropyWithLogits",
+     lambda z, x: _nn.softmax_cross_entropy_with_logits(z, x, axis=0),
+     (_LABELS.T, _rand(4, 3)), lambda z, x: -np.sum(z * _log_softmax(x, 0), 0),
+     differentiable=True, name="axis0")
+_add("SparseSoftmaxCrossEntropyWithLogits",
+     lambda i, x: _nn.sparse_softmax_cross_entropy_with_logits(labels=i, logits=x),
+     (_i32([0, 3, 1]), _rand(3, 4) * 3),
+     lambda i, x: -_log_softmax(x)[np.arange(3), i], differentiable=True)
+_add("BiasAdd", _nn.bias_add, (_rand(2, 3, 4), _rand(4)), np.add, differentiable=True)
+_add("BiasAdd", _nn.bias_add, (_ints(2, 3), _ints(3)), np.add, name="int32")
+
+# ---------------------------------------------------------------- nn: convolution, pooling
+
+
+def _pair(value: Any) -> tuple:
+    return (value, value) if isinstance(value, int) else tuple(value)
+
+
+def _np_windows(x: np.ndarray, k: tuple, s: tuple, padding: Any, d: tuple = (1, 1),
+                fill: float = 0.0) -> tuple:
+    """The padded input and its (kh, kw) taps: tap (i, j) is an (N, OH, OW, C) array."""
+    sizes = []
+    for axis in (0, 1):
+        size, extent = x.shape[1 + axis], (k[axis] - 1) * d[axis] + 1
+        if padding == "VALID":
+            out, before = (size - extent) // s[axis] + 1, 0
+        elif padding == "SAME":
+            out = -(-size // s[axis])
+            before = max((out - 1) * s[axis] + extent - size, 0) // 2
+        else:
+            before = padding[axis][0]
+            out = (size + sum(padding[axis]) - extent) // s[axis] + 1
+        sizes.append((out, before, max((out - 1) * s[axis] + extent - size - before, 0)))
+    xp = np.pad(x, ((0, 0), sizes[0][1:], sizes[1][1:], (0, 0)), constant_values=fill)
+    (oh, _, _), (ow, _, _) = sizes
+    taps = {(i, j): xp[:, i * d[0]:i * d[0] + s[0] * (oh - 1) + 1:s[0],
+                       j * d[1]:j * d[1] + s[1] * (ow - 1) + 1:s[1]]
+            for i in range(k[0]) for j in range(k[1])}
+    return xp, taps
+
+
+def _np_conv2d(x: np.ndarray, w: np.ndarray, s: tuple, padding: Any,
+               d: tuple = (1, 1)) -> np.ndarray:
+    _, taps = _np_windows(x, w.shape[:2], s, padding, d)
+    return sum(taps[i, j] @ w[i, j] for (i, j) in taps)
+
+
+def _np_max_pool(x: np.ndarray, k: tuple, s: tuple, padding: str) -> np.ndarray:
+    lowest = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+    _, taps = _np_windows(x, k, s, padding, fill=lowest)
+    return np.max(np.stack(list(taps.values())), 0)
+
+
+def _np_avg_pool(x: np.ndarray, k: tuple, s: tuple, padding: str) -> np.ndarray:
+    _, taps = _np_windows(x, k, s, padding)
+    _, counts = _np_windows(np.ones_like(x), k, s, padding)  # padding is not averaged
+    return sum(taps.values()) / sum(counts.values())
+
+
+def _numeric_vjp(f: Callable, x: np.ndarray, dy: np.ndarray, eps: float = 1e-6) -> np.ndarray:
+    out = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        up, down = x.copy(), x.copy()
+        up[i] += eps
+        down[i] -= eps
+        out[i] = np.sum((f(up) - f(down)) * dy) / (2 * eps)
+    return out
+
+
+_CONVS = [  # name, strides, padding, dilations, input shape
+    ("same", 1, "SAME", 1, (1, 5, 5, 2)), ("valid_stride2", 2, "VALID", 1, (2, 5, 6, 2)),
+    ("dilated", 1, "SAME", 2, (1, 5, 5, 2)),
+    ("explicit", (2, 1), [[0, 0], [1, 0], [2, 1], [0, 0]], 1, (1, 4, 5, 2))]
+for _name, _s, _p, _d, _shape in _CONVS:
+    _pads = _p if isinstance(_p, str) else (tuple(_p[1]), tuple(_p[2]))
+    _add("Conv2D", lambda x, w, s=_s, p=_p, d=_d: _nn.conv2d(x, w, s, p, dilations=d),
+         (_rand(*_shape), _rand(3, 2, 2, 3)),
+         lambda x, w, s=_s, p=_pads, d=_d: _np_conv2d(x, w, _pair(s), p, _pair(d)),
+         differentiable=True, name=_name)
+_CONV_ATTRS = recorded_attrs("Conv2D", lambda: _nn.conv2d(kf.zeros([1, 5, 5, 2]),
+                                                          kf.zeros([3, 2, 2, 3]), 2, "SAME"))
+_CX, _CW = _rand(1, 5, 5, 2), _rand(3, 2, 2, 3)
+_add("Conv2DBackpropInput", _direct("Conv2DBackpropInput", **_CONV_ATTRS),
+     (_i32([1, 5, 5, 2]), _CW, _rand(1, 3, 3, 3)),
+     lambda s, w, dy: _linear_vjp(lambda x: _np_conv2d(x, w, (2, 2), "SAME"), tuple(s), dy),
+     differentiable=True, wrt=(1, 2))
+_add("Conv2DBackpropFilter", _direct("Conv2DBackpropFilter", **_CONV_ATTRS),
+     (_CX, _i32([3, 2, 2, 3]), _rand(1, 3, 3, 3)),
+     lambda x, s, dy: _linear_vjp(lambda w: _np_conv2d(x, w, (2, 2), "SAME"), tuple(s), dy),
+     differentiable=True, wrt=(0, 2))
+for _op, _fn, _ref in [("MaxPool", _nn.max_pool2d, _np_max_pool),
+                       ("AvgPool", _nn.avg_pool2d, _np_avg_pool)]:
+    _add(_op, lambda x, f=_fn: f(x, 2, 2, "VALID"), (_rand(2, 4, 4, 3),),
+         lambda x, r=_ref: r(x, (2, 2), (2, 2), "VALID"), differentiable=True)
+    _add(_op, lambda x, f=_fn: f(x, [3, 2], [2, 1], "SAME"), (_rand(1, 5, 4, 2),),
+         lambda x, r=_ref: r(x, (3, 2), (2, 1), "SAME"), differentiable=True, name="same")
+_add("MaxPool", lambda x: _nn.max_pool2d(x, 2, 1, "VALID"), (_ints(1, 3, 3, 1),),
+     lambda x: _np_max_pool(x, (2, 2), (1, 1), "VALID").astype(np.int32), name="int32")
+_POOL_ATTRS = recorded_attrs("MaxPool", lambda: _nn.max_pool2d(kf.zeros([1, 5, 4, 2]), [3, 2],
+                                                               [2, 1], "SAME"))
+_PX = _rand(1, 5, 4, 2)
+_add("MaxPoolGrad", _direct("MaxPoolGrad", **_POOL_ATTRS), (_PX, _rand(1, 3, 4, 2)),
+     lambda x, dy: _numeric_vjp(lambda v: _np_max_pool(v, (3, 2), (2, 1), "SAME"), x, dy),
+     differentiable=True, wrt=(1,), rtol=1e-5, atol=1e-8)
+_add("MaxPoolGradGrad", _direct("MaxPoolGradGrad", **_POOL_ATTRS), (_PX, _rand(1, 5, 4, 2)),
+     lambda x, g: (_np_max_pool(x + 1e-6 * g, (3, 2), (2, 1), "SAME") -
+                   _np_max_pool(x - 1e-6 * g, (3, 2), (2, 1), "SAME")) / 2e-6,
+     differentiable=True, wrt=(1,), rtol=1e-5, atol=1e-8)
+_add("AvgPoolGrad", _direct("AvgPoolGrad", **_POOL_ATTRS), (_i32([1, 5, 4, 2]), _rand(1, 3, 4, 2)),
+     lambda s, dy: _linear_vjp(lambda x: _np_avg_pool(x, (3, 2), (2, 1), "SAME"), tuple(s), dy),
+     differentiable=True, wrt=(1,), static_shape=False)
+
+# ---------------------------------------------------------------- control flow, TensorArray
+# Eagerly cond and while_loop are Python; their ops exist only in graphs (graph_only).
+
+
+def _power_loop(x: Any) -> Any:
+    return _cf.while_loop(lambda i, v: i < 3, lambda i, v: (i + 1, v * x), [kf.constant(0), x])[1]
+
+
+def _power_loop_gradient(x: Any) -> Any:
+    with kf.GradientTape() as tape:
+        tape.watch(x)
+        y = _power_loop(x)
+    return tape.gradient(y, x)
+
+
+_add("StatelessIf", lambda x: _cf.cond(kf.reduce_sum(x) > 0, lambda: x * x, lambda: -x),
+     (_rand(2, 3),), lambda x: x * x if x.sum() > 0 else -x, differentiable=True,
+     graph_only=True)
+_add("StatelessIf", lambda x, y: _cf.cond(kf.reduce_sum(x) < 0, lambda: x * y, lambda: x + y),
+     (_rand(3), _rand(3)), lambda x, y: x * y if x.sum() < 0 else x + y, differentiable=True,
+     name="captures", graph_only=True)
+_add("StatelessWhile", _power_loop, (_rand(2, 2),), lambda x: x ** 4, differentiable=True,
+     graph_only=True)
+_add("WhileGrad", _power_loop_gradient, (_rand(3),), lambda x: 4 * x ** 3, differentiable=True,
+     graph_only=True)
+_add("TensorListSetItem",
+     lambda x: kf.TensorArray(kf.float64, size=0, dynamic_size=True).write(0, x).write(
+         1, x * 2).stack(),
+     (_rand(3),), lambda x: np.stack([x, 2 * x]), differentiable=True, static_shape=False)
+_add("NoOp", _direct("NoOp"), (), lambda: [])
+
 # ---------------------------------------------------------------- ops with no sample, on purpose
 
 # Ops whose behaviour is not a pure function of their inputs: each is tested where it lives.
@@ -512,6 +791,15 @@ UNSAMPLED = {
     "AssignVariableOp": "stateful: tests/test_variables.py",
     "AssignAddVariableOp": "stateful: tests/test_variables.py",
     "AssignSubVariableOp": "stateful: tests/test_variables.py",
+    "RandomStandardNormal": "random: tests/ops/test_random.py",
+    "RandomUniform": "random: tests/ops/test_random.py",
+    "RandomUniformInt": "random: tests/ops/test_random.py",
+    "TruncatedNormal": "random: tests/ops/test_random.py",
+    "PrintV2": "stateful (prints): tests/ops/test_logging.py",
+    "Assert": "stateful (raises): tests of kf.debugging / autograph asserts",
+    "If": "StatelessIf with a stateful branch: same rule, kernel and gradient as StatelessIf",
+    "While": "StatelessWhile with a stateful body: same rule, kernel and gradient",
+    "Placeholder": "a graph input: fed, never run; every graph test traces some",
 }
 
 
