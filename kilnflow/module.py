@@ -113,9 +113,14 @@ class Module:
 
     # ---------------------------------------------------------------- the walk
 
-    def _attribute_names(self) -> list:
-        names = [k for k in vars(self) if k not in self._MODULE_IGNORED_PROPERTIES]
-        return sorted(names) if self._SORT_ATTRIBUTES else names
+    def _tracked_children(self) -> list:
+        """(name, value) pairs searched for variables and submodules (and followed by
+        checkpoints): the attributes, sorted, minus the ignored ones."""
+        attributes = vars(self)
+        names = [k for k in attributes if k not in self._MODULE_IGNORED_PROPERTIES]
+        if self._SORT_ATTRIBUTES:
+            names.sort()
+        return [(k, attributes[k]) for k in names]
 
     def _flatten(self, recursive: bool = True, predicate: Optional[Callable] = None,
                  with_path: bool = False) -> list:
@@ -161,7 +166,7 @@ class Module:
 
     def _checkpoint_children(self) -> list:
         """(name, value) pairs a checkpoint follows; values may be nested containers."""
-        return [(k, vars(self)[k]) for k in self._attribute_names()]
+        return self._tracked_children()
 
     def __repr__(self) -> str:
         return f"<{type(self).__module__}.{type(self).__name__} name={self._name!r}>"
@@ -170,9 +175,8 @@ class Module:
 def _walk(module: Module, predicate: Callable, recursive: bool, with_path: bool,
           prefix: tuple, seen: set, out: list) -> None:
     found_modules = []
-    attributes = vars(module)
-    for key in module._attribute_names():
-        for path, leaf in leaves_with_paths(attributes[key], prefix + (key,)):
+    for key, value in module._tracked_children():
+        for path, leaf in leaves_with_paths(value, prefix + (key,)):
             if id(leaf) in seen:
                 continue
             seen.add(id(leaf))

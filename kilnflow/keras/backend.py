@@ -1,0 +1,104 @@
+"""Keras bookkeeping shared by layers and models: unique names, the default float type,
+the NumPy generator behind weight initializers and shuffling, and the call context that
+carries the `training` flag from an outer model to its layers.
+"""
+from __future__ import annotations
+
+import collections
+import contextlib
+import re
+import threading
+from typing import Any, Iterator, Optional
+
+import numpy as np
+
+from kilnflow import dtypes as _dtypes
+
+_uids: collections.Counter = collections.Counter()
+_floatx = "float32"
+_state = threading.local()
+
+
+class _Random:
+    """Weight initializers and fit(shuffle=True) draw from one NumPy generator, so
+    `keras.utils.set_random_seed(s)` makes model creation and training repeatable."""
+
+    generator = np.random.default_rng()
+
+
+def rng() -> np.random.Generator:
+    return _Random.generator
+
+
+def set_random_seed(seed: int) -> None:
+    """Seed the initializers, shuffling, and kf.random's global seed."""
+    _Random.generator = np.random.default_rng(seed)
+    try:
+        from kilnflow.ops import random as kf_random
+    except ImportError:  # pragma: no cover - random ops ship with kilnflow
+        return
+    kf_random.set_seed(seed)
+
+
+def to_snake_case(name: str) -> str:
+    """Keras's layer-name rule: 'Conv2D' -> 'conv2d', 'SimpleRNN' -> 'simple_rnn'."""
+    name = re.sub(r"(.)([A-Z][a-z]+)", r"\1_\2", name)
+    return re.sub(r"([a-z])([A-Z])", r"\1_\2", name).lower()
+
+
+def get_uid(prefix: str = "") -> int:
+    """1, 2, 3... per prefix: layer names dense, dense_1, dense_2 come from here."""
+    _uids[prefix] += 1
+    return _uids[prefix]
+
+
+def unique_object_name(base: str) -> str:
+    n = get_uid(base)
+    return base if n == 1 else f"{base}_{n - 1}"
+
+
+def clear_session() -> None:
+    """Reset layer-name counters (new models get `dense`, `dense_1`, ... again)."""
+    _uids.clear()
+
+
+def floatx() -> str:
+    return _floatx
+
+
+def set_floatx(value: str) -> None:
+    global _floatx
+    dtype = _dtypes.as_dtype(value)
+    if not dtype.is_floating:
+        raise ValueError(f"floatx must be a floating dtype, got {value!r}")
+    _floatx = dtype.name
+
+
+def epsilon() -> float:
+    return 1e-7
+
+
+# ---------------------------------------------------------------- the call context
+
+def call_training() -> Optional[bool]:
+    """The `training` value of the innermost layer call that set one (None outside)."""
+    stack = getattr(_state, "training", None)
+    return stack[-1] if stack else None
+
+
+@contextlib.contextmanager
+def training_scope(training: Optional[bool]) -> Iterator[None]:
+    stack = getattr(_state, "training", None)
+    if stack is None:
+        stack = _state.training = []
+    stack.append(training)
+    try:
+        yield
+    finally:
+        stack.pop()
+
+
+def nn() -> Any:
+    """kilnflow.ops.nn, imported on first use (it imports nothing from keras)."""
+    from kilnflow.ops import nn as nn_ops
+    return nn_ops

@@ -1,0 +1,495 @@
+"""keras.layers.Layer, and KerasTensor: the symbolic value the functional API passes around.
+
+A Layer is a kf.Module whose weights come from `add_weight` in `build(input_shape)`,
+which runs on the first call. `__call__` converts inputs, passes `training` through when
+`call` accepts it, and, given KerasTensors, records a Node instead of computing: the
+output shapes come from tracing `call` into a scratch graph (no values computed), so
+functional models can be built in eager and compat.v1 graph mode alike.
+"""
+from __future__ import annotations
+
+import inspect
+from typing import Any, Optional
+
+import numpy as np
+
+from kilnflow import dtypes as _dtypes
+from kilnflow import nest
+from kilnflow.context import building, no_tapes
+from kilnflow.keras import backend
+from kilnflow.keras import initializers as _initializers
+from kilnflow.keras import regularizers as _regularizers
+from kilnflow.module import Module, leaves_with_paths
+from kilnflow.ops import math as kmath
+from kilnflow.ops.convert import convert_to_tensor
+from kilnflow.shapes import TensorShape, TensorSpec
+from kilnflow.tensor import Tensor
+from kilnflow.variables import Variable
+
+
+class KerasTensor:
+    """A symbolic input or output in a functional model: a shape, a dtype, and the layer
+    call (`_keras_history`) that produced it. Python operators on it become layers."""
+
+    __array_priority__ = 200
+
+    def __init__(self, shape: Any, dtype: Any = None, name: Optional[str] = None,
+                 history: Optional[tuple] = None):
+        self.shape = TensorShape(shape)
+        self.dtype = _dtypes.as_dtype(dtype or backend.floatx())
+        self.name = name
+        self._keras_history = history  # (layer, node index, output index)
+
+    @property
+    def ndim(self) -> Optional[int]:
+        return self.shape.rank
+
+    def __repr__(self) -> str:
+        layer = self._keras_history[0].name if self._keras_history else None
+        return (f"<KerasTensor shape={self.shape}, dtype={self.dtype.name}, "
+                f"name={self.name or layer}>")
+
+    def _op(self, fn: Any, *others: Any, name: str) -> "KerasTensor":
+        from kilnflow.keras.layers.core import Lambda
+        return Lambda(fn, name=backend.unique_object_name(name))(self, *others)
+
+    def __add__(self, y): return self._op(lambda a, b: a + b, y, name="add")
+    def __radd__(self, x): return self._op(lambda a, b: b + a, x, name="add")
+    def __sub__(self, y): return self._op(lambda a, b: a - b, y, name="subtract")
+    def __rsub__(self, x): return self._op(lambda a, b: b - a, x, name="subtract")
+    def __mul__(self, y): return self._op(lambda a, b: a * b, y, name="multiply")
+    def __rmul__(self, x): return self._op(lambda a, b: b * a, x, name="multiply")
+    def __truediv__(self, y): return self._op(lambda a, b: a / b, y, name="truediv")
+    def __matmul__(self, y): return self._op(lambda a, b: a @ b, y, name="matmul")
+    def __neg__(self): return self._op(lambda a: -a, name="negative")
+    def __pow__(self, y): return self._op(lambda a, b: a ** b, y, name="pow")
+    def __getitem__(self, key): return self._op(lambda a: a[key], name="getitem")
+
+    def __bool__(self) -> bool:
+        raise TypeError("A KerasTensor is symbolic: it has no value to use as a Python bool. "
+                        "Put value-dependent logic in a layer's call().")
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> Any:
+        raise TypeError(f"A KerasTensor ({self!r}) has no value: it is a functional-model "
+                        "placeholder. Wrap kf operations on it in keras.layers.Lambda.")
+
+
+class Node:
+    """One call of a layer on KerasTensors: its arguments (with KerasTensors inside) and
+    the KerasTensors it produced."""
+
+    def __init__(self, layer: "Layer", args: tuple, kwargs: dict, outputs: Any):
+        self.layer = layer
+        self.args = args
+        self.kwargs = kwargs
+        self.outputs = outputs
+        self.parents = [t for t in nest.flatten((args, kwargs)) if isinstance(t, KerasTensor)]
+
+    def __repr__(self) -> str:
+        return f"<Node {self.layer.name}>"
+
+
+def has_keras_tensors(structure: Any) -> bool:
+    return any(isinstance(t, KerasTensor) for t in nest.flatten(structure))
+
+
+def _call_parameters(layer: "Layer") -> dict:
+    call = type(layer).call
+    call = getattr(call, "python_function", call)  # a @kf.function method
+    try:
+        return dict(inspect.signature(call).parameters)
+    except (TypeError, ValueError):
+        return {}
+
+
+_IGNORED = frozenset({
+    "_inbound_nodes", "_weights_list", "_weight_names", "_regularizer_fns", "_call_losses",
+    "_deferred", "_last_output_shape", "_build_input_shape", "_call_has_training",
+    "_batch_input_shape", "_input_dtype", "_dtype", "_trainable", "built", "_scope",
+    "_activity_regularizer", "_name", "_autocast", "supports_masking", "_call_params"})
+
+
+class Layer(Module):
+    """Base class of Keras layers: weights made in build(), computation in call().
+
+    >>> import kilnflow as kf
+    >>> from kilnflow.keras.layers import Layer
+    >>> class Scale(Layer):
+    ...     def build(self, input_shape):
+    ...         self.w = self.add_weight("w", shape=[input_shape[-1]], initializer="ones")
+    ...     def call(self, x):
+    ...         return x * self.w
+    >>> layer = Scale()
+    >>> layer(kf.ones([2, 3])).shape, [w.name for w in layer.weights]
+    (TensorShape([2, 3]), ['scale/w:0'])
+    """
+
+    _MODULE_IGNORED_PROPERTIES = _IGNORED
+    _SORT_ATTRIBUTES = False  # Keras order: as assigned
+
+    def __init__(self, trainable: bool = True, name: Optional[str] = None, dtype: Any = None,
+                 dynamic: bool = False, input_shape: Any = None, batch_input_shape: Any = None,
+                 input_dim: Optional[int] = None, activity_regularizer: Any = None,
+                 autocast: bool = True, **kwargs: Any):
+        unknown = set(kwargs) - {"batch_size", "input_dtype", "weights"}
+        if unknown:
+            raise TypeError(f"Keyword argument(s) not understood by {type(self).__name__}: "
+                            f"{sorted(unknown)}")
+        if name is None:
+            name = backend.unique_object_name(backend.to_snake_case(type(self).__name__))
+        super().__init__(name=name)
+        self._trainable = bool(trainable)
+        self._dtype = _dtypes.as_dtype(getattr(dtype, "name", dtype) or backend.floatx())
+        self._autocast = autocast
+        self.built = False
+        self.supports_masking = False
+        self._weights_list: list = []
+        self._weight_names: list = []
+        self._regularizer_fns: list = []
+        self._call_losses: list = []
+        self._deferred: dict = {}
+        self._inbound_nodes: list = []
+        self._last_output_shape: Any = None
+        self._build_input_shape: Any = None
+        self._activity_regularizer = _regularizers.get(activity_regularizer)
+        self._call_params = _call_parameters(self)
+        self._call_has_training = "training" in self._call_params
+        if input_dim is not None and input_shape is None:
+            input_shape = (input_dim,)
+        if batch_input_shape is None and input_shape is not None:
+            batch_input_shape = (kwargs.get("batch_size"),) + tuple(input_shape)
+        self._batch_input_shape = tuple(batch_input_shape) if batch_input_shape else None
+        self._input_dtype = kwargs.get("input_dtype")
+
+    # ---------------------------------------------------------------- properties
+
+    @property
+    def dtype(self) -> str:
+        """The dtype of the layer's weights and computations, e.g. 'float32'."""
+        return self._dtype.name
+
+    compute_dtype = dtype
+    variable_dtype = dtype
+
+    @property
+    def trainable(self) -> bool:
+        return self._trainable
+
+    @trainable.setter
+    def trainable(self, value: bool) -> None:
+        self._trainable = bool(value)
+        for sub in self._flatten(predicate=lambda x: isinstance(x, Layer)):
+            sub._trainable = bool(value)
+
+    @property
+    def activity_regularizer(self) -> Any:
+        return self._activity_regularizer
+
+    @property
+    def input_spec(self) -> Any:
+        return None
+
+    # ---------------------------------------------------------------- weights
+
+    def add_weight(self, name: Optional[str] = None, shape: Any = None, dtype: Any = None,
+                   initializer: Any = None, regularizer: Any = None, trainable: bool = True,
+                   constraint: Any = None, use_resource: Any = None, **kwargs: Any) -> Variable:
+        """Create a weight variable owned by this layer (named `layer/name`)."""
+        if isinstance(shape, TensorShape):
+            shape = shape.as_list()
+        shape = tuple(int(d) for d in (shape or ()))
+        dtype = _dtypes.as_dtype(dtype or self._dtype)
+        if initializer is None:
+            initializer = "glorot_uniform" if dtype.is_floating else "zeros"
+        init = _initializers.get(initializer)
+        base = name or "weight"
+        unique, n = base, 0
+        while unique in self._weight_names:
+            n += 1
+            unique = f"{base}_{n}"
+        var = Variable(lambda: init(shape, dtype), trainable=trainable, dtype=dtype,
+                       name=f"{self.name}/{unique}")
+        self._weights_list.append(var)
+        self._weight_names.append(unique)
+        reg = _regularizers.get(regularizer)
+        if reg is not None:
+            self._regularizer_fns.append(lambda: reg(var))
+        consume = self._deferred.pop(unique, None)
+        if consume is not None:  # a checkpoint value arrived before the weight existed
+            consume(var)
+        return var
+
+    def _own_and_children(self) -> tuple:
+        """This layer's own variables and its direct child modules, in tracking order."""
+        own = list(self._weights_list)
+        seen = {id(v) for v in own}
+        children = []
+        for key, value in self._tracked_children():
+            for _, leaf in leaves_with_paths(value, (key,)):
+                if id(leaf) in seen:
+                    continue
+                if isinstance(leaf, Variable):
+                    seen.add(id(leaf))
+                    own.append(leaf)
+                elif isinstance(leaf, Module):
+                    seen.add(id(leaf))
+                    children.append(leaf)
+        return own, children
+
+    @property
+    def trainable_weights(self) -> list:
+        if not self._trainable:
+            return []
+        own, children = self._own_and_children()
+        out = [v for v in own if v.trainable]
+        for child in children:
+            out.extend(child.trainable_weights if isinstance(child, Layer)
+                       else child.trainable_variables)
+        return _dedup(out)
+
+    @property
+    def non_trainable_weights(self) -> list:
+        own, children = self._own_and_children()
+        if self._trainable:
+            out = [v for v in own if not v.trainable]
+            for child in children:
+                out.extend(child.non_trainable_weights if isinstance(child, Layer)
+                           else child.non_trainable_variables)
+        else:
+            out = list(own)
+            for child in children:
+                out.extend(child.weights if isinstance(child, Layer) else child.variables)
+        return _dedup(out)
+
+    @property
+    def weights(self) -> list:
+        """trainable_weights + non_trainable_weights."""
+        return _dedup(self.trainable_weights + self.non_trainable_weights)
+
+    variables = weights  # type: ignore[assignment]
+    trainable_variables = trainable_weights  # type: ignore[assignment]
+    non_trainable_variables = non_trainable_weights  # type: ignore[assignment]
+
+    @property
+    def layers(self) -> list:
+        """Direct sublayers, in tracking order."""
+        return [c for c in self._own_and_children()[1] if isinstance(c, Layer)]
+
+    def count_params(self) -> int:
+        if not self.built:
+            raise ValueError(f"You tried to call count_params on layer {self.name}, but the "
+                             "layer isn't built. Call it on data (or build it) first.")
+        return int(sum(np.prod(w.shape.as_list(), dtype=np.int64) for w in self.weights))
+
+    def get_weights(self) -> list:
+        return [np.array(w.numpy()) for w in self.weights]
+
+    def set_weights(self, weights: list) -> None:
+        params = self.weights
+        if len(params) != len(weights):
+            raise ValueError(f"Layer {self.name} expects {len(params)} weights, but the given "
+                             f"list has {len(weights)}")
+        for p, w in zip(params, weights):
+            w = np.asarray(w)
+            if not p.shape.is_compatible_with(w.shape):
+                raise ValueError(f"Layer {self.name}: weight {p.name} has shape {p.shape}, "
+                                 f"the value has shape {w.shape}")
+            p.assign(w.astype(p.dtype.as_numpy_dtype))
+
+    # ---------------------------------------------------------------- losses
+
+    def add_loss(self, loss: Any) -> None:
+        """Add a loss tensor (or a zero-argument callable) to `layer.losses`."""
+        self._call_losses.append(loss)
+
+    @property
+    def losses(self) -> list:
+        """Losses added in the last call plus weight-regularization penalties, here and in
+        every sublayer (computed now, so inside @kf.function they are graph tensors)."""
+        out = [loss() if callable(loss) else loss for loss in self._call_losses]
+        out.extend(fn() for fn in self._regularizer_fns)
+        for child in self._own_and_children()[1]:
+            if isinstance(child, Layer):
+                out.extend(child.losses)
+        return out
+
+    # ---------------------------------------------------------------- building and calling
+
+    def build(self, input_shape: Any) -> None:
+        """Create the weights; runs once, on the first call, with the input's shape."""
+        self.built = True
+
+    def call(self, inputs: Any, *args: Any, **kwargs: Any) -> Any:
+        return inputs
+
+    def _maybe_build(self, inputs: Any) -> None:
+        if self.built:
+            return
+        shapes = nest.map_structure(lambda t: TensorShape(t.shape), inputs)
+        self._build_input_shape = shapes
+        self.build(shapes)
+        self.built = True
+
+    def _convert(self, x: Any) -> Any:
+        if isinstance(x, (Tensor, KerasTensor)):
+            t = x
+        elif isinstance(x, Variable) or isinstance(x, (np.ndarray, np.generic, list, float,
+                                                         int)):
+            t = convert_to_tensor(x)
+        else:
+            return x
+        if self._autocast and t.dtype.is_floating and t.dtype is not self._dtype \
+                and self._dtype.is_floating and isinstance(t, Tensor):
+            t = kmath.cast(t, self._dtype)
+        return t
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if not args:
+            if "inputs" not in kwargs:
+                raise TypeError(f"{self.name}: __call__ needs the inputs as first argument")
+            args = (kwargs.pop("inputs"),)
+        if has_keras_tensors((args, kwargs)):
+            return self._functional_call(args, kwargs)
+        inputs = nest.map_structure(self._convert, args[0])
+        training = kwargs.get("training")
+        if self._call_has_training:
+            if training is None:
+                training = backend.call_training()
+            if training is not None:
+                kwargs["training"] = training
+            else:
+                kwargs.pop("training", None)
+        else:
+            kwargs.pop("training", None)
+        self._maybe_build(inputs)
+        self._call_losses = []
+        with backend.training_scope(training), self.name_scope:
+            outputs = self.call(inputs, *args[1:], **kwargs)
+        if self._activity_regularizer is not None:
+            for out in nest.flatten(outputs):
+                batch = kmath.cast(_batch_size(out), out.dtype)
+                self._call_losses.append(self._activity_regularizer(out) / batch)
+        self._last_output_shape = nest.map_structure(_unbatched_shape, outputs)
+        return outputs
+
+    # ---------------------------------------------------------------- functional API
+
+    def _functional_call(self, args: tuple, kwargs: dict) -> Any:
+        inputs = args[0]
+        if not self.built:
+            self._maybe_build(inputs)
+        specs = self._output_specs_for(args, kwargs)
+        node_index = len(self._inbound_nodes)
+        flat = nest.flatten(specs)
+        outputs = nest.pack_sequence_as(specs, [
+            KerasTensor(s.shape, s.dtype, history=(self, node_index, i))
+            for i, s in enumerate(flat)])
+        self._inbound_nodes.append(Node(self, args, dict(kwargs), outputs))
+        self._last_output_shape = nest.map_structure(lambda t: t.shape, outputs)
+        return outputs
+
+    def _output_specs_for(self, args: tuple, kwargs: dict) -> Any:
+        """Output TensorSpecs of calling the layer on these (KerasTensor) arguments."""
+        cls = type(self)
+        first = args[0]
+        if cls.compute_output_signature is not Layer.compute_output_signature:
+            return self.compute_output_signature(nest.map_structure(
+                lambda t: TensorSpec(t.shape, t.dtype), first))
+        if cls.compute_output_shape is not Layer.compute_output_shape and \
+                not isinstance(first, (list, tuple, dict)):
+            shape = self.compute_output_shape(first.shape)
+            dtype = self._dtype if first.dtype.is_floating or not self._autocast else first.dtype
+            return TensorSpec(shape, dtype)
+        return self._trace_specs(args, kwargs)
+
+    def _trace_specs(self, args: tuple, kwargs: dict) -> Any:
+        """Trace `call` into a scratch graph (placeholders in, nothing run) for the specs."""
+        from kilnflow.context import ctx
+        from kilnflow.graph import Graph
+        graph = ctx.graph
+        if graph is None:
+            # A scratch graph. Marked as a function graph so that variables a sublayer
+            # creates while being traced get their values at once, as they would eagerly.
+            graph = Graph()
+            graph.is_function = True
+        saved_losses = self._call_losses
+        saved_shape = self._last_output_shape
+
+        def placeholder(x: Any) -> Any:
+            return graph.placeholder(x.dtype, x.shape) if isinstance(x, KerasTensor) else x
+        try:
+            with building(graph), no_tapes():
+                args, kwargs = nest.map_structure(placeholder, (args, kwargs))
+                if self._call_has_training and kwargs.get("training") is None:
+                    kwargs["training"] = False
+                out = Layer.__call__(self, *args, **kwargs)
+        finally:
+            self._call_losses = saved_losses
+            self._last_output_shape = saved_shape
+        return nest.map_structure(lambda t: TensorSpec(t.shape, t.dtype), out)
+
+    def compute_output_shape(self, input_shape: Any) -> Any:
+        """The output shape for an input of `input_shape` (None dims allowed)."""
+        if not self.built:
+            self._maybe_build(KerasTensor(input_shape, self._dtype))
+        spec = self._trace_specs((KerasTensor(input_shape, self._dtype),), {})
+        return nest.map_structure(lambda s: s.shape, spec)
+
+    def compute_output_signature(self, input_signature: Any) -> Any:
+        """Output TensorSpec(s) for input TensorSpec(s)."""
+        if not self.built:
+            self._maybe_build(input_signature)
+        kt = nest.map_structure(lambda s: KerasTensor(s.shape, s.dtype), input_signature)
+        return self._trace_specs((kt,), {})
+
+    # ---------------------------------------------------------------- config
+
+    def get_config(self) -> dict:
+        config = {"name": self.name, "trainable": self.trainable, "dtype": self.dtype}
+        if self._batch_input_shape is not None:
+            config["batch_input_shape"] = self._batch_input_shape
+        return config
+
+    @classmethod
+    def from_config(cls, config: dict) -> "Layer":
+        return cls(**config)
+
+    # ---------------------------------------------------------------- checkpoints
+
+    def _checkpoint_children(self) -> list:
+        weights = list(zip(self._weight_names, self._weights_list))
+        return weights + self._tracked_children()
+
+    def _defer_restore(self, relative_path: str, consume: Any) -> bool:
+        """Keep a checkpoint value for weight `relative_path` until add_weight makes it."""
+        if self.built or "/" in relative_path:
+            return False
+        self._deferred[relative_path] = consume
+        return True
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} name={self.name}, built={self.built}>"
+
+
+def _dedup(items: list) -> list:
+    seen, out = set(), []
+    for x in items:
+        if id(x) not in seen:
+            seen.add(id(x))
+            out.append(x)
+    return out
+
+
+def _unbatched_shape(t: Any) -> Any:
+    """The shape summary() shows: the batch dim as None."""
+    shape = getattr(t, "shape", None)
+    if not isinstance(shape, TensorShape) or not shape.rank:
+        return shape
+    return TensorShape([None] + shape.as_list()[1:])
+
+
+def _batch_size(t: Any) -> Any:
+    from kilnflow.ops import array
+    if t.shape.rank and t.shape[0] is not None:
+        return t.shape[0]
+    return array.shape(t)[0]

@@ -1,0 +1,328 @@
+"""Recurrent layers: RNN(cell) with SimpleRNNCell, LSTMCell and GRUCell, and the SimpleRNN,
+LSTM and GRU layers built on them.
+
+The input projection of all time steps is one matmul; the recurrence then walks the
+time axis with a Python loop over the static number of steps, so a traced call unrolls
+it into the graph. (It moves to a kf.while_loop, with unknown lengths allowed, once the
+control-flow ops land.)
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from kilnflow.keras import activations as _activations
+from kilnflow.keras import backend
+from kilnflow.keras import initializers as _initializers
+from kilnflow.keras import regularizers as _regularizers
+from kilnflow.keras.layers.base import Layer
+from kilnflow.ops import array
+from kilnflow.ops import math as kmath
+from kilnflow.shapes import TensorShape
+
+
+def _project(x: Any, kernel: Any) -> Any:
+    """x @ kernel over the last axis, for inputs of rank 2 or 3."""
+    if x.shape.rank == 2:
+        return kmath.matmul(x, kernel)
+    return kmath.tensordot(x, kernel, [[x.shape.rank - 1], [0]])
+
+
+class _Cell(Layer):
+    """A recurrent cell: `input_projection(x)` for all steps at once, then `step`."""
+
+    gates = 1
+
+    def __init__(self, units: int, activation: Any = "tanh", use_bias: bool = True,
+                 kernel_initializer: Any = "glorot_uniform",
+                 recurrent_initializer: Any = "orthogonal", bias_initializer: Any = "zeros",
+                 kernel_regularizer: Any = None, recurrent_regularizer: Any = None,
+                 bias_regularizer: Any = None, dropout: float = 0.0,
+                 recurrent_dropout: float = 0.0, **kwargs: Any):
+        super().__init__(**kwargs)
+        self.units = int(units)
+        self.activation = _activations.get(activation)
+        self.use_bias = use_bias
+        self.kernel_initializer = _initializers.get(kernel_initializer)
+        self.recurrent_initializer = _initializers.get(recurrent_initializer)
+        self.bias_initializer = _initializers.get(bias_initializer)
+        self.kernel_regularizer = _regularizers.get(kernel_regularizer)
+        self.recurrent_regularizer = _regularizers.get(recurrent_regularizer)
+        self.bias_regularizer = _regularizers.get(bias_regularizer)
+        self.dropout = min(1.0, max(0.0, float(dropout)))
+        self.recurrent_dropout = min(1.0, max(0.0, float(recurrent_dropout)))
+
+    @property
+    def state_size(self) -> Any:
+        return self.units
+
+    def _bias_shape(self) -> list:
+        return [self.gates * self.units]
+
+    def _bias_initializer(self) -> Any:
+        return self.bias_initializer
+
+    def build(self, input_shape: Any) -> None:
+        features = TensorShape(input_shape)[-1]
+        if features is None:
+            raise ValueError(f"{self.name}: the feature dimension of the inputs must be known")
+        width = self.gates * self.units
+        self.kernel = self.add_weight("kernel", [features, width],
+                                      initializer=self.kernel_initializer,
+                                      regularizer=self.kernel_regularizer)
+        self.recurrent_kernel = self.add_weight("recurrent_kernel", [self.units, width],
+                                                initializer=self.recurrent_initializer,
+                                                regularizer=self.recurrent_regularizer)
+        self.bias = self.add_weight("bias", self._bias_shape(),
+                                    initializer=self._bias_initializer(),
+                                    regularizer=self.bias_regularizer) if self.use_bias else None
+        self.built = True
+
+    def input_projection(self, x: Any) -> Any:
+        out = _project(x, self.kernel)
+        return out + self.bias if self.bias is not None else out
+
+    def step(self, x_proj: Any, states: list) -> tuple:
+        raise NotImplementedError
+
+    def call(self, inputs: Any, states: Any) -> tuple:
+        """One step on [batch, features] inputs: (output, new states)."""
+        states = list(states) if isinstance(states, (list, tuple)) else [states]
+        return self.step(self.input_projection(inputs), states)
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), "units": self.units,
+                "activation": _activations.serialize(self.activation),
+                "use_bias": self.use_bias, "dropout": self.dropout,
+                "recurrent_dropout": self.recurrent_dropout,
+                "kernel_initializer": _initializers.serialize(self.kernel_initializer),
+                "recurrent_initializer": _initializers.serialize(self.recurrent_initializer),
+                "bias_initializer": _initializers.serialize(self.bias_initializer)}
+
+
+class SimpleRNNCell(_Cell):
+    """h = activation(x @ kernel + h @ recurrent_kernel + bias)."""
+
+    def step(self, x_proj: Any, states: list) -> tuple:
+        h = self.activation(x_proj + kmath.matmul(states[0], self.recurrent_kernel))
+        return h, [h]
+
+
+class LSTMCell(_Cell):
+    """Long short-term memory: gates i, f, c, o (Keras order); states [h, c]."""
+
+    gates = 4
+
+    def __init__(self, units: int, activation: Any = "tanh",
+                 recurrent_activation: Any = "sigmoid", unit_forget_bias: bool = True,
+                 **kwargs: Any):
+        super().__init__(units, activation, **kwargs)
+        self.recurrent_activation = _activations.get(recurrent_activation)
+        self.unit_forget_bias = unit_forget_bias
+
+    @property
+    def state_size(self) -> Any:
+        return [self.units, self.units]
+
+    def _bias_initializer(self) -> Any:
+        if not self.unit_forget_bias:
+            return self.bias_initializer
+        base, units = self.bias_initializer, self.units
+
+        def init(shape: Any, dtype: Any = None) -> Any:
+            # The forget gate starts at 1 so early training remembers (Jozefowicz 2015).
+            return array.concat([base([units], dtype), array.ones([units], dtype),
+                                 base([2 * units], dtype)], 0)
+        return init
+
+    def step(self, x_proj: Any, states: list) -> tuple:
+        h, c = states
+        z = x_proj + kmath.matmul(h, self.recurrent_kernel)
+        z_i, z_f, z_c, z_o = array.split(z, 4, axis=-1)
+        act, gate = self.activation, self.recurrent_activation
+        c = gate(z_f) * c + gate(z_i) * act(z_c)
+        h = gate(z_o) * act(c)
+        return h, [h, c]
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), "unit_forget_bias": self.unit_forget_bias,
+                "recurrent_activation": _activations.serialize(self.recurrent_activation)}
+
+
+class GRUCell(_Cell):
+    """Gated recurrent unit, gates z, r, h (Keras order). With reset_after (the default,
+    cuDNN-compatible) the reset gate applies after the recurrent matmul and the bias has
+    an input row and a recurrent row."""
+
+    gates = 3
+
+    def __init__(self, units: int, activation: Any = "tanh",
+                 recurrent_activation: Any = "sigmoid", reset_after: bool = True,
+                 **kwargs: Any):
+        super().__init__(units, activation, **kwargs)
+        self.recurrent_activation = _activations.get(recurrent_activation)
+        self.reset_after = reset_after
+
+    def _bias_shape(self) -> list:
+        width = 3 * self.units
+        return [2, width] if self.reset_after else [width]
+
+    def input_projection(self, x: Any) -> Any:
+        out = _project(x, self.kernel)
+        if self.bias is None:
+            return out
+        return out + (self.bias[0] if self.reset_after else self.bias)
+
+    def step(self, x_proj: Any, states: list) -> tuple:
+        h = states[0]
+        x_z, x_r, x_h = array.split(x_proj, 3, axis=-1)
+        gate, units = self.recurrent_activation, self.units
+        if self.reset_after:
+            inner = kmath.matmul(h, self.recurrent_kernel)
+            if self.bias is not None:
+                inner = inner + self.bias[1]
+            r_z, r_r, r_h = array.split(inner, 3, axis=-1)
+            z = gate(x_z + r_z)
+            r = gate(x_r + r_r)
+            candidate = self.activation(x_h + r * r_h)
+        else:
+            u = self.recurrent_kernel
+            r_z, r_r = array.split(kmath.matmul(h, u[:, :2 * units]), 2, axis=-1)
+            z = gate(x_z + r_z)
+            r = gate(x_r + r_r)
+            candidate = self.activation(x_h + kmath.matmul(r * h, u[:, 2 * units:]))
+        h = z * h + (1.0 - z) * candidate
+        return h, [h]
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), "reset_after": self.reset_after,
+                "recurrent_activation": _activations.serialize(self.recurrent_activation)}
+
+
+class RNN(Layer):
+    """Runs `cell` over the time axis of [batch, time, features] inputs.
+
+    Returns the last output, or all of them ([batch, time, units]) with
+    return_sequences; with return_state, also the final states.
+    """
+
+    def __init__(self, cell: _Cell, return_sequences: bool = False, return_state: bool = False,
+                 go_backwards: bool = False, stateful: bool = False, unroll: bool = False,
+                 time_major: bool = False, **kwargs: Any):
+        if stateful:
+            raise NotImplementedError("stateful RNNs are not supported yet")
+        if time_major:
+            raise NotImplementedError("time_major RNNs are not supported; transpose the "
+                                      "inputs to [batch, time, features]")
+        super().__init__(**kwargs)
+        self.cell = cell
+        self.return_sequences = return_sequences
+        self.return_state = return_state
+        self.go_backwards = go_backwards
+
+    def build(self, input_shape: Any) -> None:
+        shape = TensorShape(input_shape).with_rank(3)
+        self.cell.build(TensorShape([shape[0], shape[2]]))
+        self.cell.built = True
+        self.built = True
+
+    def _initial_states(self, inputs: Any) -> list:
+        batch = inputs.shape[0]
+        if batch is None:
+            batch = array.shape(inputs)[0]
+        sizes = self.cell.state_size
+        sizes = sizes if isinstance(sizes, list) else [sizes]
+        return [array.zeros([batch, n], inputs.dtype) for n in sizes]
+
+    def call(self, inputs: Any, initial_state: Any = None, training: Any = None) -> Any:
+        steps_count = inputs.shape[1]
+        if steps_count is None:
+            raise ValueError(f"{self.name}: the number of time steps must be known (got input "
+                             f"shape {inputs.shape}); unknown lengths need kf.while_loop")
+        cell = self.cell
+        if initial_state is None:
+            states = self._initial_states(inputs)
+        else:
+            states = list(initial_state) if isinstance(initial_state, (list, tuple)) \
+                else [initial_state]
+        if training and cell.dropout > 0:
+            # One mask for all time steps, as in Keras.
+            inputs = backend.nn().dropout(inputs, cell.dropout,
+                                          noise_shape=[None, 1, inputs.shape[2]])
+        recurrent_mask = None
+        if training and cell.recurrent_dropout > 0:
+            recurrent_mask = backend.nn().dropout(array.ones_like(states[0]),
+                                                  cell.recurrent_dropout)
+        projected = cell.input_projection(inputs)
+        steps = array.unstack(projected, num=steps_count, axis=1)
+        if self.go_backwards:
+            steps = steps[::-1]
+        outputs = []
+        for x_t in steps:  # a static loop: unrolled when traced (see the module docstring)
+            if recurrent_mask is not None:
+                states = [states[0] * recurrent_mask] + states[1:]
+            out, states = cell.step(x_t, states)
+            outputs.append(out)
+        result = array.stack(outputs, axis=1) if self.return_sequences else outputs[-1]
+        if self.return_state:
+            return [result] + list(states)
+        return result
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), "return_sequences": self.return_sequences,
+                "return_state": self.return_state, "go_backwards": self.go_backwards}
+
+
+def _cell_kwargs(kwargs: dict) -> dict:
+    names = ("use_bias", "kernel_initializer", "recurrent_initializer", "bias_initializer",
+             "kernel_regularizer", "recurrent_regularizer", "bias_regularizer", "dropout",
+             "recurrent_dropout", "recurrent_activation", "unit_forget_bias", "reset_after")
+    return {k: kwargs.pop(k) for k in names if k in kwargs}
+
+
+class SimpleRNN(RNN):
+    """A fully connected RNN: h_t = tanh(x_t W + h_{t-1} U + b).
+
+    >>> import kilnflow as kf
+    >>> from kilnflow import keras
+    >>> keras.layers.SimpleRNN(4, return_sequences=True)(kf.ones([2, 5, 3])).shape
+    TensorShape([2, 5, 4])
+    """
+
+    def __init__(self, units: int, activation: Any = "tanh", **kwargs: Any):
+        cell_args = _cell_kwargs(kwargs)
+        dtype = kwargs.get("dtype")
+        cell = SimpleRNNCell(units, activation, name="simple_rnn_cell", dtype=dtype,
+                             **cell_args)
+        super().__init__(cell, **kwargs)
+
+    @property
+    def units(self) -> int:
+        return self.cell.units
+
+
+class LSTM(RNN):
+    """Long short-term memory over the time axis (states h and c)."""
+
+    def __init__(self, units: int, activation: Any = "tanh", **kwargs: Any):
+        cell_args = _cell_kwargs(kwargs)
+        cell = LSTMCell(units, activation, name="lstm_cell", dtype=kwargs.get("dtype"),
+                        **cell_args)
+        super().__init__(cell, **kwargs)
+
+    @property
+    def units(self) -> int:
+        return self.cell.units
+
+
+class GRU(RNN):
+    """Gated recurrent unit over the time axis."""
+
+    def __init__(self, units: int, activation: Any = "tanh", **kwargs: Any):
+        cell_args = _cell_kwargs(kwargs)
+        cell = GRUCell(units, activation, name="gru_cell", dtype=kwargs.get("dtype"),
+                       **cell_args)
+        super().__init__(cell, **kwargs)
+
+    @property
+    def units(self) -> int:
+        return self.cell.units

@@ -1,0 +1,262 @@
+"""The loops behind Model.fit / evaluate / predict: batching NumPy inputs (with
+shuffling and validation splits), wrapping the step functions in @kf.function, and
+driving callbacks. Model (models.py) owns the steps; this module owns the iteration.
+"""
+from __future__ import annotations
+
+import warnings
+from typing import Any, Callable, Iterator, Optional
+
+import numpy as np
+
+from kilnflow import nest
+from kilnflow.keras import backend
+from kilnflow.keras import callbacks as _callbacks
+from kilnflow.ops.convert import convert_to_tensor
+from kilnflow.tensor import Tensor
+from kilnflow.variables import Variable
+
+
+# ---------------------------------------------------------------- data
+
+def _is_batch_iterable(x: Any) -> bool:
+    """True for generators and other iterables of (x, y[, sample_weight]) batches."""
+    if isinstance(x, (np.ndarray, Tensor, Variable, list, tuple, dict, str, bytes)):
+        return False
+    return hasattr(x, "__iter__") or hasattr(x, "__next__")
+
+
+def _to_array(x: Any) -> Any:
+    if x is None:
+        return None
+    if isinstance(x, (Tensor, Variable)):
+        return np.asarray(x)
+    array = np.asarray(x)
+    if array.dtype == np.float64 and not isinstance(x, np.ndarray):
+        array = array.astype(backend.floatx())  # Python floats: the default float, as in TF
+    return array
+
+
+def arrays(data: Any) -> Any:
+    """The NumPy form of a (nested) input: lists of arrays stay lists (multi-input)."""
+    if isinstance(data, dict):
+        return {k: _to_array(v) for k, v in data.items()}
+    if isinstance(data, (list, tuple)) and data and all(
+            isinstance(v, (np.ndarray, Tensor, Variable)) for v in data):
+        return [_to_array(v) for v in data]
+    return _to_array(data)
+
+
+def num_samples(data: Any) -> int:
+    counts = {len(a) for a in nest.flatten(data) if a is not None}
+    if len(counts) > 1:
+        raise ValueError(f"Data cardinality is ambiguous: the arrays have different numbers "
+                         f"of samples {sorted(counts)}. Make sure all arrays contain the "
+                         "same number of samples.")
+    if not counts:
+        raise ValueError("No data given")
+    return counts.pop()
+
+
+def take(data: Any, index: Any) -> Any:
+    return nest.map_structure(lambda a: None if a is None else a[index], data)
+
+
+def tensors(data: Any) -> Any:
+    return nest.map_structure(lambda a: None if a is None else convert_to_tensor(a), data)
+
+
+def split_validation(x: Any, y: Any, sw: Any, fraction: float) -> tuple:
+    """(train data, validation data): the validation part is the last `fraction` of the
+    samples, taken before any shuffling (as in Keras)."""
+    if not 0 < fraction < 1:
+        raise ValueError(f"validation_split must be in (0, 1), got {fraction}")
+    n = num_samples((x, y))
+    cut = int(n * (1.0 - fraction))
+    if cut == 0 or cut == n:
+        raise ValueError(f"validation_split={fraction} leaves no samples for training or "
+                         f"validation out of {n}")
+    first, rest = slice(0, cut), slice(cut, n)
+    return (take(x, first), take(y, first), take(sw, first)), \
+        (take(x, rest), take(y, rest), take(sw, rest))
+
+
+class ArrayBatches:
+    """Batches of (x, y, sample_weight) NumPy data, reshuffled every epoch if asked."""
+
+    def __init__(self, x: Any, y: Any, sw: Any, batch_size: int, shuffle: bool):
+        self.x, self.y, self.sw = x, y, sw
+        self.n = num_samples((x, y, sw))
+        self.batch_size = int(batch_size)
+        if self.batch_size <= 0:
+            raise ValueError(f"batch_size must be positive, got {batch_size}")
+        self.shuffle = shuffle
+
+    @property
+    def steps(self) -> int:
+        return -(-self.n // self.batch_size)
+
+    def __iter__(self) -> Iterator[tuple]:
+        order = backend.rng().permutation(self.n) if self.shuffle else None
+        for start in range(0, self.n, self.batch_size):
+            if order is None:
+                index: Any = slice(start, start + self.batch_size)
+            else:
+                index = np.sort(order[start:start + self.batch_size])
+            yield take(self.x, index), take(self.y, index), take(self.sw, index)
+
+
+class IterableBatches:
+    """Batches from a user's iterable of (x, y) or (x, y, sample_weight) tuples."""
+
+    def __init__(self, source: Any, steps: Optional[int]):
+        self.source = source
+        self.steps_limit = steps
+
+    @property
+    def steps(self) -> Optional[int]:
+        if self.steps_limit is not None:
+            return self.steps_limit
+        try:
+            return len(self.source)
+        except TypeError:
+            return None
+
+    def __iter__(self) -> Iterator[tuple]:
+        for i, item in enumerate(self.source):
+            if self.steps_limit is not None and i >= self.steps_limit:
+                return
+            if not isinstance(item, tuple):
+                item = (item,)
+            if len(item) == 1:
+                yield arrays(item[0]), None, None
+            elif len(item) in (2, 3):
+                yield tuple(arrays(v) for v in item) + (None,) * (3 - len(item))
+            else:
+                raise ValueError(f"Each batch must be (x,), (x, y) or (x, y, sample_weight); "
+                                 f"got a tuple of {len(item)}")
+
+
+def batches(x: Any, y: Any, sw: Any, batch_size: Optional[int], shuffle: bool,
+            steps: Optional[int]) -> Any:
+    if _is_batch_iterable(x):
+        if y is not None:
+            raise ValueError("`y` must not be given when `x` yields (x, y) batches")
+        return IterableBatches(x, steps)
+    return ArrayBatches(arrays(x), arrays(y), arrays(sw), batch_size or 32, shuffle)
+
+
+# ---------------------------------------------------------------- step functions
+
+def compiled(step: Callable, run_eagerly: bool) -> Callable:
+    """`step` wrapped in kf.function (shape-relaxing, so the last short batch does not
+    retrace), unless run_eagerly or the function layer is unavailable."""
+    if run_eagerly:
+        return step
+    import kilnflow
+    function = getattr(kilnflow, "function", None)
+    if function is None:
+        return step
+    traced = function(step, reduce_retracing=True)
+    try:
+        from kilnflow.function.diagnostics import PrunedComputationWarning
+    except ImportError:  # pragma: no cover - ships with kf.function
+        return traced
+
+    def call(*args: Any) -> Any:
+        # Gradient rules compute partials for inputs nobody asked for (labels, counts);
+        # the pruning pass drops them, which is expected here, not the user's mistake.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", PrunedComputationWarning)
+            return traced(*args)
+    call.function = traced  # type: ignore[attr-defined]
+    return call
+
+
+def _python_logs(logs: Any) -> dict:
+    return {k: float(np.asarray(v)) for k, v in dict(logs).items()}
+
+
+# ---------------------------------------------------------------- loops
+
+def fit_loop(model: Any, x: Any, y: Any, batch_size: Optional[int], epochs: int, verbose: Any,
+             callbacks: Any, validation_split: float, validation_data: Any, shuffle: bool,
+             sample_weight: Any, initial_epoch: int, steps_per_epoch: Optional[int],
+             validation_batch_size: Optional[int], validation_freq: int) -> Any:
+    if validation_split and validation_data is None:
+        if _is_batch_iterable(x):
+            raise ValueError("validation_split needs array inputs, not a batch iterable")
+        (x, y, sample_weight), validation_data = split_validation(
+            arrays(x), arrays(y), arrays(sample_weight), validation_split)
+    data = batches(x, y, sample_weight, batch_size, shuffle, steps_per_epoch)
+    val = None
+    if validation_data is not None:
+        if not isinstance(validation_data, tuple) or len(validation_data) not in (2, 3):
+            raise ValueError("validation_data must be a tuple (x_val, y_val) or "
+                             "(x_val, y_val, val_sample_weight)")
+        val = tuple(validation_data) + (None,) * (3 - len(validation_data))
+    verbose = 1 if verbose == "auto" else verbose
+    history = _callbacks.History()
+    extra = [_callbacks.ProgbarLogger(verbose)] if verbose else []
+    cbs = _callbacks.CallbackList(list(callbacks or []) + extra + [history], model,
+                                  {"epochs": epochs, "steps": data.steps, "verbose": verbose})
+    train_function = model.make_train_function()
+    model.stop_training = False
+    logs: dict = {}
+    cbs.on_train_begin()
+    for epoch in range(initial_epoch, epochs):
+        model.reset_metrics()
+        cbs.on_epoch_begin(epoch)
+        for step, (xb, yb, swb) in enumerate(data):
+            cbs.on_train_batch_begin(step)
+            logs = _python_logs(train_function(tensors(xb), tensors(yb), tensors(swb)))
+            cbs.on_train_batch_end(step, logs)
+            if model.stop_training:
+                break
+        epoch_logs = dict(logs)
+        if val is not None and (epoch + 1) % validation_freq == 0:
+            results = evaluate_loop(model, val[0], val[1], validation_batch_size or batch_size,
+                                    val[2], None, None)
+            epoch_logs.update({f"val_{k}": v for k, v in results.items()})
+        cbs.on_epoch_end(epoch, epoch_logs)
+        logs = epoch_logs
+        if model.stop_training:
+            break
+    cbs.on_train_end(logs)
+    return history
+
+
+def evaluate_loop(model: Any, x: Any, y: Any, batch_size: Optional[int], sample_weight: Any,
+                  steps: Optional[int], callbacks: Any) -> dict:
+    data = batches(x, y, sample_weight, batch_size, False, steps)
+    cbs = _callbacks.CallbackList(callbacks, model, {"steps": data.steps})
+    test_function = model.make_test_function()
+    model.reset_metrics()
+    logs: dict = {}
+    cbs.on_test_begin()
+    for step, (xb, yb, swb) in enumerate(data):
+        cbs.on_test_batch_begin(step)
+        logs = _python_logs(test_function(tensors(xb), tensors(yb), tensors(swb)))
+        cbs.on_test_batch_end(step, logs)
+    cbs.on_test_end(logs)
+    return logs
+
+
+def predict_loop(model: Any, x: Any, batch_size: Optional[int], steps: Optional[int],
+                 callbacks: Any) -> Any:
+    data = batches(x, None, None, batch_size, False, steps)
+    cbs = _callbacks.CallbackList(callbacks, model, {"steps": data.steps})
+    predict_function = model.make_predict_function()
+    outputs = []
+    cbs.on_predict_begin()
+    for step, (xb, _, _) in enumerate(data):
+        cbs.on_predict_batch_begin(step)
+        out = nest.map_structure(np.asarray, predict_function(tensors(xb)))
+        outputs.append(out)
+        cbs.on_predict_batch_end(step, {"outputs": out})
+    cbs.on_predict_end()
+    if not outputs:
+        raise ValueError("predict() got no data")
+    flat = [nest.flatten(o) for o in outputs]
+    joined = [np.concatenate([f[i] for f in flat], axis=0) for i in range(len(flat[0]))]
+    return nest.pack_sequence_as(outputs[0], joined)
