@@ -665,3 +665,22 @@ def test_bias_add_gradient_with_unknown_rank():
 
     x = rng.standard_normal((2, 4, 3)).astype(np.float32)
     np.testing.assert_allclose(grads(kf.constant(x), kf.ones([3])).numpy(), [8.0, 8.0, 8.0])
+
+
+FUSABLE = [(nn.RELU, (rand(3, 4) * 8,), {}), (nn.RELU6, (rand(3, 4) * 8,), {}),
+           (nn.ELU, (rand(3, 4) * 8,), {}), (nn.SOFTPLUS, (rand(3, 4) * 8,), {}),
+           (nn.LEAKY_RELU, (rand(3, 4),), {"alpha": 0.3}),
+           (nn.SIGMOID_XENT, (rng.uniform(0, 1, (3, 4)), rand(3, 4) * 8), {}),
+           (nn.BIAS_ADD, (rand(3, 4), rand(4)), {})]
+
+
+@pytest.mark.parametrize("opdef,inputs,attrs", FUSABLE, ids=[f[0].name for f in FUSABLE])
+def test_fusable_expression_matches_the_kernel(opdef, inputs, attrs):
+    """The elementwise-fusion pass evaluates `fusable` with NumPy names: it must agree."""
+    names = [f"v{i}" for i in range(len(inputs))]
+    expression = opdef.fusable.format(*names, **attrs)
+    scope = {n: getattr(np, n) for n in ("maximum", "minimum", "where", "exp", "expm1",
+                                         "log1p", "abs")}
+    scope.update(zip(names, inputs))
+    np.testing.assert_allclose(eval(expression, scope), opdef.kernel(*inputs, **attrs),
+                               rtol=1e-12)
