@@ -92,6 +92,8 @@ def _int_vector(arg: Any, op: str, what: str = "shape") -> tuple:
     Accepts lists/tuples (which may hold scalar tensors), ndarrays, TensorShapes and 1-D
     int tensors; non-int entries raise TypeError naming the op and argument.
     """
+    if type(arg) in (list, tuple) and all(type(d) is int for d in arg):
+        return None, list(arg)  # the common case, kept cheap for eager calls
     if isinstance(arg, TensorShape):
         if not arg.is_fully_defined():
             raise ValueError(errors.with_location(
@@ -160,6 +162,8 @@ def _convert_list(values: Sequence, op: str) -> list:
         raise _type_error(f"{op}: `values` must be a list of tensors, got {type(values)}")
     if not values:
         raise ValueError(errors.with_location(f"{op}: `values` must be a non-empty list"))
+    if all(isinstance(v, Tensor) for v in values):
+        return list(values)
     first = next((v for v in values if _is_tensorish(v)), None)
     if first is None:
         return [convert_to_tensor(v) for v in values]
@@ -196,7 +200,8 @@ RANK = defop("Rank", shape=lambda x: TensorSpec([], _dtypes.int32),
              kernel=lambda x: np.asarray(x.ndim, np.int32))
 
 
-def shape(input: Any, out_type: Any = _dtypes.int32, name: Optional[str] = None) -> Tensor:  # noqa: A002
+def shape(input: Any, out_type: Any = _dtypes.int32,  # noqa: A002
+          name: Optional[str] = None) -> Tensor:
     """The shape of a tensor as a 1-D int tensor (dynamic: the value when run).
 
     >>> import kilnflow as kf
@@ -207,7 +212,8 @@ def shape(input: Any, out_type: Any = _dtypes.int32, name: Optional[str] = None)
     return bind(SHAPE, (x,), {"out_type": _index_dtype(out_type, "out_type")}, name=name)
 
 
-def size(input: Any, out_type: Any = _dtypes.int32, name: Optional[str] = None) -> Tensor:  # noqa: A002
+def size(input: Any, out_type: Any = _dtypes.int32,  # noqa: A002
+         name: Optional[str] = None) -> Tensor:
     """The number of elements of a tensor, as a scalar int tensor."""
     x = convert_to_tensor(input)
     return bind(SIZE, (x,), {"out_type": _index_dtype(out_type, "out_type")}, name=name)
@@ -375,8 +381,7 @@ def _expand_dims_rule(x: Any, *, axis: int) -> TensorSpec:
 
 EXPAND_DIMS = defop("ExpandDims", shape=_expand_dims_rule,
                     kernel=lambda x, *, axis: np.expand_dims(x, axis),
-                    grad=lambda op, dy: [_reshape_like(dy, op.inputs[0])], same_dtype=False,
-                    check_eager=True)
+                    grad=lambda op, dy: [_reshape_like(dy, op.inputs[0])], same_dtype=False)
 
 
 def expand_dims(input: Any, axis: int, name: Optional[str] = None) -> Tensor:  # noqa: A002
@@ -437,9 +442,9 @@ def _transpose_rule(x: Any, *, perm: tuple) -> TensorSpec:
 TRANSPOSE = defop("Transpose", shape=_transpose_rule,
                   kernel=lambda x, *, perm: np.transpose(x, perm),
                   grad=lambda op, dy: [transpose(dy, np.argsort(op.attrs["perm"]).tolist())],
-                  same_dtype=False, check_eager=True)
+                  same_dtype=False)
 CONJUGATE_TRANSPOSE = defop(
-    "ConjugateTranspose", shape=_transpose_rule, same_dtype=False, check_eager=True,
+    "ConjugateTranspose", shape=_transpose_rule, same_dtype=False,
     kernel=lambda x, *, perm: np.conj(np.transpose(x, perm)),
     grad=lambda op, dy: [transpose(dy, np.argsort(op.attrs["perm"]).tolist(), conjugate=True)])
 
@@ -463,6 +468,11 @@ def transpose(a: Any, perm: Optional[Sequence] = None, conjugate: bool = False,
     if values is None:
         raise ValueError(errors.with_location(
             "transpose: `perm` must be known when the graph is built"))
+    rank = x.shape.rank
+    if rank is not None and sorted(values) != list(builtins.range(rank)):
+        # np.transpose would accept negative entries; TF does not
+        raise _invalid(f"transpose: perm {list(values)} is not a permutation of the {rank} "
+                       f"dims of the input", "Transpose")
     opdef = CONJUGATE_TRANSPOSE if conjugate and x.dtype.is_complex else TRANSPOSE
     return bind(opdef, (x,), {"perm": tuple(values)}, name=name)
 
@@ -708,7 +718,7 @@ def _one_hot_kernel(indices: Any, on: Any, off: Any, *, depth: int, axis: int) -
 
 
 ONE_HOT = defop("OneHot", shape=_one_hot_rule, kernel=_one_hot_kernel, same_dtype=(1, 2),
-                check_eager=True)
+                dtypes=INTEGERS)
 
 
 def one_hot(indices: Any, depth: Any, on_value: Any = None, off_value: Any = None,
@@ -732,6 +742,9 @@ def one_hot(indices: Any, depth: Any, on_value: Any = None, off_value: Any = Non
         bad = on if on.dtype is not dtype else off
         raise _type_error(f"one_hot: on_value and off_value must have dtype {dtype.name}, "
                           f"got {bad.dtype.name}")
+    for what, v in (("on_value", on), ("off_value", off)):
+        if v.shape.rank not in (0, None):  # np.where would broadcast it
+            raise _invalid(f"`{what}` must be a scalar, got shape {v.shape}", "OneHot")
     count = _python_int(depth, "OneHot", "depth")
     if count < 0:
         raise _invalid(f"depth must be non-negative, got: {count}", "OneHot")
@@ -1085,8 +1098,17 @@ def _pad_rule(x: Any, *values: Any, paddings: tuple, mode: str = "CONSTANT") -> 
     return TensorSpec(_padded_dims(x.shape.as_list(), paddings, mode), x.dtype)
 
 
+def _pad_kernel(x: Any, value: Any, *, paddings: tuple) -> Any:
+    _padded_dims(list(x.shape), paddings, "CONSTANT")  # np.pad would broadcast short lists
+    if not paddings:
+        return x
+    return np.pad(x, paddings, constant_values=value)
+
+
 def _mirror_pad_kernel(x: Any, *, paddings: tuple, mode: str) -> Any:
-    _padded_dims(list(x.shape), paddings, mode)  # np.pad would reflect past the edge
+    _padded_dims(list(x.shape), paddings, mode)  # np.pad would also reflect past the edge
+    if not paddings:
+        return x
     return np.pad(x, paddings, mode=mode.lower())
 
 
@@ -1118,8 +1140,7 @@ def _pad_grad(op: Any, dy: Any) -> list:
     return [bind(STRIDED_SLICE, (dy,), {"spec": spec}), None]
 
 
-PAD = defop("PadV2", shape=_pad_rule, grad=_pad_grad,
-            kernel=lambda x, value, *, paddings: np.pad(x, paddings, constant_values=value))
+PAD = defop("PadV2", shape=_pad_rule, kernel=_pad_kernel, grad=_pad_grad)
 MIRROR_PAD = defop("MirrorPad", shape=_pad_rule, kernel=_mirror_pad_kernel, same_dtype=False,
                    grad=lambda op, dy: [bind(MIRROR_PAD_GRAD, (dy,), op.attrs)])
 MIRROR_PAD_GRAD = defop(
@@ -1199,10 +1220,12 @@ def reverse(tensor: Any, axis: Any, name: Optional[str] = None) -> Tensor:
 # ---------------------------------------------------------------- slicing: x[...]
 #
 # A StridedSlice `spec` has one entry per index item: an int, ("slice", start, stop, step),
-# None (newaxis) or Ellipsis. Any int, start, stop or step may be _FED: its value is the
-# next extra input of the op (a symbolic scalar), so x[i:j] works while a graph is built.
+# None (newaxis) or "..." (Ellipsis; a string so graphs serialize). Any int, start, stop or
+# step may be _FED: its value is the next extra input of the op (a symbolic scalar), so
+# x[i:j] works while a graph is built.
 
 _FED = "*"
+_ELLIPSIS = "..."
 _FULL = ("slice", None, None, None)
 
 
@@ -1227,8 +1250,10 @@ class _IndexSpec:
         raise _type_error(f"{_BAD_INDEX}, got {k!r}")
 
     def entry(self, k: Any) -> Any:
-        if k is None or k is Ellipsis:
+        if k is None:
             return k
+        if k is Ellipsis:
+            return _ELLIPSIS
         if isinstance(k, builtins.slice):
             parts = tuple(None if p is None else self.scalar(p)
                           for p in (k.start, k.stop, k.step))
@@ -1243,7 +1268,7 @@ def _fill_spec(spec: tuple, values: Sequence) -> tuple:
     feed = iter(values)
 
     def take(e: Any) -> Any:
-        if not isinstance(e, str):
+        if not isinstance(e, str) or e != _FED:
             return e
         v = next(feed)
         return _FED if v is None else int(v)
@@ -1253,7 +1278,8 @@ def _fill_spec(spec: tuple, values: Sequence) -> tuple:
 
 
 def _numpy_index(spec: tuple) -> tuple:
-    return tuple(builtins.slice(*e[1:]) if isinstance(e, tuple) else e for e in spec)
+    return tuple(builtins.slice(*e[1:]) if isinstance(e, tuple) else
+                 Ellipsis if e == _ELLIPSIS else e for e in spec)
 
 
 def _strided_slice_rule(x: Any, *values: Any, spec: tuple) -> TensorSpec:
@@ -1262,12 +1288,12 @@ def _strided_slice_rule(x: Any, *values: Any, spec: tuple) -> TensorSpec:
             raise TypeError(f"{_BAD_INDEX}, got a {v.dtype.name} tensor of shape {v.shape}")
     if values:
         spec = _fill_spec(spec, [rules.constant_value(v) for v in values])
-    if sum(1 for e in spec if e is Ellipsis) > 1:
+    if spec.count(_ELLIPSIS) > 1:
         raise ValueError("Multiple ellipses in slice spec not allowed")
     if x.shape.rank is None:
         return TensorSpec(None, x.dtype)
     dims = x.shape.as_list()
-    consumed = sum(1 for e in spec if e is not None and e is not Ellipsis)
+    consumed = sum(1 for e in spec if e is not None and e != _ELLIPSIS)
     if consumed > len(dims):
         raise ValueError(f"Index out of range: too many indices ({consumed}) for a tensor of "
                          f"rank {len(dims)}")
@@ -1275,7 +1301,7 @@ def _strided_slice_rule(x: Any, *values: Any, spec: tuple) -> TensorSpec:
     for e in spec:
         if e is None:
             out.append(1)
-        elif e is Ellipsis:
+        elif e == _ELLIPSIS:
             n = len(dims) - consumed
             out.extend(dims[i:i + n])
             i += n
@@ -1314,8 +1340,9 @@ def _strided_slice_grad_kernel(dy: Any, x_shape: Any, *values: Any, spec: tuple)
     return out
 
 
+# NumPy rejects every bad basic index TF rejects, so eagerly the rule runs only on failure.
 STRIDED_SLICE = defop("StridedSlice", shape=_strided_slice_rule, kernel=_strided_slice_kernel,
-                      grad=_strided_slice_grad, same_dtype=False, check_eager=True)
+                      grad=_strided_slice_grad, same_dtype=False)
 STRIDED_SLICE_GRAD = defop(
     "StridedSliceGrad", shape=lambda dy, s, *values, spec: TensorSpec(_dims_from(s), dy.dtype),
     kernel=_strided_slice_grad_kernel, same_dtype=False,
@@ -1392,6 +1419,8 @@ def _gather_rule(params: Any, indices: Any, *, axis: int) -> TensorSpec:
 
 
 def _gather_kernel(params: Any, indices: Any, *, axis: int) -> Any:
+    if indices.dtype.kind not in "iu":  # np.take would quietly take bools as 0 and 1
+        raise TypeError(f"indices must be integers, got {indices.dtype}")
     n = params.shape[axis]
     if indices.size and (indices.min() < 0 or indices.max() >= n):
         bad = indices[(indices < 0) | (indices >= n)].reshape(-1)[0]
@@ -1411,7 +1440,7 @@ def _gather_grad_kernel(dy: Any, indices: Any, params_shape: Any, *, axis: int) 
 
 
 GATHER = defop("GatherV2", shape=_gather_rule, kernel=_gather_kernel, grad=_gather_grad,
-               same_dtype=False, check_eager=True)
+               same_dtype=False)
 GATHER_GRAD = defop(
     "GatherGrad", shape=lambda dy, i, s, *, axis: TensorSpec(_dims_from(s), dy.dtype),
     kernel=_gather_grad_kernel, same_dtype=False,
@@ -1522,7 +1551,7 @@ def _sort_rule(x: Any, *, axis: int, descending: bool) -> TensorSpec:
     return TensorSpec(x.shape, _dtypes.int32)
 
 
-ARG_SORT = defop("ArgSort", shape=_sort_rule, kernel=_argsort_kernel, check_eager=True)
+ARG_SORT = defop("ArgSort", shape=_sort_rule, kernel=_argsort_kernel, dtypes=REAL)
 
 
 def _along_axis_rule(x: Any, indices: Any, *, axis: int) -> TensorSpec:
@@ -1617,7 +1646,7 @@ def _top_k_grad(op: Any, d_values: Any, d_indices: Any = None) -> list:
 
 
 TOP_K = defop("TopKV2", shape=_top_k_rule, kernel=_top_k_kernel, grad=_top_k_grad,
-              multi_output=True)
+              multi_output=True, dtypes=REAL)
 
 
 def top_k(input: Any, k: Any = 1, sorted: bool = True,  # noqa: A002
