@@ -48,13 +48,14 @@ def _pinned() -> bool:
     return all(os.environ.get(name) == "1" for name in THREAD_VARIABLES)
 
 
-def _reexec_pinned(argv: Sequence[str]) -> None:
-    """Replace this process by one with BLAS pinned, unless NumPy is already loaded."""
+def _reexec_pinned(argv: Sequence[str], module: str = "benchmarks.run") -> None:
+    """Re-run `python -m module argv` with BLAS pinned, unless it already is or NumPy is
+    already loaded (then it is too late; threadpoolctl, if installed, still applies)."""
     if _pinned() or os.environ.get(_REEXEC_MARK) or "numpy" in sys.modules:
         return
     env = single_thread_env()
     env[_REEXEC_MARK] = "1"
-    os.execve(sys.executable, [sys.executable, "-m", "benchmarks.run", *argv], env)
+    os.execve(sys.executable, [sys.executable, "-m", module, *argv], env)
 
 
 def _limit_threads_in_process() -> Any:

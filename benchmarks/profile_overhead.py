@@ -1,0 +1,152 @@
+"""Where the time of one tiny call goes: the eager dispatch path and the compiled call path.
+
+    python -m benchmarks.profile_overhead            # step table + cProfile, ~1 minute
+    python -m benchmarks.profile_overhead --no-cprofile
+
+The step table times each piece of `kf.add(x, y)` and of a cached `f(x)` (f = x + 1
+under @kf.function) on [16] float32 by itself, in interleaved rounds, and prints the
+minimum and median ns per call: the minimum is the cost on a quiet machine, the median
+what a loaded one sees. Pieces reach into kilnflow internals on purpose; a piece whose
+internal name has changed prints n/a instead of failing. BLAS is pinned as in run.py.
+"""
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import pstats
+import statistics
+import sys
+import timeit
+import warnings
+from typing import Dict, List, Optional, Sequence, Tuple
+
+
+def _namespace() -> dict:
+    import numpy as np
+
+    import kilnflow as kf
+    from kilnflow import dtypes, tensor
+    from kilnflow.context import ctx
+    from kilnflow.ops import convert, math, opdef
+
+    a = np.linspace(-1, 1, 16, dtype=np.float32)
+    b = np.linspace(1, 2, 16, dtype=np.float32)
+    x, y = kf.constant(a), kf.constant(b)
+
+    def plus_one(t):
+        return t + 1
+
+    f = kf.function(plus_one)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        f(x)
+    concrete = f.get_concrete_function(x)
+    key = ((tuple([("T", a.shape, a.dtype)])), ())
+    return {"np": np, "kf": kf, "dtypes": dtypes, "tensor": tensor, "ctx": ctx,
+            "convert": convert, "math": math, "opdef": opdef, "a": a, "b": b, "x": x,
+            "y": y, "inputs": (x, y), "f": f, "concrete": concrete, "fn": concrete._fn,
+            "key": key, "c0": np.array(1, np.float32), "one": np.float32(1)}
+
+
+EAGER_STEPS = [
+    ("NumPy np.add(a, b)  [floor]", "np.add(a, b)"),
+    ("kf.add(x, y)  [total]", "kf.add(x, y)"),
+    ("x + y  [total, operator]", "x + y"),
+    ("  convert.binary(x, y)", "convert.binary(x, y)"),
+    ("  opdef.bind(ADD, (x, y))", "opdef.bind(math.ADD, inputs)"),
+    ("    ctx.graph (threading.local read)", "ctx.graph"),
+    ("    ctx.tapes (threading.local read)", "ctx.tapes"),
+    ("    opdef._run_eagerly(ADD, (x, y), {})", "opdef._run_eagerly(math.ADD, inputs, {})"),
+    ("      [t._value for t in inputs]", "[t._value for t in inputs]"),
+    ("      dtype agreement: a.dtype != b.dtype", "a.dtype != b.dtype"),
+    ("      (x.dtype: kf DType via dict lookup on np.dtype)", "x.dtype"),
+    ("      ADD.kernel(a, b) (np.add)", "math.ADD.kernel(a, b)"),
+    ("      tensor.wrap(array)", "tensor.wrap(a)"),
+    ("        EagerTensor.__new__ + slot store",
+     "t = tensor.EagerTensor.__new__(tensor.EagerTensor); t._value = a"),
+    ("        isinstance(a, (np.ndarray, np.generic))",
+     "isinstance(a, (np.ndarray, np.generic))"),
+]
+
+COMPILED_STEPS = [
+    ("NumPy a + 1  [floor]", "a + 1"),
+    ("NumPy np.add(a, 0-d float32 array) (the graph's kernel call)", "np.add(a, c0)"),
+    ("f(x)  [total]", "f(x)"),
+    ("  ctx.run_functions_eagerly / graph / tapes (3 reads)",
+     "ctx.run_functions_eagerly; ctx.graph; ctx.tapes"),
+    ("  trace key: tuple of ('T', shape, dtype)",
+     "((tuple([('T', t._value.shape, t._value.dtype) for t in (x,)])), ())"),
+    ("  f._cache.get(key)", "f._cache.get(key)"),
+    ("  concrete._call_flat([a])", "concrete._call_flat([a])"),
+    ("    with np.errstate(all='ignore')", "with np.errstate(all='ignore'): pass"),
+    ("    generated fn(a)", "fn(a)"),
+    ("    tensor.wrap(out)", "tensor.wrap(a)"),
+]
+
+
+def step_table(steps: Sequence[Tuple[str, str]], ns: dict, number: int = 20000,
+               rounds: int = 40) -> List[Tuple[str, Optional[float], Optional[float]]]:
+    """(label, min ns, median ns) per step, timed in interleaved rounds."""
+    timers = []
+    for label, stmt in steps:
+        try:
+            timer = timeit.Timer(stmt, globals=ns)
+            timer.timeit(10)
+        except Exception:  # noqa: BLE001 - an internal renamed: print n/a
+            timer = None
+        timers.append((label, timer))
+    samples: Dict[str, List[float]] = {label: [] for label, _ in steps}
+    for _ in range(rounds):
+        for label, timer in timers:
+            if timer is not None:
+                samples[label].append(timer.timeit(number) / number * 1e9)
+    return [(label, min(v) if v else None, statistics.median(v) if v else None)
+            for label, v in samples.items()]
+
+
+def print_table(title: str, rows: Sequence[Tuple[str, Optional[float], Optional[float]]]
+                ) -> None:
+    print(f"\n{title}\n{'step':64s} {'min ns':>8s} {'median ns':>10s}")
+    for label, low, mid in rows:
+        if low is None:
+            print(f"{label:64s} {'n/a':>8s} {'n/a':>10s}")
+        else:
+            print(f"{label:64s} {low:8.0f} {mid:10.0f}")
+
+
+def print_cprofile(stmt: str, ns: dict, calls: int = 100000, top: int = 14) -> None:
+    profiler = cProfile.Profile()
+    code = compile(f"for _ in range({calls}):\n    {stmt}\n", "<profile>", "exec")
+    profiler.enable()
+    exec(code, ns)  # noqa: S102 - our own statement
+    profiler.disable()
+    out = io.StringIO()
+    pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(top)
+    print(f"\ncProfile of {calls} x `{stmt}` (tottime; cProfile inflates small calls)")
+    print("\n".join(line for line in out.getvalue().splitlines()[4:] if line.strip()))
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.profile_overhead",
+                                     description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--no-cprofile", action="store_true")
+    parser.add_argument("--rounds", type=int, default=40)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = parser.parse_args(argv)
+    from benchmarks import run
+    run._reexec_pinned(argv, "benchmarks.profile_overhead")
+    ns = _namespace()
+    print_table("eager dispatch: kf.add on [16] float32", step_table(EAGER_STEPS, ns,
+                                                                   rounds=args.rounds))
+    print_table("compiled call: cached @kf.function x + 1 on [16] float32",
+                step_table(COMPILED_STEPS, ns, rounds=args.rounds))
+    if not args.no_cprofile:
+        print_cprofile("kf.add(x, y)", ns)
+        print_cprofile("f(x)", ns)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
