@@ -134,3 +134,5 @@ from kilnflow import config as config  # noqa: E402
 from kilnflow import compat as compat  # noqa: E402
 from kilnflow import debugging as debugging  # noqa: E402
 from kilnflow import autograph as autograph  # noqa: E402
+from kilnflow import nn as nn  # noqa: E402 - the tf.nn namespace
+from kilnflow import random as random  # noqa: E402 - the tf.random namespace

@@ -22,6 +22,8 @@ class _Context(threading.local):
         self.control_deps: list = []  # stack of lists of ops (kf.control_dependencies)
         self.variable_hooks: list = []  # called with each new Variable (function tracing)
         self.default_session = None
+        # >0 while building ops the pruning diagnostic should not report (gradients, probes)
+        self.quiet_ops = 0
 
 
 ctx = _Context()
@@ -57,6 +59,17 @@ def eager_mode() -> Iterator[None]:
         yield
     finally:
         ctx.graph = ctx.graph_stack.pop()
+
+
+@contextlib.contextmanager
+def quiet_ops() -> Iterator[None]:
+    """Ops built inside are bookkeeping (gradients of unused inputs, AutoGraph probes):
+    if they end up unused, pruning them is expected and not worth a warning."""
+    ctx.quiet_ops += 1
+    try:
+        yield
+    finally:
+        ctx.quiet_ops -= 1
 
 
 @contextlib.contextmanager

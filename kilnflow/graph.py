@@ -35,7 +35,7 @@ class Operation:
     """A node: an OpDef applied to input tensors with attrs, producing output tensors."""
 
     __slots__ = ("name", "opdef", "inputs", "attrs", "outputs", "control_inputs", "graph",
-                 "location", "device", "__weakref__")
+                 "location", "device", "quiet", "__weakref__")
 
     def __init__(self, graph: "Graph", opdef: OpDef, name: str, inputs: tuple, attrs: dict,
                  control_inputs: list, location: Optional[tuple]):
@@ -48,6 +48,7 @@ class Operation:
         self.location = location
         self.outputs: List[SymbolicTensor] = []
         self.device = graph._device
+        self.quiet = ctx.quiet_ops > 0  # see context.quiet_ops
 
     @property
     def type(self) -> str:

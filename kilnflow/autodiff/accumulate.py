@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Sequence
 
+from kilnflow.context import quiet_ops
 from kilnflow.ops import array, math
 
 
@@ -66,7 +67,8 @@ def backward(records: Sequence, targets: Sequence, target_grads: Sequence,
                 out_grads.append(None)
         if all(g is None for g in out_grads):
             continue
-        in_grads = record.opdef.grad(record, *out_grads)
+        with quiet_ops():  # rules also differentiate inputs nobody asked about
+            in_grads = record.opdef.grad(record, *out_grads)
         for x, g in zip(record.inputs, in_grads):
             if g is None or id(x) not in reached or not differentiable(x):
                 continue

@@ -254,7 +254,7 @@ class Function:
         needed = needed_ops(graph)
         boring = {"Const", "Placeholder", "Identity", "NoOp", "ReadVariableOp"}
         dropped = [op for op in graph.operations
-                   if id(op) not in needed and op.type not in boring]
+                   if id(op) not in needed and op.type not in boring and not op.quiet]
         if not dropped:
             return
         self._warned.add("pruned")

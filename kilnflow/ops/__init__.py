@@ -6,6 +6,7 @@ from types import SimpleNamespace
 
 from kilnflow import tensor as _tensor
 from kilnflow.ops import array, bitwise, convert, math  # noqa: F401 - registers the OpDefs
+from kilnflow.ops import control_flow, logging, nn, random, state  # noqa: F401
 
 _tensor.ops = SimpleNamespace(
     add=lambda x, y: math.add(x, y, name="add"),

@@ -184,8 +184,14 @@ def squared_difference(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
 
 # ---------------------------------------------------------------- unary functions
 
+try:  # SciPy, when installed, has a vectorized erf; otherwise math.erf per element
+    from scipy.special import erf as _vector_erf
+except ImportError:  # pragma: no cover - depends on the environment
+    _vector_erf = np.frompyfunc(_pymath.erf, 1, 1)
+
+
 def _erf(x: Any) -> Any:
-    return np.vectorize(_pymath.erf, otypes=[np.float64])(x).astype(x.dtype)
+    return np.asarray(_vector_erf(x.astype(np.float64)), dtype=np.float64).astype(x.dtype)
 
 
 NEG = _unary("Neg", np.negative, lambda op, dy: [-dy], SIGNED, "(-{0})")
