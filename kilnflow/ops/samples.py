@@ -3,8 +3,9 @@
 A Sample names an OpDef, builds the public call from tensors (`lambda x, y: kf.add(x, y)`),
 and gives small input arrays (float64 where gradients are checked, some broadcasting), a
 NumPy reference and whether the call is differentiable. Helper ops that only graphs or
-gradient rules reach are applied directly with bind(). ERRORS lists calls that must raise.
-Reads the public kf API; nothing in kilnflow imports this module.
+gradient rules reach are applied directly with bind(); control-flow ops, which exist only in
+graphs, are marked graph_only. UNSAMPLED lists (with reasons) the stateful and random ops
+tested elsewhere; ERRORS lists calls that must raise. Nothing in kilnflow imports this module.
 """
 from __future__ import annotations
 
@@ -783,6 +784,30 @@ _add("TensorListSetItem",
      (_rand(3),), lambda x: np.stack([x, 2 * x]), differentiable=True, static_shape=False)
 _add("NoOp", _direct("NoOp"), (), lambda: [])
 
+# ---------------------------------------------------------------- ops that graph passes create
+
+
+def _fused(templates: list, n_inputs: int, reduce: Optional[tuple] = None) -> Callable:
+    """Apply a FusedElementwise program chaining `templates` (each over the previous
+    result and the next input), as passes/fuse_elementwise.py would build it."""
+    def apply(*xs: Any) -> Any:
+        from kilnflow.ops import fused  # built at call time: the engine's API may move
+        builder = fused.ProgramBuilder()
+        refs = [builder.input(i, np.float64) for i in range(n_inputs)]
+        result, unused = refs[0], iter(refs[1:])
+        for template in templates:
+            operands = [result, next(unused)] if "{1}" in template else [result]
+            result = builder.add_op(template, operands, {}, np.float64)
+        program, _ = builder.build(result, reduce, np.float64, quiet=True)
+        return bind(REGISTRY["FusedElementwise"], xs, {"program": program, "into": None})
+    return apply
+
+
+_add("FusedElementwise", _fused(["({0} * {1})", "tanh({0})", "({0} - {1})"], 3),
+     (_rand(2, 1), _rand(3), _rand(2, 3)), lambda x, y, z: np.tanh(x * y) - z)
+_add("FusedElementwise", _fused(["exp({0})"], 1, ("sum", (1,), False)), (_rand(2, 3),),
+     lambda x: np.exp(x).sum(1), name="sum")
+
 # ---------------------------------------------------------------- ops with no sample, on purpose
 
 # Ops whose behaviour is not a pure function of their inputs: each is tested where it lives.
@@ -861,4 +886,25 @@ ERRORS = [
     ErrorSample("SelectV2", kf.where, (_bools(2), _rand(2), _ints(2)),
                 errors.InvalidArgumentError, ("SelectV2", "float64", "int32"),
                 name="branch_dtypes_differ"),
+    ErrorSample("Tile", lambda x: _array.tile(x, [2]), (_rand(1, 2),),
+                errors.InvalidArgumentError, ("Tile", "length"), name="multiples_length"),
+    ErrorSample("OneHot", lambda i: _array.one_hot(i, 3), (_rand(2),),
+                errors.InvalidArgumentError, ("OneHot", "float64"), name="float_indices"),
+    ErrorSample("TopKV2", lambda x: _array.top_k(x, k=3), (_rand(2),),
+                errors.InvalidArgumentError, ("TopKV2", "3"), name="k_too_large"),
+    ErrorSample("Squeeze", lambda x: _array.squeeze(x, axis=[0]), (_rand(2, 1),),
+                errors.InvalidArgumentError, ("Squeeze",), name="not_size_1"),
+    ErrorSample("Softmax", _nn.softmax, (_ints(3),), errors.InvalidArgumentError,
+                ("Softmax", "int32"), name="int32"),
+    ErrorSample("Conv2D", lambda x, w: _nn.conv2d(x, w, 1, "SAME"),
+                (_rand(1, 4, 4, 2), _rand(3, 3, 3, 1)), errors.InvalidArgumentError,
+                ("Conv2D", "depth"), name="depth_mismatch"),
+    ErrorSample("MaxPool", lambda x: _nn.max_pool2d(x, 2, 2, "VALID"), (_rand(4, 4),),
+                errors.InvalidArgumentError, ("MaxPool", "4-dimensional"), name="rank_2"),
+    ErrorSample("SparseSoftmaxCrossEntropyWithLogits",
+                lambda i, x: _nn.sparse_softmax_cross_entropy_with_logits(labels=i, logits=x),
+                (_i32([3]), _rand(1, 3)), errors.InvalidArgumentError,
+                ("SparseSoftmaxCrossEntropyWithLogits", "3"), name="label_out_of_range"),
+    ErrorSample("BiasAdd", _nn.bias_add, (_rand(2, 3), _rand(4)), errors.InvalidArgumentError,
+                ("BiasAdd",), name="bias_length"),
 ]

@@ -3,8 +3,10 @@
 (a) the shape rule agrees with the kernel (exactly for known inputs, compatibly for
 unknown dims); (b) eager results equal NumPy; (c) gradients equal central finite
 differences in float64; (d) second-order gradients equal finite differences of the
-first-order ones; (e) bad dtypes raise InvalidArgumentError naming the op; (f) eager equals
-@kf.function once the graph layer exists.
+first-order ones; (e) bad dtypes raise InvalidArgumentError naming the op, and the ERRORS
+table's calls raise TF's error classes; (f) @kf.function (generated code) and the
+interpreter equal eager, with known and with unknown dims, every graph op's static spec
+fits its kernel's value, and gradients taken while tracing equal the eager tape's.
 """
 from __future__ import annotations
 
