@@ -135,7 +135,8 @@ def _convert_entity(func) -> _Conversion:
     for converter in CONVERTERS:
         tree = converter.transform(tree, ctx)
     source = _compact(ast.unparse(tree))
-    module_code = compile(_for_compiling(tree, info, func), info.filename, "exec")
+    module_code = compile(_for_compiling(tree, info, func), info.filename, "exec",
+                          dont_inherit=True)
     factory_code, = [c for c in module_code.co_consts if isinstance(c, types.CodeType)]
     name = tree.name if isinstance(tree, ast.FunctionDef) else "<lambda>"
     code, = [c for c in factory_code.co_consts

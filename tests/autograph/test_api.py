@@ -209,3 +209,30 @@ def test_import_lint_ast_layer_imports_no_framework_code():
                         assert target.startswith(allowed), f"{path} imports {target}"
                         for banned in ("ops", "graph", "runtime", "function"):
                             assert not target.startswith(f"kilnflow.{banned}")
+
+
+DOUBLE_POSITIVE = lambda v: v * 2 if v > 0 else 0  # noqa: E731
+
+
+def test_lambdas_convert_on_their_own():
+    assert autograph.to_code(DOUBLE_POSITIVE).strip() == \
+        "lambda v: ag__.if_exp(v > 0, lambda: v * 2, lambda: 0)"
+    converted = autograph.convert(DOUBLE_POSITIVE)
+    assert converted(3) == 6 and converted(-3) == 0
+
+
+def test_wrapper_functions_convert_as_themselves():
+    def decorate(fn):
+        @functools.wraps(fn)
+        def wrapper(*args):
+            if args:
+                return ("wrapped", fn(*args))
+            return None
+        return wrapper
+
+    @decorate
+    def inner(x):
+        return x + 1
+
+    assert autograph.convert(inner)(1) == ("wrapped", 2)
+    assert "def tf__wrapper(*args):" in autograph.to_code(inner)

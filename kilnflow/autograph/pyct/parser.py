@@ -57,7 +57,7 @@ def _parse_lines(lines: list, first_line: int) -> ast.Module:
 
 def _parse_function(func) -> ast.AST:
     try:
-        lines, first_line = inspect.getsourcelines(func)
+        lines, first_line = inspect.getsourcelines(func.__code__)  # not __wrapped__
     except (OSError, TypeError) as e:
         raise ConversionError(f"no source code for {func.__qualname__}: {e}") from None
     tree = _parse_lines(lines, first_line)
