@@ -1,6 +1,8 @@
 """The ordered list of graph passes, each switchable (like tf.config.optimizer options).
 
-Order is list order. KF_DUMP_GRAPHS=1 prints the graph after each pass.
+Order is list order; the comments say where it matters. KF_DUMP_GRAPHS=1 prints the graph
+after each pass. optimize() reports, per pass, the op counts before and after and the
+fused groups present afterwards.
 """
 from __future__ import annotations
 
@@ -8,32 +10,87 @@ import os
 import sys
 from typing import Any, Callable, Dict, List, Tuple
 
+from kilnflow.ops.fused import FUSED
+from kilnflow.passes.constant_fold import constant_fold
+from kilnflow.passes.cse import cse
+from kilnflow.passes.fuse_elementwise import fuse_elementwise
+from kilnflow.passes.plan_buffers import plan_buffers
 from kilnflow.passes.prune import prune
+from kilnflow.passes.simplify import simplify
 
-# (name, pass). Later passes (folding, CSE, simplification, fusion, buffer planning) slot in
-# here; prune comes first so the others never spend time on dead code, and again last.
 PASSES: List[Tuple[str, Callable[[Any], Any]]] = [
-    ("prune", prune),
+    ("prune", prune),                      # first, so no pass spends time on dead code
+    ("constant_fold", constant_fold),      # before cse: equal folded values then merge
+    ("cse", cse),
+    ("simplify", simplify),                # after folding: x * (2 - 1) is x * 1 by now
+    ("constant_fold", constant_fold),      # simplify can expose constant subgraphs
+    ("fuse_elementwise", fuse_elementwise),  # after every algebraic rewrite: it hides ops
+    ("prune", prune),                      # drop what the rewrites left unused
+    ("plan_buffers", plan_buffers),        # last: it needs every op's final consumers
 ]
+
+# TF's tf.config.optimizer option names -> ours (TF's other options are accepted, no-ops)
+TF_OPTIONS = {"constant_folding": ("constant_fold",),
+              "arithmetic_optimization": ("simplify", "cse"),
+              "remapping": ("fuse_elementwise",),
+              "memory_optimization": ("plan_buffers",),
+              "dependency_optimization": ("prune",)}
+TF_IGNORED = {"layout_optimizer", "shape_optimization", "loop_optimization",
+              "function_optimization", "debug_stripper", "scoped_allocator_optimization",
+              "pin_to_host_optimization", "implementation_selector",
+              "auto_mixed_precision", "min_graph_nodes", "auto_parallel"}
 
 _enabled: Dict[str, bool] = {}
 
 
-def set_options(options: Dict[str, bool]) -> None:
-    """Switch passes on or off by name, e.g. {'prune': False}."""
-    known = {name for name, _ in PASSES}
+def names() -> List[str]:
+    """Pass names, each once, in pipeline order."""
+    return list(dict.fromkeys(name for name, _ in PASSES))
+
+
+def set_options(options: Dict[str, Any]) -> None:
+    """Switch passes on or off by name, e.g. {'constant_fold': False}; TF's option names
+    ('constant_folding', 'arithmetic_optimization', 'remapping', 'disable_meta_optimizer'
+    ...) work too."""
+    known = set(names())
     for name, on in options.items():
-        if name not in known:
+        if name == "disable_meta_optimizer":
+            if on:
+                _enabled.update({n: False for n in known})
+            continue
+        if name in TF_OPTIONS:
+            _enabled.update({n: bool(on) for n in TF_OPTIONS[name]})
+        elif name in known:
+            _enabled[name] = bool(on)
+        elif name not in TF_IGNORED:
             raise ValueError(f"Unknown graph pass {name!r}; known: {sorted(known)}")
-        _enabled[name] = bool(on)
 
 
 def get_options() -> Dict[str, bool]:
-    return {name: _enabled.get(name, True) for name, _ in PASSES}
+    return {name: _enabled.get(name, True) for name in names()}
 
 
-def optimize(graph: Any) -> Tuple[Any, List[Tuple[str, int, int]]]:
-    """Run the enabled passes; returns the new graph and (pass, ops before, ops after)."""
+class PassReport(tuple):
+    """(pass, ops before, ops after); `.fused_groups` / `.fused_ops` count FusedElementwise
+    ops in the graph after the pass and the ops they stand for."""
+
+    def __new__(cls, name: str, before: int, after: int, graph: Any) -> "PassReport":
+        report = super().__new__(cls, (name, before, after))
+        fused = [op for op in graph.operations if op.opdef is FUSED]
+        report.fused_groups = len(fused)
+        report.fused_ops = sum(op.attrs["program"].n_ops for op in fused)
+        return report
+
+    def __str__(self) -> str:
+        name, before, after = self
+        text = f"{name}: {before} -> {after} ops"
+        if self.fused_groups:
+            text += f" ({self.fused_groups} fused groups of {self.fused_ops} ops)"
+        return text
+
+
+def optimize(graph: Any) -> Tuple[Any, List[PassReport]]:
+    """Run the enabled passes; returns the new graph and one PassReport per pass run."""
     report = []
     dump = os.environ.get("KF_DUMP_GRAPHS") == "1"
     for name, graph_pass in PASSES:
@@ -41,7 +98,7 @@ def optimize(graph: Any) -> Tuple[Any, List[Tuple[str, int, int]]]:
             continue
         before = len(graph.operations)
         graph = graph_pass(graph)
-        report.append((name, before, len(graph.operations)))
+        report.append(PassReport(name, before, len(graph.operations), graph))
         if dump:
             print(f"--- after {name} ---\n{graph.pretty()}", file=sys.stderr)
     return graph, report
