@@ -114,6 +114,8 @@ def convert_to_tensor(value: Any, dtype: Any = None, dtype_hint: Any = None,
             raise TypeError(f"Cannot convert an array of dtype {value.dtype} to a Tensor")
         if dtype is not None and value.dtype != dtype.as_numpy_dtype:
             value = _cast_exactly(value, value, dtype)
+        elif isinstance(value, np.ndarray) and value.flags.writeable:
+            value = value.copy()  # tensors are immutable: later writes to `value` must not leak
         return wrap(value)
     if dtype is None and dtype_hint is not None:
         try:
