@@ -6,6 +6,8 @@ between Python semantics and graph ops. api.py ties them together.
 """
 import types as _types
 
+from .operators import set_loop_options as _set_loop_options
+
 from .api import ConversionError as ConversionError
 from .api import ConversionOptions as ConversionOptions
 from .api import convert as convert
@@ -14,4 +16,5 @@ from .api import do_not_convert as do_not_convert
 from .api import explain as explain
 from .api import to_code as to_code
 
-experimental = _types.SimpleNamespace(do_not_convert=do_not_convert)
+experimental = _types.SimpleNamespace(do_not_convert=do_not_convert,
+                                      set_loop_options=_set_loop_options)

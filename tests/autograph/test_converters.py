@@ -514,3 +514,16 @@ def test_generators_and_classes_are_not_converted():
     out = convert(src, control_flow, logical_expressions)
     assert contains(out, "if x:\n        yield 1")
     assert contains(out, "y = x and 2")
+
+
+def test_set_loop_options_moves_out_of_the_loop():
+    out = convert("""
+        def f(x, n):
+            for i in n:
+                kf.autograph.experimental.set_loop_options(shape_invariants=[(x, [None])])
+                x = g(x)
+            return x
+    """, call_trees, control_flow)
+    assert "set_loop_options" not in out
+    assert contains(out, "x = ag__.for_stmt(n, None, loop_body, (x,), ('x',), "
+                         "loop_options={'shape_invariants': [(x, [None])]})")

@@ -6,6 +6,7 @@ import traceback
 import pytest
 
 import kilnflow as kf
+from kilnflow import autograph
 from kilnflow.autograph import api
 from kilnflow.autograph.operators import records
 
@@ -118,6 +119,22 @@ def shape_changes(n):
     for i in kf.range(n):
         x = kf.concat([x, x], 0)
     return x
+
+
+def grows(n):
+    x = kf.constant([1.])
+    for i in kf.range(n):
+        autograph.experimental.set_loop_options(shape_invariants=[(x, [None])])
+        x = kf.concat([x, x], 0)
+    return x
+
+
+def capped(n):
+    i = 0
+    while i < n:
+        autograph.experimental.set_loop_options(maximum_iterations=3)
+        i += 1
+    return i
 
 
 def defined_in_loop(n):
@@ -351,3 +368,10 @@ def test_ops_built_only_to_decide_are_named_as_such():
     dead = [op for op in graph.get_operations()
             if id(op) not in consumed | outputs and op.type not in ("Const", "Placeholder")]
     assert dead and all(op.name.startswith("autograph_decision") for op in dead)
+
+
+@needs_graph_ops
+def test_set_loop_options_shape_invariants_and_maximum_iterations():
+    assert kf.function(grows)(kf.constant(3)).numpy().tolist() == [1.0] * 8
+    assert grows(kf.constant(2)).numpy().tolist() == [1.0] * 4  # a no-op when not converted
+    assert int(kf.function(capped)(kf.constant(10))) == 3

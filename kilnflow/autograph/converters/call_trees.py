@@ -19,6 +19,11 @@ _BUILTINS = frozenset(dir(builtins))
 _OPERATORS = {"len": "len_", "range": "range_"}
 
 
+def _names_set_loop_options(func: ast.expr) -> bool:
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+    return name == "set_loop_options"
+
+
 class _CallTransformer(transformer.Transformer):
     def _is_builtin(self, name: str) -> bool:
         if name not in _BUILTINS or name in self.ctx.info.namespace:
@@ -43,8 +48,8 @@ class _CallTransformer(transformer.Transformer):
                 self.ctx.record(node, "print", "print() stays Python: it runs while tracing; "
                                                "kf.print runs on every call")
             return node
-        if transformer.is_generated(node):
-            return node
+        if transformer.is_generated(node) or _names_set_loop_options(func):
+            return node  # set_loop_options is read by control_flow, not called
         kwargs = ast.Constant(value=None)
         if node.keywords:
             kwargs = ast.Dict(keys=[None if k.arg is None else ast.Constant(value=k.arg)

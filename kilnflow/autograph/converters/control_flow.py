@@ -14,6 +14,8 @@ found: names it modifies that are live after it or carried between iterations.
                                  s, i = ag__.while_stmt(loop_test, loop_body, (s, i), ('s', 'i'))
 
 A state name not bound before the statement is first set to ag__.Undefined('name').
+`set_loop_options(shape_invariants=..., maximum_iterations=...)` in a loop body
+moves out of it, into the operator's `loop_options` argument.
 """
 import ast
 
@@ -24,6 +26,26 @@ from ..pyct import transformer
 
 def _has_walrus(node: ast.AST) -> bool:
     return any(isinstance(n, ast.NamedExpr) for n in ast.walk(node))
+
+
+def is_set_loop_options(stmt: ast.stmt) -> bool:
+    """True for a statement `[...]set_loop_options(...)` (keywords only)."""
+    if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)):
+        return False
+    func = stmt.value.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+    return name == "set_loop_options" and not stmt.value.args
+
+
+def _loop_options(node) -> ast.expr:
+    """Take set_loop_options(...) calls out of a loop body: {'keyword': value, ...}."""
+    calls = [stmt for stmt in node.body if is_set_loop_options(stmt)]
+    node.body = [stmt for stmt in node.body if stmt not in calls]
+    keywords = [k for stmt in calls for k in stmt.value.keywords if k.arg is not None]
+    if not keywords:
+        return None
+    return ast.Dict(keys=[ast.Constant(value=k.arg) for k in keywords],
+                    values=[k.value for k in keywords])
 
 
 class _CheckedLoads(ast.NodeTransformer):
@@ -98,6 +120,9 @@ class _ControlFlowTransformer(transformer.Transformer):
         if appended:
             call.keywords.append(ast.keyword(arg="appended",
                                              value=templates.constant(tuple(appended))))
+        options = getattr(node, "ag_loop_options", None)
+        if options is not None:
+            call.keywords.append(ast.keyword(arg="loop_options", value=options))
         if not state:
             return templates.replace("call", origin=node, call=call)
         return templates.replace("target = call", origin=node, call=call,
@@ -124,6 +149,7 @@ class _ControlFlowTransformer(transformer.Transformer):
         return self._initialize(node, state) + functions + call
 
     def visit_While(self, node: ast.While) -> list:
+        node.ag_loop_options = _loop_options(node)
         node = self.generic_visit(node)
         if _has_walrus(node.test) or node.orelse:
             self.ctx.record(node, "while", "stays a Python while (:= in the condition)")
@@ -145,6 +171,7 @@ class _ControlFlowTransformer(transformer.Transformer):
         return self._initialize(node, state) + functions + call
 
     def visit_For(self, node: ast.For) -> list:
+        node.ag_loop_options = _loop_options(node)
         node = self.generic_visit(node)
         if node.orelse:
             return node

@@ -103,19 +103,22 @@ def compatible(before, after) -> bool:
         x is None or y is None or x == y for x, y in zip(a, b)))
 
 
-def check_iteration(name: str, before, after, location: tuple):
-    """The loop variable's new leaf as a tensor, if its dtype and shape did not change."""
+def check_iteration(name: str, before, after, location: tuple, shape=None):
+    """The loop variable's new leaf as a tensor, if its dtype did not change and its
+    shape still fits `shape` (its shape invariant; by default its shape before)."""
     if _is_array(before):
         return after
+    shape = before.shape if shape is None else shape
     after = to_tensor(after, name, location, dtype=before.dtype)
     if after.dtype != before.dtype:
         raise TypeError(f"loop variable '{name}' has dtype {before.dtype.name} before the "
                         f"loop, but dtype {after.dtype.name} after one iteration; keep its "
                         f"dtype fixed (e.g. with kf.cast)" + _dispatch.where(location))
-    if not compatible(before.shape, after.shape):
-        raise ValueError(f"loop variable '{name}' has shape {before.shape} before the loop, "
-                         f"but shape {after.shape} after one iteration; a tensor loop needs "
-                         "fixed shapes (give the variable its final shape before the loop)"
+    if not compatible(shape, after.shape):
+        raise ValueError(f"loop variable '{name}' has shape {shape} before the loop, but "
+                         f"shape {after.shape} after one iteration; give it a fixed shape, or "
+                         "allow the change with kf.autograph.experimental.set_loop_options("
+                         "shape_invariants=[(var, shape)]) in the loop body"
                          + _dispatch.where(location))
     return after
 

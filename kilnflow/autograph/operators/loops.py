@@ -18,7 +18,7 @@ from . import special_values
 from .conditional import as_tuple, from_tuple
 
 
-def while_stmt(test, body, state, names, appended=()):
+def while_stmt(test, body, state, names, appended=(), loop_options=None):
     """`while test(*state): state = body(*state)`, or a while op."""
     location = _dispatch.user_location()
     count = len(names)
@@ -29,8 +29,8 @@ def while_stmt(test, body, state, names, appended=()):
             keep_going = test(*state)
         if _dispatch.is_symbolic(keep_going):
             records.record(location, "while", "graph")
-            return from_tuple(tensor_while(test, body, state, names, appended, location),
-                              count)
+            return from_tuple(tensor_while(test, body, state, names, appended, location,
+                                           loop_options), count)
         if _dispatch.is_tensor(keep_going):
             outcome = "eager"
         if not keep_going:
@@ -40,7 +40,7 @@ def while_stmt(test, body, state, names, appended=()):
     return from_tuple(state, count)
 
 
-def for_stmt(iterated, extra_test, body, state, names, appended=()):
+def for_stmt(iterated, extra_test, body, state, names, appended=(), loop_options=None):
     """`for item in iterated: state = body(item, *state)` (stopping when extra_test
     fails), or a while op over the rows of a graph tensor."""
     location = _dispatch.user_location()
@@ -49,7 +49,7 @@ def for_stmt(iterated, extra_test, body, state, names, appended=()):
     if _dispatch.is_symbolic(iterated):
         records.record(location, "for", "graph")
         return from_tuple(tensor_for(iterated, extra_test, body, state, names, appended,
-                                     location), count)
+                                     location, loop_options), count)
     records.record(location, "for", records.outcome_of(iterated))
     iterator = iter(iterated)
     while True:
@@ -68,6 +68,17 @@ def for_stmt(iterated, extra_test, body, state, names, appended=()):
             break
         state = as_tuple(body(item, *state), count)
     return from_tuple(state, count)
+
+
+def set_loop_options(parallel_iterations=None, swap_memory=None, maximum_iterations=None,
+                     shape_invariants=None):
+    """Options for the tensor loop whose body this call starts (shape_invariants: a list
+    of (loop variable, shape) pairs; maximum_iterations). AutoGraph moves the call out
+    of the loop body; called anywhere else it does nothing.
+
+    >>> set_loop_options(shape_invariants=[])
+    """
+    del parallel_iterations, swap_memory, maximum_iterations, shape_invariants
 
 
 def _gated_iterations(iterator, keep_going, extra_test, body, state, names, location):
@@ -91,7 +102,8 @@ def _static_length(iterated):
     return shape[0] if shape else None
 
 
-def tensor_for(iterated, extra_test, body, state, names, appended, location) -> tuple:
+def tensor_for(iterated, extra_test, body, state, names, appended, location,
+               loop_options=None) -> tuple:
     """A while op over the rows iterated[0], iterated[1], ... of a graph tensor."""
     length = _static_length(iterated)
     if length is None:
@@ -109,7 +121,7 @@ def tensor_for(iterated, extra_test, body, state, names, appended, location) -> 
 
     start = _dispatch.op("constant")(0)
     result = tensor_while(test, step, (start,) + tuple(state), ("<iteration>",) + tuple(names),
-                          appended, location)
+                          appended, location, loop_options)
     return result[1:]
 
 
@@ -166,12 +178,31 @@ def _dry_run(body, values, names, location) -> list:
     return filled
 
 
-def tensor_while(test, body, state, names, appended, location) -> tuple:
+def _shape_invariants(state, values, invariants) -> list:
+    """Per loop-variable leaf: the shape set_loop_options gave its value, else None."""
+    wanted = [(value, shape) for value, shape in invariants]
+    result = []
+    for raw, value in zip(state, values):
+        raw_leaves = _tensor_state.flatten(raw)
+        leaves = _tensor_state.flatten(value)
+        if len(raw_leaves) != len(leaves):
+            raw_leaves = [None] * len(leaves)
+        for leaf in raw_leaves:
+            shape = next((s for v, s in wanted if v is leaf and leaf is not None), None)
+            result.append(None if shape is None else _dispatch.op("TensorShape")(shape))
+    return result
+
+
+def tensor_while(test, body, state, names, appended, location, loop_options=None) -> tuple:
     """Build kf.while_loop over the flattened state; returns the state after the loop."""
+    loop_options = loop_options or {}
     values, needs_dry_run = _initial_values(state, names, appended, location)
     if needs_dry_run:
         values = _dry_run(body, values, names, location)
     before = [_tensor_state.flatten(v) for v in values]
+    invariants = _shape_invariants(state, values, loop_options.get("shape_invariants", ()))
+    relaxed = iter(invariants)
+    before_shapes = [[next(relaxed) for _ in group] for group in before]
     count = len(names)
 
     def unflatten(leaves):
@@ -184,17 +215,23 @@ def tensor_while(test, body, state, names, appended, location) -> tuple:
     def loop_body(*leaves):
         new = as_tuple(body(*unflatten(leaves)), count)
         result = []
-        for name, old, value, old_leaves in zip(names, values, new, before):
+        for name, old, value, old_leaves, shapes in zip(names, values, new, before,
+                                                        before_shapes):
             if not _tensor_state.same_structure(old, value):
                 raise TypeError(f"loop variable '{name}' changes its structure in the loop: "
                                 f"{old!r} before, {value!r} after one iteration"
                                 + _dispatch.where(location))
-            result += [_tensor_state.check_iteration(name, b, a, location)
-                       for b, a in zip(old_leaves, _tensor_state.flatten(value))]
+            result += [_tensor_state.check_iteration(name, b, a, location, shape)
+                       for b, a, shape in zip(old_leaves, _tensor_state.flatten(value), shapes)]
         return tuple(result)
 
     leaves = [leaf for group in before for leaf in group]
-    out = _dispatch.op("while_loop")(loop_test, loop_body, tuple(leaves))
+    extra = {}
+    if any(shape is not None for shape in invariants):
+        extra["shape_invariants"] = invariants
+    if loop_options.get("maximum_iterations") is not None:
+        extra["maximum_iterations"] = loop_options["maximum_iterations"]
+    out = _dispatch.op("while_loop")(loop_test, loop_body, tuple(leaves), **extra)
     if not isinstance(out, (tuple, list)):
         out = (out,)
     final = unflatten(out)
