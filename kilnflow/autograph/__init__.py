@@ -14,6 +14,7 @@ from .api import convert as convert
 from .api import converted_call as converted_call
 from .api import do_not_convert as do_not_convert
 from .api import explain as explain
+from .api import source_map as source_map
 from .api import to_code as to_code
 
 experimental = _types.SimpleNamespace(do_not_convert=do_not_convert,

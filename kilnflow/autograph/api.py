@@ -350,6 +350,21 @@ def to_code(f) -> str:
     return _conversion(_function_of(f)).source + "\n"
 
 
+def source_map(f) -> dict:
+    """{line of to_code(f): (user file, user line)}: where each generated line came from.
+
+    >>> def halve(x):
+    ...     while x > 1:
+    ...         x = x / 2
+    ...     return x
+    >>> sorted(set(line for _, line in source_map(halve).values()))
+    [1, 2, 3, 4]
+    """
+    conversion = _conversion(_function_of(f))
+    filename = conversion.info.filename
+    return {line: (filename, user_line) for line, user_line in conversion.source_map.items()}
+
+
 def do_not_convert(func=None):
     """Decorator: AutoGraph calls this function as written, never converting it.
 

@@ -236,3 +236,13 @@ def test_wrapper_functions_convert_as_themselves():
 
     assert autograph.convert(inner)(1) == ("wrapped", 2)
     assert "def tf__wrapper(*args):" in autograph.to_code(inner)
+
+
+def test_source_map_names_the_user_line_of_each_generated_line():
+    lines = autograph.to_code(boom).splitlines()
+    mapping = autograph.source_map(boom)
+    first = boom.__code__.co_firstlineno
+    if_line = next(i for i, text in enumerate(lines, 1) if "def if_true" in text)
+    assert mapping[if_line] == (__file__, first + 2)  # the user's `if y > 0:`
+    call_line = next(i for i, text in enumerate(lines, 1) if "ag__.if_stmt" in text)
+    assert mapping[call_line] == (__file__, first + 2)
