@@ -12,7 +12,6 @@ import functools
 import inspect
 import linecache
 import os
-import sys
 import sysconfig
 import threading
 import types
@@ -206,9 +205,9 @@ def _converted_function(func):
 def _is_library(func) -> bool:
     """Code of kilnflow itself, NumPy, the standard library or installed packages."""
     module = getattr(func, "__module__", None) or ""
-    top = module.split(".")[0]
-    if top in ("kilnflow", "numpy") or top in sys.stdlib_module_names:
+    if module.split(".")[0] in ("kilnflow", "numpy"):
         return True
+    # By file, not module name: a user's own test.py or random.py is still user code.
     if func.__code__.co_filename.startswith("<frozen"):
         return True
     filename = os.path.realpath(func.__code__.co_filename)

@@ -246,3 +246,14 @@ def test_source_map_names_the_user_line_of_each_generated_line():
     assert mapping[if_line] == (__file__, first + 2)  # the user's `if y > 0:`
     call_line = next(i for i, text in enumerate(lines, 1) if "ag__.if_stmt" in text)
     assert mapping[call_line] == (__file__, first + 2)
+
+
+def test_user_modules_named_like_stdlib_modules_are_still_user_code(tmp_path, monkeypatch):
+    (tmp_path / "random.py").write_text("def pick(x):\n    if x:\n        return 1\n    return 2\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("random", tmp_path / "random.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert not api._is_library(module.pick)
+    assert api.converted_call(module.pick, (0,), None) == 2
