@@ -158,13 +158,9 @@ def _dry_run(body, values, names, location) -> list:
         seen.extend(as_tuple(body(*values), len(names)))
         return kf_constant(0)
 
-    try:
-        with _dispatch.decision_scope():
-            _dispatch.op("cond")(kf_constant(False), trace_body, lambda: kf_constant(0))
-    except Exception as e:
-        raise ValueError(f"could not find the dtype and shape of the undefined loop "
-                         f"variables ({e}); define them before the loop"
-                         + _dispatch.where(location)) from e
+    # Errors raised by the body itself propagate as they are: they are the user's.
+    with _dispatch.decision_scope():
+        _dispatch.op("cond")(kf_constant(False), trace_body, lambda: kf_constant(0))
     filled = []
     for name, value, after in zip(names, values, seen):
         if isinstance(value, lists.SpecRecorder):
