@@ -131,18 +131,20 @@ def test_outputs_used_later_are_kept_and_returned_twice():
 
 def test_dead_intermediates_are_deleted():
     @kf.function
-    def chain(x):
-        y = x + 1.0
-        for _ in range(5):
-            y = kf.tanh(y) * 2.0
+    def chain(x, w):
+        y = x
+        for _ in range(5):  # matmul/transpose do not fuse: one statement each
+            y = kf.transpose(kf.matmul(y, w))
         return y
 
-    concrete = chain.get_concrete_function(kf.TensorSpec([8], kf.float32))
-    deleted, returned = _check_liveness(concrete.code, ["x"])
-    assert len(deleted) >= 10
-    assert concrete.code.count("\n    del ") >= 10
-    x = np.linspace(-1, 1, 8).astype(np.float32)
-    _compare_with_interpreter(concrete, [x])
+    concrete = chain.get_concrete_function(kf.TensorSpec([3, 3], kf.float32),
+                                           kf.TensorSpec([3, 3], kf.float32))
+    deleted, returned = _check_liveness(concrete.code, ["x", "w"])
+    assert len(deleted) >= 5
+    assert concrete.code.count("\n    del ") >= 5
+    x = np.linspace(-1, 1, 9).astype(np.float32).reshape(3, 3)
+    w = np.eye(3, dtype=np.float32)[::-1] * 0.5
+    _compare_with_interpreter(concrete, [x, w])
 
 
 def test_stateful_graph_agrees_with_the_interpreter():
