@@ -427,8 +427,12 @@ def _allocate(steps: tuple, root: Ref) -> Tuple[tuple, tuple]:
 
 # ---------------------------------------------------------------- the engine
 
+def _default_threads() -> int:
+    return max(1, os.cpu_count() or 1)
+
+
 _pool: Optional[ThreadPoolExecutor] = None
-_threads = max(1, os.cpu_count() or 1)
+_threads = _default_threads()
 _pool_lock = threading.Lock()
 
 
@@ -443,11 +447,12 @@ def get_num_threads() -> int:
 
 
 def _get_pool() -> ThreadPoolExecutor:
+    """Worker threads (the calling thread does one share of the work itself)."""
     global _pool
-    if _pool is None:
+    if _pool is None or _pool._max_workers < _threads - 1:
         with _pool_lock:
-            if _pool is None:
-                _pool = ThreadPoolExecutor(max(1, (os.cpu_count() or 1) - 1),
+            if _pool is None or _pool._max_workers < _threads - 1:
+                _pool = ThreadPoolExecutor(max(1, _threads - 1),
                                            thread_name_prefix="kilnflow-fused")
     return _pool
 
@@ -474,8 +479,9 @@ def run(block: Callable, program: FusedProgram, arrays: Sequence[Any],
             values = np.empty(shape, values_dtype)
             block(values, *arrays, *scratch)
             kind, axes, keepdims = reduce
-            total = FusedProgram.REDUCERS[kind].reduce(values, axis=axes, keepdims=keepdims)
-            return _finish(program, total, size)
+            total = np.asarray(FusedProgram.REDUCERS[kind].reduce(values, axis=axes,
+                                                                  keepdims=keepdims))
+            return _finish(program, total, size // max(1, total.size))
     whole = reduce is None or reduce[1] is None or set(reduce[1]) == set(range(len(shape)))
     flat = whole and all(a.size == 1 or (a.shape == shape and a.flags.c_contiguous)
                          for a in arrays)
