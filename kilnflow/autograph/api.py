@@ -160,10 +160,11 @@ def _conversion(func) -> _Conversion:
         if code not in _CACHE:
             try:
                 _CACHE[code] = _convert_entity(func)
-            except (ConversionError, SyntaxError, ValueError, TypeError, NotImplementedError) \
-                    as e:
+            except Exception as e:  # noqa: BLE001 - any failure: the function runs as is
+                detail = str(e) if isinstance(e, (ConversionError, SyntaxError)) \
+                    else f"{type(e).__name__}: {e}"
                 _CACHE[code] = ConversionError(f"AutoGraph could not convert "
-                                               f"{func.__qualname__}: {e}")
+                                               f"{func.__qualname__}: {detail}")
         result = _CACHE[code]
     if isinstance(result, Exception):
         raise result
