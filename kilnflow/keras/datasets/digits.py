@@ -49,5 +49,5 @@ def load_data(test_split: float = 0.2, seed: Optional[int] = 113) -> tuple:
     if seed is not None:
         order = np.random.default_rng(seed).permutation(len(labels))
         images, labels = images[order], labels[order]
-    cut = len(labels) - int(round(len(labels) * test_split))
+    cut = int(len(labels) * (1 - test_split))  # as Keras's load_data functions split
     return (images[:cut], labels[:cut]), (images[cut:], labels[cut:])

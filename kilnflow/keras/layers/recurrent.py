@@ -279,7 +279,30 @@ def _cell_kwargs(kwargs: dict) -> dict:
     return {k: kwargs.pop(k) for k in names if k in kwargs}
 
 
-class SimpleRNN(RNN):
+class _CellOwningRNN(RNN):
+    """An RNN that makes its own cell from keyword arguments (SimpleRNN, LSTM, GRU)."""
+
+    cell_class: Any = None
+    cell_name = ""
+
+    def __init__(self, units: int, activation: Any = "tanh", **kwargs: Any):
+        cell_args = _cell_kwargs(kwargs)
+        cell = self.cell_class(units, activation, name=self.cell_name,
+                               dtype=kwargs.get("dtype"), **cell_args)
+        super().__init__(cell, **kwargs)
+
+    @property
+    def units(self) -> int:
+        return self.cell.units
+
+    def get_config(self) -> dict:
+        cell = self.cell.get_config()
+        for key in ("name", "trainable", "dtype", "batch_input_shape"):
+            cell.pop(key, None)
+        return {**super().get_config(), **cell}
+
+
+class SimpleRNN(_CellOwningRNN):
     """A fully connected RNN: h_t = tanh(x_t W + h_{t-1} U + b).
 
     >>> import kilnflow as kf
@@ -288,41 +311,19 @@ class SimpleRNN(RNN):
     TensorShape([2, 5, 4])
     """
 
-    def __init__(self, units: int, activation: Any = "tanh", **kwargs: Any):
-        cell_args = _cell_kwargs(kwargs)
-        dtype = kwargs.get("dtype")
-        cell = SimpleRNNCell(units, activation, name="simple_rnn_cell", dtype=dtype,
-                             **cell_args)
-        super().__init__(cell, **kwargs)
-
-    @property
-    def units(self) -> int:
-        return self.cell.units
+    cell_class = SimpleRNNCell
+    cell_name = "simple_rnn_cell"
 
 
-class LSTM(RNN):
+class LSTM(_CellOwningRNN):
     """Long short-term memory over the time axis (states h and c)."""
 
-    def __init__(self, units: int, activation: Any = "tanh", **kwargs: Any):
-        cell_args = _cell_kwargs(kwargs)
-        cell = LSTMCell(units, activation, name="lstm_cell", dtype=kwargs.get("dtype"),
-                        **cell_args)
-        super().__init__(cell, **kwargs)
-
-    @property
-    def units(self) -> int:
-        return self.cell.units
+    cell_class = LSTMCell
+    cell_name = "lstm_cell"
 
 
-class GRU(RNN):
+class GRU(_CellOwningRNN):
     """Gated recurrent unit over the time axis."""
 
-    def __init__(self, units: int, activation: Any = "tanh", **kwargs: Any):
-        cell_args = _cell_kwargs(kwargs)
-        cell = GRUCell(units, activation, name="gru_cell", dtype=kwargs.get("dtype"),
-                       **cell_args)
-        super().__init__(cell, **kwargs)
-
-    @property
-    def units(self) -> int:
-        return self.cell.units
+    cell_class = GRUCell
+    cell_name = "gru_cell"

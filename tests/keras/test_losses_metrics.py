@@ -1,0 +1,135 @@
+"""Losses and metrics against NumPy: from_logits both ways, label smoothing, sample
+weights, reductions; metric state across batches and reset."""
+import numpy as np
+import pytest
+
+import kilnflow as kf
+from kilnflow import keras
+
+losses, metrics = keras.losses, keras.metrics
+EPS = 1e-7
+RNG = np.random.default_rng(0)
+LOGITS = RNG.standard_normal((5, 4))
+PROBS = np.exp(LOGITS) / np.exp(LOGITS).sum(-1, keepdims=True)
+LABELS = np.array([0, 3, 1, 1, 2])
+ONE_HOT = np.eye(4)[LABELS]
+BINARY = RNG.integers(0, 2, (5, 4)).astype(float)
+
+
+def _sigmoid(x):
+    return 1 / (1 + np.exp(-x))
+
+
+def _bce(y, p):
+    p = np.clip(p, EPS, 1 - EPS)
+    return -(y * np.log(p) + (1 - y) * np.log(1 - p)).mean(-1)
+
+
+def _cce(y, p):
+    p = np.clip(p / p.sum(-1, keepdims=True), EPS, 1 - EPS)
+    return -(y * np.log(p)).sum(-1)
+
+
+CASES = [
+    (losses.MeanSquaredError(), BINARY, LOGITS, ((LOGITS - BINARY) ** 2).mean(-1)),
+    (losses.MeanAbsoluteError(), BINARY, LOGITS, np.abs(LOGITS - BINARY).mean(-1)),
+    (losses.BinaryCrossentropy(), BINARY, _sigmoid(LOGITS), _bce(BINARY, _sigmoid(LOGITS))),
+    (losses.BinaryCrossentropy(from_logits=True), BINARY, LOGITS,
+     _bce(BINARY, _sigmoid(LOGITS))),
+    (losses.BinaryCrossentropy(label_smoothing=0.2), BINARY, _sigmoid(LOGITS),
+     _bce(BINARY * 0.8 + 0.1, _sigmoid(LOGITS))),
+    (losses.CategoricalCrossentropy(), ONE_HOT, PROBS, _cce(ONE_HOT, PROBS)),
+    (losses.CategoricalCrossentropy(from_logits=True), ONE_HOT, LOGITS, _cce(ONE_HOT, PROBS)),
+    (losses.CategoricalCrossentropy(from_logits=True, label_smoothing=0.1), ONE_HOT, LOGITS,
+     _cce(ONE_HOT * 0.9 + 0.025, PROBS)),
+    (losses.SparseCategoricalCrossentropy(), LABELS, PROBS, _cce(ONE_HOT, PROBS)),
+    (losses.SparseCategoricalCrossentropy(from_logits=True), LABELS[:, None], LOGITS,
+     _cce(ONE_HOT, PROBS)),
+]
+
+
+@pytest.mark.parametrize("loss, y_true, y_pred, per_example", CASES,
+                         ids=[f"{type(c[0]).__name__}-{i}" for i, c in enumerate(CASES)])
+def test_losses_match_numpy(loss, y_true, y_pred, per_example):
+    assert float(loss(y_true, y_pred)) == pytest.approx(per_example.mean(), rel=1e-5)
+    weights = np.array([1.0, 0.0, 2.0, 0.5, 1.0])
+    assert float(loss(y_true, y_pred, sample_weight=weights)) == pytest.approx(
+        (per_example * weights).sum() / 5, rel=1e-5)
+    np.testing.assert_allclose(loss.call(y_true, y_pred).numpy(), per_example, rtol=1e-5)
+
+
+def test_reductions_functions_and_names():
+    y, p = BINARY, LOGITS
+    per = ((p - y) ** 2).mean(-1)
+    assert float(losses.MeanSquaredError(reduction="sum")(y, p)) == pytest.approx(per.sum())
+    np.testing.assert_allclose(losses.MeanSquaredError(reduction="none")(y, p).numpy(), per)
+    np.testing.assert_allclose(losses.mse(y, p).numpy(), per)
+    assert isinstance(losses.get("sparse_categorical_crossentropy"),
+                      losses.SparseCategoricalCrossentropy)
+    wrapped = losses.get(lambda a, b: kf.reduce_mean(kf.abs(a - b), -1))
+    assert float(wrapped(y, p)) == pytest.approx(np.abs(p - y).mean())
+    config = losses.BinaryCrossentropy(from_logits=True).get_config()
+    assert losses.BinaryCrossentropy.from_config(config).get_config() == config
+    with pytest.raises(ValueError, match="reduction"):
+        losses.MeanSquaredError(reduction="average")
+
+
+def test_cross_entropy_gradient_from_logits():
+    logits = kf.constant(LOGITS)
+    with kf.GradientTape() as tape:
+        tape.watch(logits)
+        loss = losses.SparseCategoricalCrossentropy(from_logits=True)(LABELS, logits)
+    np.testing.assert_allclose(tape.gradient(loss, logits).numpy(), (PROBS - ONE_HOT) / 5,
+                               rtol=1e-6)
+
+
+def test_metrics_accumulate_and_reset():
+    acc = metrics.SparseCategoricalAccuracy()
+    pred = np.eye(4)[[0, 3, 2, 1, 2]]
+    acc.update_state(LABELS, pred)
+    assert float(acc.result()) == pytest.approx(4 / 5)
+    acc.update_state(LABELS[:2], pred[:2], sample_weight=[1.0, 3.0])
+    assert float(acc.result()) == pytest.approx((4 + 4) / 9)
+    acc.reset_state()
+    assert float(acc.result()) == 0.0
+    cat = metrics.CategoricalAccuracy()
+    assert float(cat(ONE_HOT, PROBS)) == pytest.approx(
+        (PROBS.argmax(-1) == LABELS).mean())
+    binary = metrics.BinaryAccuracy(threshold=0.5)
+    assert float(binary(BINARY, _sigmoid(LOGITS))) == pytest.approx(
+        ((_sigmoid(LOGITS) > 0.5) == BINARY).mean())
+    exact = metrics.Accuracy()
+    assert float(exact([1, 2, 3, 4], [1, 2, 0, 4])) == 0.75
+    mean = metrics.Mean()
+    mean.update_state([1.0, 2.0], sample_weight=[3.0, 1.0])
+    assert float(mean.result()) == pytest.approx(1.25)
+    mse = metrics.MeanSquaredError()
+    assert float(mse(BINARY, LOGITS)) == pytest.approx(((LOGITS - BINARY) ** 2).mean(),
+                                                       rel=1e-6)
+    top2 = metrics.TopKCategoricalAccuracy(k=2)
+    ranks = (PROBS > PROBS[np.arange(5), LABELS][:, None]).sum(-1)
+    assert float(top2(ONE_HOT, PROBS)) == pytest.approx((ranks < 2).mean())
+    assert [v.name for v in mean.variables] == ["mean/total:0", "mean/count:0"]
+
+
+def test_accuracy_string_resolves_like_keras():
+    y_sparse, y_pred = kf.constant(LABELS), kf.constant(PROBS)
+    pick = metrics.resolve_accuracy
+    assert isinstance(pick("accuracy", losses.get("sparse_categorical_crossentropy"),
+                           y_sparse, y_pred), metrics.SparseCategoricalAccuracy)
+    assert isinstance(pick("acc", None, kf.constant(ONE_HOT), y_pred),
+                      metrics.CategoricalAccuracy)
+    assert isinstance(pick("acc", None, kf.constant(BINARY[:, :1]),
+                           kf.constant(PROBS[:, :1])), metrics.BinaryAccuracy)
+    assert isinstance(pick("acc", None, y_sparse, y_pred), metrics.SparseCategoricalAccuracy)
+
+
+def test_metrics_update_inside_a_function():
+    mean = metrics.Mean()
+
+    @kf.function
+    def update(x):
+        mean.update_state(x)
+        return mean.result()
+    update(kf.constant([1.0, 3.0]))
+    assert float(update(kf.constant([5.0, 7.0]))) == 4.0
