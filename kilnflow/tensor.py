@@ -130,8 +130,11 @@ class EagerTensor(Tensor):
         raise AttributeError("Tensor.op is undefined when eager execution is enabled.")
 
     def numpy(self) -> Any:
-        """The value as a NumPy array (a NumPy scalar for rank 0), like TF."""
-        return self._value
+        """The value as a NumPy array (a NumPy scalar for rank 0), like TF.
+
+        A copy: writing to it never changes the (immutable) tensor."""
+        value = self._value
+        return value[()] if value.ndim == 0 else value.copy()
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         value = np.asarray(self._value)

@@ -133,7 +133,8 @@ class Variable(TensorOps):
         if ctx.graph is not None and not getattr(ctx.graph, "is_function", False):
             raise NotImplementedError("numpy() is only available when eager execution is "
                                       "enabled.")
-        return self._handle.read()
+        value = self._handle.read()
+        return value[()] if value.ndim == 0 else value.copy()
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         value = np.asarray(self._handle.read())

@@ -54,9 +54,6 @@ def test_constant_copies_its_ndarray():
     assert t.numpy().tolist() == [1.0, 2.0]
 
 
-@pytest.mark.xfail(strict=True, reason="EagerTensor.numpy() returns the tensor's own buffer "
-                   "(writable), so writing to it changes the immutable tensor; TF's numpy() "
-                   "returns a copy")
 def test_writing_to_numpy_result_leaves_tensor_unchanged():
     t = kf.constant([1, 2]) * 1
     t.numpy()[0] = 99

@@ -82,18 +82,12 @@ def test_reads_are_snapshots():
     assert isinstance(v.read_value(), kf.Tensor)
 
 
-@pytest.mark.xfail(strict=True, reason="Variable.numpy() returns the variable's stored array "
-                   "itself, so writing to the result changes the variable; TF returns a copy")
 def test_writing_to_numpy_result_leaves_variable_unchanged():
     v = kf.Variable([1.0, 2.0])
     v.numpy()[0] = 100.0
     assert v.numpy().tolist() == [1.0, 2.0]
 
 
-@pytest.mark.xfail(strict=True, reason="numpy() of a rank-0 tensor or variable returns a 0-d "
-                   "ndarray when the value came from a Python scalar (kf.constant(3.5), "
-                   "Variable(1.0), assign(2.0)) but a NumPy scalar after an op; TF (and the "
-                   "EagerTensor.numpy docstring) always give a NumPy scalar")
 def test_numpy_of_scalars_is_a_numpy_scalar():
     assert type(kf.constant(3.5).numpy()) is np.float32
     assert type(kf.Variable(1.0).numpy()) is np.float32

@@ -136,8 +136,11 @@ class GradientTape:
                      array.ones_like(t)
                      for g, t in zip(nest.flatten(output_gradients), flat_targets)]
         keys = [_key_object(s) for s in flat_sources]
-        with self.stop_recording():
-            found = backward(self._records, flat_targets, seeds, {id(k) for k in keys})
+        # A persistent tape still active records its own gradient ops, like TF, so the
+        # gradient of that gradient works; the walk reads a snapshot of the records.
+        recording = self._persistent and self in ctx.tapes
+        with contextlib.nullcontext() if recording else self.stop_recording():
+            found = backward(list(self._records), flat_targets, seeds, {id(k) for k in keys})
             results = []
             for s, k in zip(flat_sources, keys):
                 g = found.get(id(k))

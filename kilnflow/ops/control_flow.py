@@ -489,12 +489,13 @@ def _set_item_kernel(buffer: Any, index: Any, value: Any) -> Any:
     n = buffer.shape[0]
     if i < 0:
         raise IndexError(f"TensorArray index {i} is negative")
-    if n == 0 or buffer.shape[1:] != value.shape:
-        if n and buffer.shape[1:] != value.shape:
+    if buffer.size == 0 or buffer.shape[1:] != value.shape:
+        if buffer.size and buffer.shape[1:] != value.shape:
             raise ValueError(f"TensorArray has elements of shape {buffer.shape[1:]}; cannot "
                              f"write one of shape {value.shape}")
         grown = np.zeros((max(n, i + 1),) + value.shape, value.dtype)
-        grown[:n] = buffer.reshape((n,) + value.shape) if n else grown[:0]
+        if buffer.size:
+            grown[:n] = buffer
     elif i >= n:
         grown = np.zeros((i + 1,) + value.shape, value.dtype)
         grown[:n] = buffer
@@ -506,17 +507,12 @@ def _set_item_kernel(buffer: Any, index: Any, value: Any) -> Any:
 
 def _set_item_grad(op: Any, dy: Any) -> list:
     buffer, index, value = op.inputs
-    mask_row = array.one_hot(index, array.shape(dy)[0], dtype=dy.dtype) \
-        if hasattr(array, "one_hot") else None
-    d_value = array.gather(dy, index)
-    if mask_row is None:
-        return [None, None, d_value]
-    keep = 1 - mask_row
-    for _ in range(dy.shape.rank - 1 if dy.shape.rank else 0):
-        keep = array.expand_dims(keep, -1)
-    d_buffer = dy * keep
-    d_buffer = d_buffer[:array.shape(buffer)[0]] if buffer.shape.rank else d_buffer
-    return [d_buffer, None, d_value]
+    rows = array.range(array.shape(dy)[0])
+    overwritten = math.cast(math.equal(rows, math.cast(index, rows.dtype)), dy.dtype)
+    for _ in range((dy.shape.rank or 1) - 1):
+        overwritten = array.expand_dims(overwritten, -1)
+    d_buffer = (dy * (1 - overwritten))[:array.shape(buffer)[0]]
+    return [d_buffer, None, array.gather(dy, index)]
 
 
 SET_ITEM = defop("TensorListSetItem", shape=_set_item_rule, kernel=_set_item_kernel,

@@ -608,6 +608,8 @@ def _matmul_rule(a: Any, b: Any, *, transpose_a: bool, transpose_b: bool) -> Ten
 
 
 def _matmul_kernel(a: Any, b: Any, *, transpose_a: bool, transpose_b: bool) -> Any:
+    if a.ndim < 2 or b.ndim < 2:  # np.matmul would accept vectors; TF does not
+        raise ValueError("matmul needs inputs of rank >= 2")
     if transpose_a:
         a = np.swapaxes(a, -1, -2)
     if transpose_b:

@@ -854,10 +854,7 @@ ERRORS = [
     ErrorSample("MatMul", kf.matmul, (_rand(2, 3), _rand(2, 3)), errors.InvalidArgumentError,
                 ("MatMul",), name="inner_dims_differ"),
     ErrorSample("MatMul", kf.matmul, (_rand(3), _rand(3, 2)), errors.InvalidArgumentError,
-                ("MatMul",), name="rank_1",
-                known_bug="MatMul's eager path never runs its shape rule and np.matmul accepts "
-                          "rank-1 operands, so kf.matmul(rank-1, rank-2) returns a vector "
-                          "instead of raising as TF does"),
+                ("MatMul",), name="rank_1"),
     ErrorSample("Sum", lambda x: kf.reduce_sum(x, axis=2), (_rand(2, 3),),
                 errors.InvalidArgumentError, ("Sum", "2"), name="axis_out_of_range"),
     ErrorSample("Max", lambda x: kf.reduce_max(x, axis=-3), (_rand(2, 3),),

@@ -111,10 +111,6 @@ def test_reset_forgets_records():
     assert _value(tape.gradient(z, x)) == 3.0
 
 
-@pytest.mark.xfail(strict=True, reason="gradient() runs the backward pass with its own tape "
-                   "stopped, so calling a persistent tape's gradient() inside its context "
-                   "records nothing and the gradient of that gradient is None; TF records it "
-                   "(with a warning) and returns the second derivative")
 def test_gradient_inside_persistent_context_is_recorded():
     x = kf.constant(3.0)
     with kf.GradientTape(persistent=True) as tape:

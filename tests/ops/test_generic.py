@@ -341,10 +341,6 @@ def test_bad_calls_raise_tf_errors(case):
 
 # ---------------------------------------------------------------- bugs the samples ran into
 
-@pytest.mark.xfail(strict=True, reason="kf.TensorArray(dtype, size=n) without element_shape "
-                   "allocates a (n, 0) buffer, so the first write raises 'TensorArray has "
-                   "elements of shape (0,)' (the TensorArray doctest fails the same way); TF "
-                   "takes the element shape from the first write")
 def test_sized_tensor_array_takes_element_shape_from_first_write():
     ta = kf.TensorArray(kf.float32, size=2).write(0, [1.0, 2.0]).write(1, [3.0, 4.0])
     assert ta.stack().numpy().tolist() == [[1.0, 2.0], [3.0, 4.0]]
@@ -440,10 +436,6 @@ GRAPH_GRADIENT_BUGS = {
     "WhileGrad": "WhileGrad has no gradient rule, so inside @kf.function the gradient of a "
                  "while_loop's gradient (second order through a loop) is None; eagerly (Python "
                  "loop) and in TF it is the second derivative",
-    "TensorListSetItem": "the TensorListSetItem gradient calls one_hot with the buffer length "
-                         "as depth; while tracing that length is a tensor and one_hot raises "
-                         "'depth must be known when the graph is built', so gradients through "
-                         "TensorArray writes fail inside @kf.function",
 }
 
 
