@@ -327,7 +327,7 @@ def test_E29_outer_list_append_happens_at_trace_time_only():
 # ---------------------------------------------------------------- AutoGraph (000, 001, 003)
 
 def _op_types(concrete):
-    return {op.type for op in concrete.graph.get_operations()}
+    return {op.type for op in concrete.traced_graph.get_operations()}
 
 
 def test_E10_autograph_converts_loops_branches_and_asserts():
@@ -404,9 +404,9 @@ def test_E27_tf_range_print_constant_vs_python_semantics(capsys):
     assert float(python_loop(x)) == 3.0 and float(python_loop(x)) == 3.0
     assert capsys.readouterr().out.count("traced") == 1
     unrolled = python_loop.get_concrete_function(x)
-    assert [op.type for op in unrolled.graph.get_operations()].count("AddV2") == 3
+    assert [op.type for op in unrolled.traced_graph.get_operations()].count("AddV2") == 3
     assert float(tensor_loop(x)) == 3.0
-    types = _op_types(tensor_loop.get_concrete_function(x))
+    types = {op.type for op in tensor_loop.get_concrete_function(x).traced_graph.get_operations()}
     assert {"While", "StatelessWhile"} & types and {"If", "StatelessIf"} & types
 
 

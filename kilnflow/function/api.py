@@ -254,7 +254,8 @@ class Function:
         needed = needed_ops(graph)
         boring = {"Const", "Placeholder", "Identity", "NoOp", "ReadVariableOp"}
         dropped = [op for op in graph.operations
-                   if id(op) not in needed and op.type not in boring and not op.quiet]
+                   if id(op) not in needed and op.type not in boring and not op.quiet
+                   and "autograph_decision/" not in op.name]  # AutoGraph's probes
         if not dropped:
             return
         self._warned.add("pruned")
