@@ -426,10 +426,9 @@ class Model(Layer):
             cols = [int(width * f) for f in cols]
 
         def row(fields: list) -> str:
-            line, start = "", 0
+            line = ""
             for field, end in zip(fields, cols):
-                line = (line + str(field))[:end].ljust(end)
-                start = end
+                line = (line + str(field))[:end - 1].ljust(end)  # keep a space between
             return line.rstrip()
         print_fn(f'Model: "{self.name}"')
         print_fn("_" * width)
@@ -465,10 +464,14 @@ def _is_single_shape(shape: Any) -> bool:
 
 
 def _shape_text(shape: Any) -> str:
+    """A layer's last output shape as summary() shows it: the batch dim as None."""
     if shape is None:
         return "multiple"
     if isinstance(shape, TensorShape):
-        return str(tuple(shape.as_list())) if shape.rank is not None else "?"
+        if shape.rank is None:
+            return "?"
+        dims = shape.as_list()
+        return str(tuple([None] + dims[1:] if dims else dims))
     if isinstance(shape, (list, tuple)):
         return ", ".join(_shape_text(s) for s in shape)
     return str(shape)

@@ -6,7 +6,6 @@ import os
 import numpy as np
 import pytest
 
-import kilnflow as kf
 from kilnflow import keras
 
 L = keras.layers

@@ -15,7 +15,7 @@ import numpy as np
 
 from kilnflow import dtypes as _dtypes
 from kilnflow import nest
-from kilnflow.context import building, no_tapes
+from kilnflow.context import building, ctx, no_tapes
 from kilnflow.keras import backend
 from kilnflow.keras import initializers as _initializers
 from kilnflow.keras import regularizers as _regularizers
@@ -91,6 +91,16 @@ class Node:
 
 def has_keras_tensors(structure: Any) -> bool:
     return any(isinstance(t, KerasTensor) for t in nest.flatten(structure))
+
+
+def _any_keras_tensor(args: tuple, kwargs: dict) -> bool:
+    """has_keras_tensors((args, kwargs)) without flattening plain tensor arguments."""
+    for value in args + tuple(kwargs.values()) if kwargs else args:
+        if isinstance(value, KerasTensor):
+            return True
+        if isinstance(value, (list, tuple, dict)) and has_keras_tensors(value):
+            return True
+    return False
 
 
 def _call_parameters(layer: "Layer") -> dict:
@@ -348,28 +358,31 @@ class Layer(Module):
             if "inputs" not in kwargs:
                 raise TypeError(f"{self.name}: __call__ needs the inputs as first argument")
             args = (kwargs.pop("inputs"),)
-        if has_keras_tensors((args, kwargs)):
+        if _any_keras_tensor(args, kwargs):
             return self._functional_call(args, kwargs)
-        inputs = nest.map_structure(self._convert, args[0])
-        training = kwargs.get("training")
-        if self._call_has_training:
-            if training is None:
-                training = backend.call_training()
-            if training is not None:
-                kwargs["training"] = training
-            else:
-                kwargs.pop("training", None)
-        else:
-            kwargs.pop("training", None)
-        self._maybe_build(inputs)
+        first = args[0]
+        inputs = self._convert(first) if isinstance(first, Tensor) else \
+            nest.map_structure(self._convert, first)
+        # `training`: given here, else inherited from the enclosing layer call.
+        explicit = kwargs.pop("training", None)
+        inherited = backend.call_training()
+        training = inherited if explicit is None else explicit
+        if self._call_has_training and training is not None:
+            kwargs["training"] = training
+        if not self.built:
+            self._maybe_build(inputs)
         self._call_losses = []
-        with backend.training_scope(training), self.name_scope:
-            outputs = self.call(inputs, *args[1:], **kwargs)
+        if (explicit is None or explicit == inherited) and ctx.graph is None:
+            outputs = self.call(inputs, *args[1:], **kwargs)  # the fast, common eager path
+        else:
+            with backend.training_scope(training), self.name_scope:
+                outputs = self.call(inputs, *args[1:], **kwargs)
         if self._activity_regularizer is not None:
             for out in nest.flatten(outputs):
                 batch = kmath.cast(_batch_size(out), out.dtype)
                 self._call_losses.append(self._activity_regularizer(out) / batch)
-        self._last_output_shape = nest.map_structure(_unbatched_shape, outputs)
+        self._last_output_shape = outputs.shape if isinstance(outputs, Tensor) else \
+            nest.map_structure(lambda t: getattr(t, "shape", None), outputs)
         return outputs
 
     # ---------------------------------------------------------------- functional API
@@ -404,7 +417,6 @@ class Layer(Module):
 
     def _trace_specs(self, args: tuple, kwargs: dict) -> Any:
         """Trace `call` into a scratch graph (placeholders in, nothing run) for the specs."""
-        from kilnflow.context import ctx
         from kilnflow.graph import Graph
         graph = ctx.graph
         if graph is None:
@@ -478,14 +490,6 @@ def _dedup(items: list) -> list:
             seen.add(id(x))
             out.append(x)
     return out
-
-
-def _unbatched_shape(t: Any) -> Any:
-    """The shape summary() shows: the batch dim as None."""
-    shape = getattr(t, "shape", None)
-    if not isinstance(shape, TensorShape) or not shape.rank:
-        return shape
-    return TensorShape([None] + shape.as_list()[1:])
 
 
 def _batch_size(t: Any) -> Any:
