@@ -43,10 +43,45 @@ def _namespace() -> dict:
         f(x)
     concrete = f.get_concrete_function(x)
     key = ((tuple([("T", a.shape, a.dtype)])), ())
-    return {"np": np, "kf": kf, "dtypes": dtypes, "tensor": tensor, "ctx": ctx,
+    sketch_add, sketch_call = _sketches(np, tensor, ctx, math.ADD, concrete, a)
+    return {"sketch_add": sketch_add, "sketch_call": sketch_call,
+            "np": np, "kf": kf, "dtypes": dtypes, "tensor": tensor, "ctx": ctx,
             "convert": convert, "math": math, "opdef": opdef, "a": a, "b": b, "x": x,
             "y": y, "inputs": (x, y), "f": f, "concrete": concrete, "fn": concrete._fn,
             "key": key, "c0": np.array(1, np.float32), "one": np.float32(1)}
+
+
+def _sketches(np, tensor, ctx, add_op, concrete, a) -> tuple:
+    """What the hot paths could cost: the checks that matter, nothing else (see README).
+
+    sketch_add: one mode read, exact-type test, dtype identity, kernel, wrap without the
+    isinstance. sketch_call: a one-entry (shape, dtype) memo in front of the cache and the
+    generated function called directly. Both fall back to the real path otherwise.
+    """
+    new = tensor.EagerTensor.__new__
+    eager_type = tensor.EagerTensor
+    kernel = add_op.kernel
+    fn = concrete._fn
+    shape, dtype = a.shape, a.dtype
+
+    def sketch_add(x, y):
+        if type(x) is eager_type and type(y) is eager_type and ctx.graph is None:
+            u, v = x._value, y._value
+            if u.dtype is v.dtype:
+                t = new(eager_type)
+                t._value = kernel(u, v)
+                return t
+        raise NotImplementedError("slow path")
+
+    def sketch_call(x):
+        if type(x) is eager_type:
+            v = x._value
+            if v.shape == shape and v.dtype is dtype:
+                t = new(eager_type)
+                t._value = fn(v)[0]
+                return t
+        raise NotImplementedError("slow path")
+    return sketch_add, sketch_call
 
 
 EAGER_STEPS = [
@@ -67,6 +102,7 @@ EAGER_STEPS = [
      "t = tensor.EagerTensor.__new__(tensor.EagerTensor); t._value = a"),
     ("        isinstance(a, (np.ndarray, np.generic))",
      "isinstance(a, (np.ndarray, np.generic))"),
+    ("sketch: fast eager path (one mode read, two frames)", "sketch_add(x, y)"),
 ]
 
 COMPILED_STEPS = [
@@ -82,6 +118,7 @@ COMPILED_STEPS = [
     ("    with np.errstate(all='ignore')", "with np.errstate(all='ignore'): pass"),
     ("    generated fn(a)", "fn(a)"),
     ("    tensor.wrap(out)", "tensor.wrap(a)"),
+    ("sketch: (shape, dtype) memo + generated fn + wrap", "sketch_call(x)"),
 ]
 
 

@@ -124,13 +124,21 @@ def environment() -> dict:
         "blas_threads": {n: os.environ.get(n) for n in THREAD_VARIABLES},
         "threadpoolctl": _limit_active(),
     }
-    try:
-        info["git_commit"] = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-            cwd=os.path.dirname(RESULTS_DIR), check=False).stdout.strip() or None
-    except OSError:
-        info["git_commit"] = None
+    info["git_commit"] = _git_commit(os.path.dirname(os.path.dirname(RESULTS_DIR)))
     return info
+
+
+def _git_commit(repo: str) -> Optional[str]:
+    """HEAD's short hash, with '+local changes' when kilnflow/ differs from it."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                              text=True, cwd=repo, check=False).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--", "kilnflow"],
+                               capture_output=True, text=True, cwd=repo,
+                               check=False).stdout.strip()
+    except OSError:
+        return None
+    return (head + (" +local changes" if dirty else "")) if head else None
 
 
 _LIMITER: Any = None
@@ -158,6 +166,59 @@ def _json_default(value: Any) -> Any:
         return repr(value)
 
 
+def markdown(results: dict) -> str:
+    """A saved results file as Markdown tables (what benchmarks/README.md shows)."""
+    from benchmarks.harness import format_seconds
+
+    def ratio(value: Any) -> str:
+        return "-" if value is None else f"{value:.2f}x"
+
+    lines = [f"Run {results['date']}, `{results['command']}`, mode {results['mode']}, "
+             f"numpy {results['numpy']}, {results['cpus']} CPUs, BLAS pinned to 1 thread, "
+             f"commit {results.get('git_commit')}.", ""]
+    targets = []
+    for workload in results["workloads"]:
+        lines.append(f"**{workload['name']}**: {workload['description']}")
+        lines.append("")
+        if workload.get("error"):
+            lines += [f"error: `{workload['error']}`", ""]
+        for case in workload["cases"]:
+            lines += [f"*{case['title']}*", ""]
+            if case["unavailable"]:
+                lines += [f"not available yet: {case['unavailable']}", ""]
+                continue
+            per = case["per_unit"]
+            head = ["variant", "median", "x floor"] + (["x copy"] if case["copy_floor"] else [])
+            head += ([f"per {per[0]}"] if per else []) + ["spread"]
+            lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+            for v in case["variants"]:
+                name = v["name"] + (" (floor)" if v["name"] == case["floor"] else "")
+                if "median" not in v:
+                    reason = v["unavailable"] or f"error: {v['error']}"
+                    lines.append(f"| {name} | {reason} |" + " |" * (len(head) - 2))
+                    continue
+                row = [name, format_seconds(v["median"]), ratio(v["ratio"])]
+                row += [ratio(v["copy_ratio"])] if case["copy_floor"] else []
+                row += [format_seconds(v["median"] / per[1])] if per else []
+                row.append(f"+-{(v['p75'] - v['p25']) / 2 / v['median'] * 100:.0f}%")
+                lines.append("| " + " | ".join(row) + " |")
+            lines.append("")
+            for t in case["targets"]:
+                value = t["measured"]
+                if value is None:
+                    shown = "not measured"
+                elif t["kind"] in ("time", "per_unit"):
+                    shown = format_seconds(value)
+                else:
+                    shown = f"{value:.2f}x"
+                verdict = {True: "met", False: "**missed**", None: "-"}[t["met"]]
+                targets.append(f"| {workload['name']} | {t['text']} | {t['peers'] or '-'} | "
+                               f"{shown} | {verdict} |")
+    lines += ["**Targets**", "", "| workload | target | peers (issue) | measured | |",
+              "|---|---|---|---|---|"] + targets
+    return "\n".join(lines)
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = argparse.ArgumentParser(prog="python -m benchmarks.run", description=__doc__,
@@ -169,7 +230,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                         help="tiny sizes, one call each: only checks that everything runs")
     parser.add_argument("--list", action="store_true", help="list the workloads and exit")
     parser.add_argument("--no-save", action="store_true", help="don't write the JSON file")
+    parser.add_argument("--markdown", metavar="RESULTS_JSON",
+                        help="print a saved results file as Markdown tables and exit")
     args = parser.parse_args(argv)
+    if args.markdown:
+        with open(args.markdown, encoding="utf-8") as fh:
+            print(markdown(json.load(fh)))
+        return 0
     _reexec_pinned(argv)
 
     global _LIMITER

@@ -71,7 +71,7 @@ def _case(x_np: np.ndarray) -> Case:
          Variant("kilnflow function", lambda: compiled(x))]
         + _common.peer_variants(_peers(x_np)),
         floor="NumPy same op sequence",
-        targets=[Target("@kf.function no slower than the NumPy sequence",
+        targets=[Target(f"B={x_np.shape[0]}: @kf.function no slower than the NumPy sequence",
                         "kilnflow function", "ratio", 1.0)],
         notes=[_common.peers_note()])
 
