@@ -84,11 +84,11 @@ def plan(graph: Any) -> Dict[int, Any]:
                      (op.opdef is not fused.FUSED or op.attrs["into"] is None))
         dying = [t for t in {id(t): t for t in op.inputs}.values()
                  if last_use.get(id(t)) == i and id(t) not in taken and donor(t)]
-        if recipient:
-            program = op.attrs["program"] if op.opdef is fused.FUSED else None
+        built = _program_of(op) if recipient else None
+        if built is not None:
+            program = built[0]
             # a select at the root copies one operand before reading the others: no aliasing
-            in_place = [] if program is not None and \
-                program.steps[program.root[1]].fn == "where" else dying
+            in_place = [] if program.steps[program.root[1]].fn == "where" else dying
             pick = next((t for t in in_place if _fits(t, op.outputs[0])), None)
             if pick is None:
                 pick = next((t for t in free if _fits(t, op.outputs[0])), None)

@@ -94,3 +94,13 @@ def test_unknown_dims_are_checked_when_the_function_runs():
         check_same(graph, after, [x, y])
         keep, d = compiled(after, [x, y])
         np.testing.assert_array_equal(d, y * np.float32(3.0))
+
+
+def test_a_select_never_writes_over_its_operands():
+    def f(x):
+        a = x + 1.0
+        return kf.where(a > x * 1.5, a, x * 2.0) + x   # a dies at the select
+
+    graph = prune(trace(f, SPEC))
+    assert "add:0" not in [t for op, t in _chosen(graph).items() if op == "SelectV2"]
+    check_same(graph, plan_buffers(graph), [_x()])
