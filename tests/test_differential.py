@@ -1,6 +1,10 @@
 """Differential testing: random small programs must give the same results eagerly, under
-@kf.function and in a compat.v1 Session, and the same gradients eagerly and from a
-GradientTape inside a @kf.function.
+@kf.function (exact input shapes, and an input_signature of unknown dims), through the
+interpreter on the optimized graph, and in a compat.v1 Session; and the same gradients
+eagerly, from a GradientTape inside a @kf.function, and from compat.v1.gradients.
+
+Results are compared with a tight allclose rather than bitwise: graph passes (fusion,
+simplification) may legitimately reassociate floating-point work. Today they agree bitwise.
 
 A program is data: input shapes, then steps `(op, argument indices, attrs)` over the
 values computed so far (inputs first). `Program.__repr__` prints it as Python, so a
@@ -16,6 +20,7 @@ from hypothesis import given, note, settings
 from hypothesis import strategies as st
 
 import kilnflow as kf
+from kilnflow.runtime.interpreter import evaluate
 
 v1 = kf.compat.v1
 
@@ -308,6 +313,15 @@ def test_eager_function_and_session_agree(program):
         compiled = kf.function(lambda *args: run_program(program, args))
         traced = [t.numpy() for t in compiled(*xs)]
         again = [t.numpy() for t in compiled(*xs)]
+        concrete = compiled.get_concrete_function(*xs)
+        concrete.traced_graph.lint()
+        concrete.graph.lint()   # the optimized graph is still well formed
+        graph = concrete.graph
+        interpreted = evaluate(graph.operations, graph.inputs, graph.outputs, arrays)
+        unknown = [kf.TensorSpec([None] * len(s), kf.float64) for s in program.input_shapes]
+        generic = kf.function(lambda *args: run_program(program, args),
+                              input_signature=unknown)
+        relaxed = [t.numpy() for t in generic(*xs)]
         session, session_grads = _session_run(program, arrays, weights)
         eager_loss, eager_grads = _gradients(program, xs, weights)
         graph_loss, graph_grads = kf.function(
@@ -316,11 +330,13 @@ def test_eager_function_and_session_agree(program):
     for i, value in zip(program.outputs, eager):
         assert value.shape == program.shapes[i], f"v{i}: eager shape {value.shape}"
         assert value.dtype == np.float64
-    for k, (e, t, a, s) in enumerate(zip(eager, traced, again, session)):
+    for k, (e, t, a, s, r) in enumerate(zip(eager, traced, again, session, interpreted)):
         name = f"v{program.outputs[k]}"
+        _same(r, e, f"{name}: interpreter on the optimized graph vs eager")
         _same(t, e, f"{name}: @kf.function vs eager")
         _same(a, e, f"{name}: @kf.function (cached) vs eager")
         _same(s, e, f"{name}: Session vs eager")
+        _same(relaxed[k], e, f"{name}: @kf.function with unknown input dims vs eager")
     assert compiled.experimental_get_tracing_count() == 1
     _same(graph_loss, eager_loss, "loss: @kf.function vs eager")
     eager_grads = [g.numpy() for g in eager_grads]
