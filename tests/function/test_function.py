@@ -296,6 +296,22 @@ def test_concrete_function_rejects_wrong_shape_dtype_and_arity():
         concrete()
 
 
+@pytest.mark.xfail(strict=True, reason="function/concrete.py ConcreteFunction.__call__ feeds "
+                   "keyword arguments in sorted-name order (make_key sorts kwargs), not in "
+                   "parameter order: a silently wrong result")
+def test_concrete_function_keyword_arguments_follow_parameter_order():
+    @kf.function
+    def f(y, x):
+        return y - x
+
+    concrete = f.get_concrete_function(kf.TensorSpec([], kf.float32),
+                                       kf.TensorSpec([], kf.float32))
+    five, one = kf.constant(5.0), kf.constant(1.0)
+    assert float(concrete(five, one)) == 4.0
+    assert float(concrete(five, x=one)) == 4.0
+    assert float(concrete(y=five, x=one)) == 4.0
+
+
 def test_printed_concrete_function_lists_args_and_returns():
     @kf.function
     def f(images, scale):
