@@ -284,3 +284,25 @@ def test_layer_call_method_decorated_with_function():
     assert a(x).numpy().tolist() == [[2.0, 2.0], [2.0, 2.0]]
     assert a(x, training=True).numpy().tolist() == [[2.0, 2.0], [2.0, 2.0]]
     assert a(keras.Input(shape=(2,))).shape.as_list() == [None, 2]
+
+
+def test_tensor_control_flow_in_call_is_converted_in_graphs():
+    """While a graph is built, a user layer's call() goes through AutoGraph (as in TF-Keras):
+    tensor `if`s work in functional construction and in compiled training."""
+    class SignFlip(L.Layer):
+        def call(self, x):
+            if kf.reduce_sum(x) > 0:
+                return x
+            return -x
+    symbolic = SignFlip()(keras.Input(shape=(3,)))
+    assert symbolic.shape.as_list() == [None, 3]
+    layer = SignFlip()
+    traced = kf.function(lambda t: layer(t))
+    x = -np.ones((2, 3), np.float32)
+    np.testing.assert_array_equal(traced(kf.constant(x)).numpy(), -x)
+    np.testing.assert_array_equal(traced(kf.constant(-x)).numpy(), -x)
+    with pytest.raises(ValueError, match="while tracing layer"):
+        class Broken(L.Layer):
+            def call(self, x):
+                return kf.concat([x, kf.ones([5, 5])], 0)
+        Broken()(keras.Input(shape=(3,)))

@@ -376,7 +376,10 @@ class Layer(Module):
             outputs = self.call(inputs, *args[1:], **kwargs)  # the fast, common eager path
         else:
             with backend.training_scope(training), self.name_scope:
-                outputs = self.call(inputs, *args[1:], **kwargs)
+                if ctx.graph is None:
+                    outputs = self.call(inputs, *args[1:], **kwargs)
+                else:  # building a graph: AutoGraph turns tensor `if`/`while` into ops
+                    outputs = _graph_call(self.call, (inputs,) + tuple(args[1:]), kwargs)
         if self._activity_regularizer is not None:
             for out in nest.flatten(outputs):
                 batch = kmath.cast(_batch_size(out), out.dtype)
@@ -435,6 +438,11 @@ class Layer(Module):
                 if self._call_has_training and kwargs.get("training") is None:
                     kwargs["training"] = False
                 out = Layer.__call__(self, *args, **kwargs)
+        except (TypeError, ValueError) as exc:
+            raise type(exc)(
+                f"{exc}\n(while tracing layer {self.name!r} ({type(self).__name__}) on symbolic "
+                "inputs to find its output shape; a layer whose call() needs concrete values "
+                "can implement compute_output_shape or compute_output_signature)") from exc
         finally:
             self._call_losses = saved_losses
             self._last_output_shape = saved_shape
@@ -481,6 +489,16 @@ class Layer(Module):
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} name={self.name}, built={self.built}>"
+
+
+def _graph_call(call: Any, args: tuple, kwargs: dict) -> Any:
+    """Call a layer's call() while a graph is built, converted by AutoGraph as TF-Keras does
+    (kilnflow's own layers are library code, which AutoGraph leaves as written)."""
+    try:
+        from kilnflow.autograph.api import converted_call
+    except ImportError:  # pragma: no cover - AutoGraph ships with kilnflow
+        return call(*args, **kwargs)
+    return converted_call(call, args, kwargs)
 
 
 def _dedup(items: list) -> list:
