@@ -81,3 +81,25 @@ def test_function_methods_trace_per_instance():
     assert (a.calls, b.calls) == (1, 1)
     assert [v.name for v in a.trainable_variables] == ["b:0", "w:0"]
     assert a.variables[1] is a.w
+
+
+def test_module_finds_keras_layer_weights():
+    from kilnflow import keras
+
+    class Unassigned(keras.layers.Layer):
+        def build(self, input_shape):
+            self.add_weight("hidden", shape=[2])  # never stored as an attribute
+
+        def call(self, x):
+            return x
+
+    class Holder(Module):
+        def __init__(self):
+            super().__init__()
+            self.layer = Unassigned(name="unassigned")
+            self.dense = keras.layers.Dense(1, name="d")
+    holder = Holder()
+    holder.layer(np.ones((1, 2), np.float32))
+    holder.dense(np.ones((1, 2), np.float32))
+    assert [v.name for v in holder.variables] == ["d/kernel:0", "d/bias:0",
+                                                  "unassigned/hidden:0"]

@@ -476,9 +476,10 @@ class Layer(Module):
 
     # ---------------------------------------------------------------- checkpoints
 
-    def _checkpoint_children(self) -> list:
-        weights = list(zip(self._weight_names, self._weights_list))
-        return weights + self._tracked_children()
+    def _tracked_children(self) -> list:
+        """Weights under their add_weight names, then the attributes (assignment order);
+        what `variables`, a parent kf.Module and checkpoints all walk."""
+        return list(zip(self._weight_names, self._weights_list)) + super()._tracked_children()
 
     def _defer_restore(self, relative_path: str, consume: Any) -> bool:
         """Keep a checkpoint value for weight `relative_path` until add_weight makes it."""
