@@ -129,3 +129,15 @@ def test_truncated_file_on_disk(tmp_path):
 def test_missing_file_is_not_found(tmp_path):
     with pytest.raises(errors.NotFoundError, match="no such safetensors file"):
         st.load_file(str(tmp_path / "nope.safetensors"))
+
+
+def test_interoperates_with_the_reference_implementation(tmp_path):
+    reference = pytest.importorskip("safetensors.numpy")
+    tensors = {"a": np.arange(6, dtype=np.float32).reshape(2, 3), "b": np.array(3, np.int64),
+               "c": np.array([True, False]), "h": np.ones((2, 2), np.float16)}
+    reference.save_file(tensors, str(tmp_path / "theirs.safetensors"), metadata={"x": "y"})
+    ours, meta = st.load_file(str(tmp_path / "theirs.safetensors"), with_metadata=True)
+    assert meta == {"x": "y"} and all(np.array_equal(ours[k], tensors[k]) for k in tensors)
+    st.save_file(tensors, str(tmp_path / "ours.safetensors"))
+    back = reference.load_file(str(tmp_path / "ours.safetensors"))
+    assert all(np.array_equal(back[k], tensors[k]) for k in tensors)
