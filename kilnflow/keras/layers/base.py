@@ -2,9 +2,10 @@
 
 A Layer is a kf.Module whose weights come from `add_weight` in `build(input_shape)`,
 which runs on the first call. `__call__` converts inputs, passes `training` through when
-`call` accepts it, and, given KerasTensors, records a Node instead of computing: the
-output shapes come from tracing `call` into a scratch graph (no values computed), so
-functional models can be built in eager and compat.v1 graph mode alike.
+`call` accepts it (or inherits it from the enclosing call), runs `call` through AutoGraph
+while a graph is built, and, given KerasTensors, records a Node instead of computing: the
+output shapes come from tracing `call` into a graph (no values computed), so functional
+models can be built in eager and compat.v1 graph mode alike.
 """
 from __future__ import annotations
 
