@@ -28,6 +28,7 @@ from kilnflow.shapes import TensorShape, TensorSpec
 # Engine parameters, chosen by tests/passes/measure_engine.py (figures in ENGINE.md).
 BLOCK_BYTES = 1 << 17          # one block of the widest value: a few of them stay in L2
 PARALLEL_MIN_BLOCKS = 4        # below this many blocks a thread hand-off costs more than it saves
+SMALL_ELEMENTS = 4096          # up to this, plain NumPy expressions (allocation is cheap)
 
 # ---------------------------------------------------------------- translating templates
 
@@ -253,7 +254,7 @@ class FusedProgram:
         self._hash = hash(self._key)
         self.n_ops = 1       # how many graph ops the program stands for (for reports)
         self._compiled: Optional[Callable] = None
-        self._lock = threading.Lock()
+        self._whole: Optional[Callable] = None
         self.slots, self.targets = _allocate(steps, root)
 
     @property
@@ -331,14 +332,21 @@ class FusedProgram:
     def compiled(self) -> Callable:
         """The block function, compiled once (the interpreter and the kernel use it)."""
         if self._compiled is None:
-            with self._lock:
-                if self._compiled is None:
-                    params = [f"a{i}" for i in range(self.n_inputs)]
-                    source = "\n".join(self.block_source("block", params)) + "\n"
-                    namespace = {"np": np}
-                    exec(compile(source, "<kilnflow fused block>", "exec"), namespace)  # noqa: S102
-                    self._compiled = namespace["block"]
+            params = [f"a{i}" for i in range(self.n_inputs)]
+            self._compiled = _compile(self.block_source("block", params), "block")
         return self._compiled
+
+    def whole(self) -> Callable:
+        """The values (before any reduction) as plain NumPy expressions: for small arrays,
+        where allocating is cheaper than blocks and scratch buffers."""
+        if self._whole is None:
+            params = [f"a{i}" for i in range(self.n_inputs)]
+            names = iter(f"t{k}" for k in range(len(self.steps)))
+            body = self.expression_lines(params, "result", lambda: next(names))
+            self._whole = _compile([f"def whole({', '.join(params)}):"] +
+                                   ["    " + line for line in body] + ["    return result"],
+                                   "whole")
+        return self._whole
 
     # ------------------------------------------------------------ shapes
 
@@ -350,6 +358,13 @@ class FusedProgram:
             _, axes, keepdims = self.reduce
             shape = rules.reduced_shape(shape, axes, keepdims)
         return TensorSpec(shape, _dtypes.from_numpy(np.dtype(self.dtype)))
+
+
+def _compile(lines: List[str], name: str) -> Callable:
+    namespace = {"np": np}
+    exec(compile("\n".join(lines) + "\n", f"<kilnflow fused {name}>", "exec"),  # noqa: S102
+         namespace)
+    return namespace[name]
 
 
 def _broadcast_static(a: TensorShape, b: TensorShape) -> TensorShape:
@@ -461,8 +476,10 @@ def run(block: Callable, program: FusedProgram, arrays: Sequence[Any],
         into: Any = None) -> Any:
     """Evaluate `program` (its block function `block`) on `arrays`; write into `into` when
     it is a usable buffer of the result's shape and dtype."""
+    if _small(arrays):
+        return _run_small(program, arrays)
     arrays = [np.asarray(a) for a in arrays]
-    shape = tuple(np.broadcast_shapes(*[a.shape for a in arrays])) if arrays else ()
+    shape = tuple(np.broadcast_shapes(*[a.shape for a in arrays]))
     values_dtype = np.dtype(program.steps[program.root[1]].dtype)
     size = math.prod(shape)
     widest = max([np.dtype(d).itemsize for d in program.slots] + [values_dtype.itemsize])
@@ -478,10 +495,7 @@ def run(block: Callable, program: FusedProgram, arrays: Sequence[Any],
                 return out
             values = np.empty(shape, values_dtype)
             block(values, *arrays, *scratch)
-            kind, axes, keepdims = reduce
-            total = np.asarray(FusedProgram.REDUCERS[kind].reduce(values, axis=axes,
-                                                                  keepdims=keepdims))
-            return _finish(program, total, size // max(1, total.size))
+            return _reduce_whole(program, values)
     whole = reduce is None or reduce[1] is None or set(reduce[1]) == set(range(len(shape)))
     flat = whole and all(a.size == 1 or (a.shape == shape and a.flags.c_contiguous)
                          for a in arrays)
@@ -550,6 +564,39 @@ def run(block: Callable, program: FusedProgram, arrays: Sequence[Any],
     final_shape = rules.reduced_shape(TensorShape(shape), axes, keepdims).as_list()
     total = np.asarray(target).reshape(final_shape)
     return _finish(program, total, size // max(1, total.size))
+
+
+def _small(arrays: Sequence[Any]) -> bool:
+    """Is the result surely at most SMALL_ELEMENTS? (Cheap: no broadcast computation.)"""
+    shape = None
+    for a in arrays:
+        if a.size > SMALL_ELEMENTS:
+            return False
+        if a.size != 1:
+            if shape is not None and a.shape != shape:
+                return False
+            shape = a.shape
+    return True
+
+
+def _run_small(program: FusedProgram, arrays: Sequence[Any]) -> Any:
+    """Plain NumPy expressions, as the ops would have run unfused (warnings included when
+    every kernel was a bare ufunc; silenced otherwise, as those kernels do)."""
+    if program.quiet:
+        values = program.whole()(*arrays)
+    else:
+        with np.errstate(all="ignore"):
+            values = program.whole()(*arrays)
+    if program.reduce is None:
+        return values
+    return _reduce_whole(program, np.asarray(values))
+
+
+def _reduce_whole(program: FusedProgram, values: Any) -> Any:
+    kind, axes, keepdims = program.reduce
+    total = np.asarray(FusedProgram.REDUCERS[kind].reduce(values, axis=axes,
+                                                          keepdims=keepdims))
+    return _finish(program, total, values.size // max(1, total.size))
 
 
 def _finish(program: FusedProgram, total: Any, count: int) -> Any:

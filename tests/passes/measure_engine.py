@@ -1,0 +1,181 @@
+"""Measure the fused elementwise engine against its candidates (issue 5); not a test.
+
+    OPENBLAS_NUM_THREADS=1 python -m tests.passes.measure_engine [--size N] [--repeat R]
+
+Every variant runs in this one process, round-robin (so load from elsewhere hits them
+alike), and is reported as the median time and as a ratio to np.copyto of the same size,
+the memory-bandwidth floor. Candidates: NumPy naive and in place, kilnflow eager and
+@kf.function (with and without fusion), the engine at several block sizes and thread
+counts, and numexpr / numba when importable. The figures and the choice are recorded in
+kilnflow/passes/ENGINE.md.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import statistics
+import time
+import warnings
+from typing import Any, Callable, Dict, List, Tuple
+
+import numpy as np
+
+import kilnflow as kf
+from kilnflow.ops import fused
+from kilnflow.passes import pipeline
+
+K = math.sqrt(2.0 / math.pi)
+POLY = (0.02, -0.1, 0.3, -0.5, 0.7, 1.1, 0.25)  # highest power first
+
+
+def gelu(x: Any, ops: Any) -> Any:
+    return 0.5 * x * (1.0 + ops.tanh(K * (x + 0.044715 * (x * x * x))))
+
+
+def poly(x: Any, ops: Any = None) -> Any:
+    y = POLY[0] * x + POLY[1]
+    for c in POLY[2:]:
+        y = y * x + c
+    return y
+
+
+def gelu_inplace(x: np.ndarray, out: np.ndarray, tmp: np.ndarray) -> None:
+    np.multiply(x, x, out=tmp)
+    tmp *= x
+    tmp *= np.float32(0.044715)
+    tmp += x
+    tmp *= np.float32(K)
+    np.tanh(tmp, out=tmp)
+    tmp += np.float32(1.0)
+    np.multiply(tmp, x, out=out)
+    out *= np.float32(0.5)
+
+
+def poly_inplace(x: np.ndarray, out: np.ndarray, tmp: np.ndarray) -> None:
+    np.multiply(x, np.float32(POLY[0]), out=out)
+    out += np.float32(POLY[1])
+    for c in POLY[2:]:
+        out *= x
+        out += np.float32(c)
+
+
+NUMEXPR = {"gelu": f"0.5 * x * (1 + tanh({K!r} * (x + 0.044715 * (x * x * x))))",
+           "poly": "(((((%r * x + %r) * x + %r) * x + %r) * x + %r) * x + %r) * x + %r" % POLY}
+
+
+def _numexpr(kind: str, x: np.ndarray, out: np.ndarray) -> Any:
+    try:
+        import numexpr
+    except ImportError:
+        return None
+    numexpr.set_num_threads(os.cpu_count() or 1)
+    expr = NUMEXPR[kind]
+    return lambda: numexpr.evaluate(expr, local_dict={"x": x}, out=out)
+
+
+def _numba(kind: str, x: np.ndarray, out: np.ndarray) -> Any:
+    try:
+        import numba
+    except ImportError:
+        return None
+    c = [np.float32(v) for v in POLY]
+    k, a = np.float32(K), np.float32(0.044715)
+    half, one = np.float32(0.5), np.float32(1.0)
+    if kind == "gelu":
+        @numba.njit(parallel=True)
+        def kernel(x, out):
+            for i in numba.prange(x.size):
+                v = x[i]
+                out[i] = half * v * (one + np.tanh(k * (v + a * v * v * v)))
+    else:
+        @numba.njit(parallel=True)
+        def kernel(x, out):
+            for i in numba.prange(x.size):
+                v = x[i]
+                out[i] = (((((c[0] * v + c[1]) * v + c[2]) * v + c[3]) * v + c[4]) * v
+                          + c[5]) * v + c[6]
+    kernel(x, out)
+    return lambda: kernel(x, out)
+
+
+def _engine(block_bytes: int, threads: int, fn: Callable) -> Callable:
+    def run() -> Any:
+        saved = fused.BLOCK_BYTES, fused.get_num_threads()
+        fused.BLOCK_BYTES = block_bytes
+        fused.set_num_threads(threads)
+        try:
+            return fn()
+        finally:
+            fused.BLOCK_BYTES = saved[0]
+            fused.set_num_threads(saved[1])
+    return run
+
+
+def variants(kind: str, x_np: np.ndarray, sweep: bool) -> List[Tuple[str, Callable]]:
+    out, tmp = np.empty_like(x_np), np.empty_like(x_np)
+    x = kf.constant(x_np)
+    py = gelu if kind == "gelu" else poly
+    inplace = gelu_inplace if kind == "gelu" else poly_inplace
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        compiled = kf.function(lambda t: py(t, kf))
+        compiled(x)
+        saved = pipeline.get_options()
+        pipeline.set_options({"fuse_elementwise": False})
+        unfused = kf.function(lambda t: py(t, kf))
+        unfused(x)
+        pipeline.set_options(saved)
+    want = py(x_np.astype(np.float64), np).astype(np.float32)
+    np.testing.assert_allclose(compiled(x).numpy(), want, rtol=1e-4, atol=1e-5)
+    rows = [("np.copyto (floor)", lambda: np.copyto(out, x_np)),
+            ("NumPy naive", lambda: py(x_np, np)),
+            ("NumPy in place", lambda: inplace(x_np, out, tmp)),
+            ("kilnflow eager", lambda: py(x, kf)),
+            ("kilnflow function, unfused", lambda: unfused(x)),
+            ("kilnflow function", lambda: compiled(x))]
+    if sweep:
+        for threads in (1, os.cpu_count() or 1):
+            for kib in (32, 64, 128, 256, 512, 1024):
+                rows.append((f"engine {kib:4d} KiB x {threads} threads",
+                             _engine(kib << 10, threads, lambda: compiled(x))))
+    for name, make in (("numexpr", _numexpr), ("numba parallel", _numba)):
+        run = make(kind, x_np, out)
+        if run is not None:
+            rows.append((name, run))
+    return rows
+
+
+def measure(rows: List[Tuple[str, Callable]], repeat: int) -> Dict[str, float]:
+    times: Dict[str, List[float]] = {name: [] for name, _ in rows}
+    for _ in range(repeat):
+        for name, fn in rows:
+            start = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - start)
+    return {name: statistics.median(t) for name, t in times.items()}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--size", type=int, default=1 << 24)
+    parser.add_argument("--repeat", type=int, default=15)
+    parser.add_argument("--no-sweep", action="store_true")
+    args = parser.parse_args()
+    x_np = np.random.default_rng(0).standard_normal(args.size).astype(np.float32)
+    print(f"{args.size:,} float32, {args.repeat} rounds, {os.cpu_count()} CPUs, "
+          f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS')}, "
+          f"engine default {fused.BLOCK_BYTES >> 10} KiB blocks x "
+          f"{fused.get_num_threads()} threads")
+    for kind in ("gelu", "poly"):
+        rows = variants(kind, x_np, not args.no_sweep)
+        medians = measure(rows, args.repeat)
+        floor, naive = medians["np.copyto (floor)"], medians["NumPy naive"]
+        print(f"\n{kind}: {'median ms':>10} {'x copy':>8} {'vs naive':>9}")
+        for name, _ in rows:
+            t = medians[name]
+            print(f"  {name:32s} {t * 1e3:8.1f} {t / floor:8.2f} {naive / t:8.2f}x")
+
+
+if __name__ == "__main__":
+    main()
