@@ -123,6 +123,7 @@ def environment() -> dict:
         "cpus": os.cpu_count(),
         "blas_threads": {n: os.environ.get(n) for n in THREAD_VARIABLES},
         "threadpoolctl": _limit_active(),
+        "loadavg_start": _loadavg(),
     }
     info["git_commit"] = _git_commit(os.path.dirname(os.path.dirname(RESULTS_DIR)))
     return info
@@ -139,6 +140,14 @@ def _git_commit(repo: str) -> Optional[str]:
     except OSError:
         return None
     return (head + (" +local changes" if dirty else "")) if head else None
+
+
+def _loadavg() -> Optional[list]:
+    """1/5/15-minute load averages: above the CPU count, other work shares the machine."""
+    try:
+        return [round(v, 2) for v in os.getloadavg()]
+    except (AttributeError, OSError):
+        return None
 
 
 _LIMITER: Any = None
@@ -174,8 +183,10 @@ def markdown(results: dict) -> str:
         return "-" if value is None else f"{value:.2f}x"
 
     lines = [f"Run {results['date']}, `{results['command']}`, mode {results['mode']}, "
-             f"numpy {results['numpy']}, {results['cpus']} CPUs, BLAS pinned to 1 thread, "
-             f"commit {results.get('git_commit')}.", ""]
+             f"numpy {results['numpy']}, Python {results['python']}, {results['cpus']} CPUs, "
+             f"BLAS pinned to 1 thread, commit {results.get('git_commit')}, load average "
+             f"{results.get('loadavg_start')} at the start and {results.get('loadavg_end')} "
+             f"at the end.", ""]
     targets = []
     for workload in results["workloads"]:
         lines.append(f"**{workload['name']}**: {workload['description']}")
@@ -257,9 +268,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
               "threadpoolctl is not installed)", file=sys.stderr)
     print(f"kilnflow benchmarks, mode={config.mode}, {results['date']}, numpy "
           f"{results['numpy']}, {results['cpus']} CPUs, BLAS threads pinned to 1: "
-          f"{_pinned() or _LIMITER is not None}")
+          f"{_pinned() or _LIMITER is not None}, load average {results['loadavg_start']}")
     for name in args.workloads or names:
         results["workloads"].append(run_workload(name, config))
+    results["loadavg_end"] = _loadavg()
+    print(f"\nload average at the end: {results['loadavg_end']}")
     if not args.no_save:
         print(f"\nresults written to {write_results(results)}")
     return 0
