@@ -71,7 +71,7 @@ class Variable(TensorOps):
             self._initializer_op = None
         else:
             v1_graph.add_variable(self)
-            with v1_graph.as_default(), v1_graph.name_scope(unique):
+            with v1_graph.as_default(), v1_graph.name_scope(unique + "/"):
                 bind(ASSIGN, (value,), {"handle": self._handle}, name="Assign")
                 self._initializer_op = v1_graph.operations[-1]
 
@@ -175,20 +175,33 @@ class Variable(TensorOps):
                read_value: bool = True) -> Any:
         """Stores `value`; returns the variable (or None when read_value=False)."""
         bind(ASSIGN, (self._converted(value),), {"handle": self._handle}, name=name)
-        return self if read_value else None
+        return self._after_update(read_value)
 
     def assign_add(self, delta: Any, use_locking: bool = False, name: Optional[str] = None,
                    read_value: bool = True) -> Any:
         """Adds `delta` to the value; returns the variable (or None when read_value=False)."""
         bind(ASSIGN_ADD, (self._converted(delta),), {"handle": self._handle}, name=name)
-        return self if read_value else None
+        return self._after_update(read_value)
 
     def assign_sub(self, delta: Any, use_locking: bool = False, name: Optional[str] = None,
                    read_value: bool = True) -> Any:
         """Subtracts `delta` from the value; returns the variable (or None when
         read_value=False)."""
         bind(ASSIGN_SUB, (self._converted(delta),), {"handle": self._handle}, name=name)
-        return self if read_value else None
+        return self._after_update(read_value)
+
+    def _after_update(self, read_value: bool) -> Any:
+        """TF2 returns the variable; a TF1 graph returns a read that runs after the update
+        (so `sess.run(v.assign_add(1))` performs the update)."""
+        graph = ctx.graph
+        if graph is None or getattr(graph, "is_function", False):
+            return self if read_value else None
+        from kilnflow.graph import control_dependencies
+        update = graph.operations[-1]
+        if not read_value:
+            return update
+        with control_dependencies([update]):
+            return self.read_value()
 
     # ---------------------------------------------------------------- printing
 

@@ -112,6 +112,8 @@ class GradientTape:
         outputs = result if opdef.multi_output else (result,)
         for o in outputs:
             watched.add(id(o))
+        if outputs and hasattr(outputs[0], "op"):
+            outputs[0].op.quiet = True  # its value may only matter to the gradient
         self._records.append(_Record(opdef, tuple(inputs), outputs, attrs))
 
     def gradient(self, target: Any, sources: Any, output_gradients: Any = None,

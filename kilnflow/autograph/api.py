@@ -292,6 +292,9 @@ def converted_call(f, args, kwargs=None, options=None):
     """
     options = options or _DEFAULT_OPTIONS
     kwargs = kwargs or {}
+    overload = operators.overload_of(f)  # kf.range: remembered, so loops index it
+    if overload is not None:
+        return overload(*args, **kwargs)
     target = None if _disabled() else _target(f, options)
     if target is None:
         return f(*args, **kwargs)

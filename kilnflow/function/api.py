@@ -77,7 +77,8 @@ class Function:
                 if concrete is not None:
                     return concrete._call_flat([a._value for a in args])
         concrete, tensors = self._concrete_for(args, kwargs)
-        return concrete._call_flat([t._value if isinstance(t, EagerTensor) else np.asarray(t)
+        # ndarrays are copied at the boundary: graph values must not alias caller arrays
+        return concrete._call_flat([t._value if isinstance(t, EagerTensor) else np.array(t)
                                     for t in tensors])
 
     def _inline(self, args: tuple, kwargs: dict) -> Any:
@@ -85,7 +86,7 @@ class Function:
 
     def _canonical(self, args: tuple, kwargs: dict) -> tuple:
         """Arguments as positional values in parameter order (defaults applied)."""
-        if self._signature is None or (not kwargs and not self._has_defaults):
+        if self._signature is None:
             return args, kwargs
         try:
             bound = self._signature.bind(*args, **kwargs)
@@ -124,16 +125,17 @@ class Function:
         return concrete, tensors
 
     def _concrete_for_signature(self, args: tuple, kwargs: dict) -> tuple:
-        args, kwargs = self._canonical(args, kwargs)
-        flat_args = list(args) + [kwargs[k] for k in sorted(kwargs)]
         specs = self.input_signature
+        if len(args) + len(kwargs) == len(specs):
+            args, kwargs = self._canonical(args, kwargs)
+        flat_args = list(args) + [kwargs[k] for k in sorted(kwargs)]
         if len(flat_args) != len(specs):
             raise TypeError(errors.with_location(
                 f"{self._name}(): called with {len(flat_args)} arguments, but its "
                 f"input_signature has {len(specs)}: {specs}"))
         tensors = []
         for i, (value, spec) in enumerate(zip(flat_args, specs)):
-            for leaf, leaf_spec in zip(nest.flatten(value), nest.flatten(spec)):
+            for leaf, leaf_spec in _flatten_up_to(spec, value, i):
                 try:
                     t = convert_to_tensor(leaf, leaf_spec.dtype)
                 except (TypeError, ValueError) as exc:
@@ -157,8 +159,7 @@ class Function:
 
     def _trace(self, args: tuple, kwargs: dict, key: Any, trace_key: Any) -> ConcreteFunction:
         reasons = self._retrace_reasons(key)
-        self._trace_log.append((key, reasons))
-        if self._tracing_count == 0:
+        if not self._trace_log:
             for message in diagnostics.scan_source(self.python_function):
                 diagnostics.warn(message, diagnostics.TraceTimeSideEffectWarning)
         concrete = self._trace_once(args, kwargs, trace_key)
@@ -168,6 +169,7 @@ class Function:
             self._variables_created = True
             concrete = self._trace_once(args, kwargs, trace_key)
         self._variables_created = True
+        self._trace_log.append((key, reasons))  # only traces that succeeded count
         if len(self._trace_log) > RETRACE_WARNING_THRESHOLD and "retrace" not in self._warned:
             self._warned.add("retrace")
             diagnostics.warn(
@@ -212,7 +214,6 @@ class Function:
         return names[:count]
 
     def _trace_once(self, args: tuple, kwargs: dict, trace_key: Any) -> ConcreteFunction:
-        self._tracing_count += 1
         self._created_on_last_trace = False
         graph = FuncGraph(self._name)
         names = self._arg_names(len(args))
@@ -245,6 +246,7 @@ class Function:
         graph.outputs = outputs
         concrete = ConcreteFunction(self._name, graph, names, input_specs, template,
                                     (args, kwargs))
+        self._tracing_count += 1
         self._warn_pruned(graph)
         return concrete
 
@@ -339,6 +341,22 @@ class _BoundPython:
     def __signature__(self) -> inspect.Signature:
         sig = inspect.signature(self.__func__)
         return sig.replace(parameters=list(sig.parameters.values())[1:])
+
+
+def _flatten_up_to(spec: Any, value: Any, position: int) -> list:
+    """(value, TensorSpec) pairs: `value` split only as deep as `spec` is nested (a nested
+    Python list against one TensorSpec stays one value)."""
+    if isinstance(spec, TensorSpec):
+        return [(value, spec)]
+    if isinstance(spec, dict) and isinstance(value, dict) and set(spec) == set(value):
+        return [p for k in sorted(spec, key=repr)
+                for p in _flatten_up_to(spec[k], value[k], position)]
+    if isinstance(spec, (list, tuple)) and isinstance(value, (list, tuple)) and \
+            len(spec) == len(value):
+        return [p for s, v in zip(spec, value) for p in _flatten_up_to(s, v, position)]
+    raise TypeError(errors.with_location(
+        f"argument {position} ({value!r}) does not match the structure of input_signature "
+        f"{spec}"))
 
 
 def _signature_of(fn: Callable) -> Optional[inspect.Signature]:

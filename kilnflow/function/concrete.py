@@ -61,6 +61,13 @@ class ConcreteFunction:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         from kilnflow.function.trace_key import make_key
+        if kwargs:  # keyword arguments go to their parameter's position
+            unknown = sorted(set(kwargs) - set(self._arg_names[len(args):]))
+            if unknown:
+                raise TypeError(f"{self.name}() got unexpected keyword arguments {unknown}")
+            args = tuple(args) + tuple(kwargs[n] for n in self._arg_names[len(args):]
+                                       if n in kwargs)
+            kwargs = {}
         _, tensors, _ = make_key(args, kwargs)
         if len(tensors) != len(self._input_specs):
             raise TypeError(f"{self.name}() expected {len(self._input_specs)} tensor "
@@ -68,7 +75,7 @@ class ConcreteFunction:
                             f"{len(tensors)}")
         arrays = []
         for (name, spec), value in zip(self._input_specs, tensors):
-            array = np.asarray(value)
+            array = np.array(value)  # a copy: the caller's array must not alias graph values
             if array.dtype != spec.dtype.as_numpy_dtype:
                 raise TypeError(errors.with_location(
                     f"{self.name}(): argument '{name}' must be a {spec.dtype.name} tensor, got "

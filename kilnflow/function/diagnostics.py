@@ -52,6 +52,17 @@ def _module_of(node: ast.AST, scope: dict) -> str:
     return name
 
 
+def _callable_module(obj: Any) -> str:
+    """The module a plain callable comes from (bound methods: their instance's class)."""
+    if obj is None:
+        return ""
+    module = getattr(obj, "__module__", None)
+    if not module and hasattr(obj, "__self__"):
+        module = type(obj.__self__).__module__
+    module = module or ""
+    return "numpy.random" if module.startswith("numpy.random") else module
+
+
 def _local_names(fn_node: ast.AST) -> set:
     names = {a.arg for a in ast.walk(fn_node) if isinstance(a, ast.arg)}
     for node in ast.walk(fn_node):
@@ -78,9 +89,30 @@ def scan_source(fn: Callable) -> List[str]:
     local = _local_names(fn_node)
     found = []
     for node in ast.walk(tree):
-        if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
+        if isinstance(node, (ast.Assign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for t in targets:
+                if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and \
+                        t.value.id not in local and \
+                        isinstance(scope.get(t.value.id), (list, dict)):
+                    found.append(
+                        f"{filename}:{first + node.lineno - 1}: `{ast.unparse(t)} = ...` "
+                        f"mutates the outer Python {type(scope[t.value.id]).__name__} "
+                        f"'{t.value.id}' only while tracing, not on every call.")
+            continue
+        if not isinstance(node, ast.Call):
             continue
         where = f"{filename}:{first + node.lineno - 1}"
+        if isinstance(node.func, ast.Name) and node.func.id not in local:
+            module = _callable_module(scope.get(node.func.id))
+            if any(module == m or module.startswith(m + ".") for m in _FROZEN_MODULES):
+                found.append(
+                    f"{where}: `{node.func.id}(...)` ({module}) runs only while tracing, so "
+                    f"its value is frozen into the graph (the same on every call). Use "
+                    f"kf.random / kf ops inside kf.function.")
+            continue
+        if not isinstance(node.func, ast.Attribute):
+            continue
         module = _module_of(node.func, scope)
         for prefix, shown in _FROZEN_MODULES.items():
             if module == prefix or module.startswith(prefix + "."):
@@ -101,7 +133,13 @@ def scan_source(fn: Callable) -> List[str]:
 
 
 def warn(message: str, category: type) -> None:
-    warnings.warn(message, category, stacklevel=4)
+    """Warn at the user's line that called the function (not inside kilnflow)."""
+    from kilnflow.errors import user_frame
+    frame = user_frame()
+    if frame is None:
+        warnings.warn(message, category, stacklevel=2)
+    else:
+        warnings.warn_explicit(message, category, frame[0], frame[1])
 
 
 def pruned_summary(traced: Any, optimized: Any) -> List[Any]:

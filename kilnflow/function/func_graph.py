@@ -70,6 +70,8 @@ class FuncGraph(Graph):
             ancestors.add(id(op))
             stack.extend(x.op for x in op.inputs)
         ops = [op for op in self.operations if id(op) in ancestors]
+        for op in ops:
+            op.quiet = True  # lifted out: that nothing in the graph uses them is expected
         return evaluate(ops, [], [t], [])[0]
 
     # ---------------------------------------------------------------- for passes

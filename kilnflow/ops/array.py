@@ -365,7 +365,10 @@ def sum_to_shape(dy: Tensor, like: Tensor) -> Tensor:
                                              if d == 1 and dims[lead + i] != 1]
         out = reduce_sum(dy, axes) if axes else dy
         return reshape(out, target)
-    return bind(SUM_TO_SHAPE, (dy, shape(like)))
+    out = bind(SUM_TO_SHAPE, (dy, shape(like)))
+    if hasattr(out, "set_shape") and hasattr(out, "op"):
+        out.set_shape(like.shape)  # the dynamic target still has `like`'s static dims
+    return out
 
 
 def _expand_dims_rule(x: Any, *, axis: int) -> TensorSpec:

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from typing import Any, List
 
+from kilnflow.graph import PLACEHOLDER
 from kilnflow.passes.rewrite import copy_graph
 
 
 def needed_ops(graph: Any) -> set:
     """ids of the ops that must run: outputs, stateful ops, inputs, and their ancestors."""
     roots: List[Any] = [t.op for t in graph.outputs]
-    roots += [op for op in graph.operations if op.opdef.stateful or op.type == "Placeholder"]
+    roots += [op for op in graph.operations if op.opdef.stateful or op.opdef is PLACEHOLDER]
     needed: set = set()
     while roots:
         op = roots.pop()

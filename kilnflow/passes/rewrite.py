@@ -58,8 +58,9 @@ def copy_graph(graph: Any, keep: Optional[Callable[[Operation], bool]] = None,
                replace: Optional[Callable[..., Any]] = None) -> Any:
     """A new graph like `graph`. `keep(op)` False drops the op; `replace(op, new_inputs,
     new_graph, mapped)` may return a list of new-graph tensors standing for op's outputs
-    (or None to copy it); mapped(old_tensor) is the new graph's tensor for an earlier one. Dropped ops must not feed kept ones. A replaced op must have no control
-    inputs of its own (passes check); ops that waited for it wait for the replacement's op.
+    (or None to copy it); mapped(old_tensor) is the new graph's tensor for an earlier one.
+    Dropped ops must feed only replaced ones. A replaced op must have no control inputs of
+    its own (passes check); ops that waited for it wait for the replacement's op.
     """
     new_graph = graph.empty_like()
     tensor_map: Dict[int, Any] = {}
@@ -75,8 +76,8 @@ def copy_graph(graph: Any, keep: Optional[Callable[[Operation], bool]] = None,
         inputs = tuple(tensor_map.get(id(t)) for t in op.inputs)
         if replace is not None:
             replaced = replace(op, inputs, new_graph, mapped)
-            if replaced is not None and (not replaced or isinstance(replaced[0],
-                                                                    SymbolicTensor)):
+            if replaced is not None and (not replaced or
+                                         isinstance(replaced[0], SymbolicTensor)):
                 for old, new in zip(op.outputs, replaced):
                     tensor_map[id(old)] = new
                 if replaced:

@@ -91,9 +91,6 @@ def test_module_aliases_are_resolved():
     assert any("nr.uniform" in m for m in messages)
 
 
-@pytest.mark.xfail(strict=True, reason="diagnostics.scan_source only inspects attribute calls "
-                   "(ast.Attribute); a function imported by name (`from random import random`) "
-                   "is never looked up")
 def test_functions_imported_by_name_are_recognized():
     from random import random as draw
 
@@ -130,8 +127,6 @@ def test_outer_list_and_dict_mutation_is_warned_with_the_line():
     assert len(seen) == 1 and not hasattr(seen[0], "numpy")
 
 
-@pytest.mark.xfail(strict=True, reason="diagnostics.scan_source only recognizes mutating "
-                   "method calls; `outer[key] = value` (ast.Subscript store) is not checked")
 def test_outer_dict_item_assignment_is_warned():
     cache = {}
 
@@ -219,9 +214,6 @@ def test_stateful_work_is_not_reported_as_pruned():
     assert float(v.numpy()) == 1.0
 
 
-@pytest.mark.xfail(strict=True, reason="function/api.py _warn_pruned: a forward pass recorded "
-                   "only for a GradientTape is reported as dropped computation when the "
-                   "gradient does not need its values (linear functions)")
 def test_gradient_only_function_is_not_reported_as_pruned():
     @kf.function
     def slope(x):

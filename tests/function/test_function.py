@@ -177,8 +177,6 @@ def test_no_retracing_warning_for_five_traces():
             f(kf.zeros([n]))
 
 
-@pytest.mark.xfail(strict=True, reason="diagnostics.warn uses a fixed stacklevel=4, which "
-                   "points into kilnflow/function/api.py instead of the caller's line")
 def test_retracing_warning_is_attributed_to_the_callers_line():
     @kf.function
     def f(x):
@@ -205,8 +203,6 @@ def test_input_signature_with_unknown_dims_traces_once():
     assert "float32 Tensor, shape=(None,)" in str(concrete)
 
 
-@pytest.mark.xfail(strict=True, reason="function/api.py _concrete_for_signature flattens the "
-                   "argument with nest.flatten (into Python scalars) instead of up to the spec")
 def test_input_signature_converts_nested_python_lists():
     @kf.function(input_signature=[kf.TensorSpec([None, 2], kf.float32)])
     def f(x):
@@ -296,9 +292,6 @@ def test_concrete_function_rejects_wrong_shape_dtype_and_arity():
         concrete()
 
 
-@pytest.mark.xfail(strict=True, reason="function/concrete.py ConcreteFunction.__call__ feeds "
-                   "keyword arguments in sorted-name order (make_key sorts kwargs), not in "
-                   "parameter order: a silently wrong result")
 def test_concrete_function_keyword_arguments_follow_parameter_order():
     @kf.function
     def f(y, x):
@@ -485,8 +478,6 @@ def test_lazily_created_variable_initial_value_is_lifted_once():
     np.testing.assert_array_equal(acc(kf.constant([1.0, 2.0])).numpy(), [5.0, 6.0])
 
 
-@pytest.mark.xfail(strict=True, reason="function/api.py warn_pruned: ops that compute a lifted "
-                   "variable initial value are reported as pruned computation")
 def test_lazy_variable_pattern_does_not_warn_about_pruning():
     class Accumulator:
         def __init__(self):
@@ -515,8 +506,6 @@ def test_creating_a_variable_on_a_later_trace_raises_naming_the_line():
     assert f"test_function.py:{_line_of('make-variable')}" in str(info.value)
 
 
-@pytest.mark.xfail(strict=True, reason="function/api.py __call__ feeds caller-owned ndarrays "
-                   "without copying; the Assign kernel then stores the caller's array")
 def test_assigning_a_fed_ndarray_copies_it():
     v = kf.Variable([0.0, 0.0])
 
@@ -530,8 +519,6 @@ def test_assigning_a_fed_ndarray_copies_it():
     np.testing.assert_array_equal(v.numpy(), [1.0, 2.0])
 
 
-@pytest.mark.xfail(strict=True, reason="function/api.py __call__ feeds caller-owned ndarrays "
-                   "without copying; a returned input aliases the caller's array")
 def test_returned_tensor_does_not_alias_a_fed_ndarray():
     @kf.function
     def f(x):
@@ -706,9 +693,6 @@ def test_trace_time_shape_errors_name_the_users_line():
     assert square_it(kf.ones([2, 2])).shape == (2, 2)
 
 
-@pytest.mark.xfail(strict=True, reason="function/api.py _trace appends to _trace_log (and "
-                   "_trace_once bumps the count) before tracing, so failed traces count as "
-                   "retraces ('new trace key') and eventually raise a RetracingWarning")
 def test_failed_traces_are_not_counted_as_retracing():
     @kf.function
     def square_it(x):
@@ -724,9 +708,6 @@ def test_failed_traces_are_not_counted_as_retracing():
     assert "new trace key" not in square_it.explain_retracing()
 
 
-@pytest.mark.xfail(strict=True, reason="function/api.py: arguments are only bound to the "
-                   "signature when there are kwargs or defaults, so a wrong call fails inside "
-                   "tracing and names AutoGraph's converted function 'tf__f'")
 def test_wrong_arity_names_the_function():
     @kf.function
     def f(x):

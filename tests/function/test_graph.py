@@ -93,8 +93,6 @@ def test_names_inside_a_function_graph():
     assert "dense/MatMul" in names and "dense/add" in names
 
 
-@pytest.mark.xfail(strict=True, reason="variables.py: Variable() passes the already-uniquified "
-                   "name to graph.name_scope(), which uniquifies it again ('v_1/Assign')")
 def test_variable_initializer_lives_under_the_variable_name():
     g = kf.Graph()
     with g.as_default():

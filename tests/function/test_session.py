@@ -115,8 +115,6 @@ def test_feed_with_an_unsafe_dtype_raises_type_error():
             sess.run(scaled, {x: X, n: 1.5})
 
 
-@pytest.mark.xfail(strict=True, reason="compat/v1/session.py _feeds: np.asarray(...).astype "
-                   "raises NumPy's bare 'could not convert string to float'")
 def test_feed_that_cannot_convert_names_the_tensor():
     g, x, _, _, total, _ = _graph()
     with v1.Session(graph=g) as sess:
@@ -203,9 +201,6 @@ def test_tf1_graph_with_a_variable_and_matmul():
         np.testing.assert_array_equal(sess.run(y), [[22, 22], [23, 13]])
 
 
-@pytest.mark.xfail(strict=True, reason="variables.py assign_add returns the Variable in a v1 "
-                   "graph; Session reads it with a fresh ReadVariableOp that has no control "
-                   "dependency on the assign, so the update never runs")
 def test_running_an_assign_updates_the_variable():
     g = kf.Graph()
     with g.as_default():

@@ -79,7 +79,7 @@ def _numba(kind: str, x: np.ndarray, out: np.ndarray) -> Any:
         import numba
     except ImportError:
         return None
-    c = [np.float32(v) for v in POLY]
+    c0, c1, c2, c3, c4, c5, c6 = (np.float32(v) for v in POLY)
     k, a = np.float32(K), np.float32(0.044715)
     half, one = np.float32(0.5), np.float32(1.0)
     if kind == "gelu":
@@ -93,8 +93,7 @@ def _numba(kind: str, x: np.ndarray, out: np.ndarray) -> Any:
         def kernel(x, out):
             for i in numba.prange(x.size):
                 v = x[i]
-                out[i] = (((((c[0] * v + c[1]) * v + c[2]) * v + c[3]) * v + c[4]) * v
-                          + c[5]) * v + c[6]
+                out[i] = (((((c0 * v + c1) * v + c2) * v + c3) * v + c4) * v + c5) * v + c6
     kernel(x, out)
     return lambda: kernel(x, out)
 

@@ -5,6 +5,7 @@ The ops all have `fusable` forms (plus folds, duplicates, identities, transposes
 closing reduction, so every pass finds work). No op here has an inexact fused form (no
 pow by a constant), so results must match bitwise, NaN for NaN and inf for inf.
 """
+import os
 import warnings
 
 import numpy as np
@@ -17,6 +18,7 @@ from kilnflow.runtime.interpreter import evaluate
 from tests.passes._helpers import compiled
 
 ROWS, COLS = 4, 3
+EXAMPLES = int(os.environ.get("KF_DIFF_EXAMPLES", 30))  # more to hunt bugs: 400 pass
 V = kf.Variable(np.linspace(-1, 1, COLS).astype(np.float32))
 
 UNARY = [
@@ -71,7 +73,7 @@ def _configs():
         yield f"{off} off", {n: n != off for n in names}
 
 
-@settings(max_examples=int(__import__("os").environ.get("KF_DIFF_EXAMPLES", 30)), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(plan=steps, ending=st.integers(0, len(ENDINGS) - 1), seed=st.integers(0, 2**16))
 def test_every_pass_combination_agrees(plan, ending, seed):
     rng = np.random.default_rng(seed)

@@ -4,7 +4,8 @@
     ->  y = ag__.converted_call(helper, (x, *rest), {'k': 2})
 
 Builtins the function does not shadow stay plain calls (print keeps its trace-time
-meaning), except len -> ag__.len_ and range -> ag__.range_, which handle tensors.
+meaning), except len, range, enumerate and zip -> ag__.len_, range_, enumerate_,
+zip_, which handle tensors.
 Calls of ag__ itself are left alone; a method's `super()` becomes
 `super(__class__, self)`, which still works inside generated functions.
 """
@@ -16,7 +17,7 @@ from ..pyct import templates
 from ..pyct import transformer
 
 _BUILTINS = frozenset(dir(builtins))
-_OPERATORS = {"len": "len_", "range": "range_"}
+_OPERATORS = {"len": "len_", "range": "range_", "enumerate": "enumerate_", "zip": "zip_"}
 
 
 def _names_set_loop_options(func: ast.expr) -> bool:
@@ -40,7 +41,7 @@ class _CallTransformer(transformer.Transformer):
                 and self._is_builtin("super"):
             return self._explicit_super(node)
         if isinstance(func, ast.Name) and self._is_builtin(func.id):
-            if func.id in _OPERATORS and not node.keywords:
+            if func.id in _OPERATORS:
                 self.ctx.record(node, func.id, f"{func.id}() -> ag__.{_OPERATORS[func.id]} "
                                                "(handles tensors)")
                 return self._operator_call(node, _OPERATORS[func.id])
@@ -72,6 +73,7 @@ class _CallTransformer(transformer.Transformer):
     def _operator_call(node: ast.Call, operator: str) -> ast.expr:
         call = templates.replace_expr(f"ag__.{operator}()", origin=node)
         call.args = node.args
+        call.keywords = node.keywords
         return call
 
 

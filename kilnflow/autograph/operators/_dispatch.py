@@ -58,12 +58,26 @@ DECISION_SCOPE = "autograph_decision"
 
 def decision_scope():
     """A name scope for ops built only to decide between Python and graph semantics
-    (a loop's first test, a dry run): when a graph op is chosen they feed nothing,
-    and the prefix `autograph_decision/` tells pruning reports they are expected."""
+    (a loop's first test, a dry run): when a graph op is chosen they feed nothing.
+    They are built quiet (see quiet()) and named `autograph_decision/...`."""
     if _tensor_module() is None:
         return contextlib.nullcontext()
     scope = getattr(framework(), "name_scope", None)
-    return scope(DECISION_SCOPE) if scope is not None else contextlib.nullcontext()
+    stack = contextlib.ExitStack()
+    stack.enter_context(quiet())  # a second probe's scope is named autograph_decision_1
+    if scope is not None:
+        stack.enter_context(scope(DECISION_SCOPE))
+    return stack
+
+
+def quiet():
+    """Ops built inside are AutoGraph's bookkeeping: if pruning drops them (a loop that
+    computes kf.range items from its index never reads the range tensor), that is
+    expected and kf.function does not warn about it."""
+    if _tensor_module() is None:
+        return contextlib.nullcontext()
+    from kilnflow import context
+    return context.quiet_ops()
 
 
 def user_location() -> tuple:

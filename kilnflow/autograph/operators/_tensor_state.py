@@ -58,7 +58,8 @@ def same_structure(a, b) -> bool:
     return True
 
 
-def _is_array(leaf) -> bool:
+def is_array(leaf) -> bool:
+    """True for a TensorArray (duck-typed: autograph does not import the framework)."""
     return hasattr(leaf, "stack") and hasattr(leaf, "write") and not _dispatch.is_tensor(leaf)
 
 
@@ -67,7 +68,7 @@ def to_tensor(leaf, name: str, location: tuple, dtype=None):
     if special_values.is_undefined(leaf):  # first: Undefined raises on attribute access
         raise ValueError(f"'{name}' has no value here, but a tensor cond or loop needs one"
                          + _dispatch.where(location))
-    if _dispatch.is_tensor(leaf) or _is_array(leaf):
+    if _dispatch.is_tensor(leaf) or is_array(leaf):
         return leaf
     convert = _dispatch.op("convert_to_tensor")
     try:
@@ -106,7 +107,7 @@ def compatible(before, after) -> bool:
 def check_iteration(name: str, before, after, location: tuple, shape=None):
     """The loop variable's new leaf as a tensor, if its dtype did not change and its
     shape still fits `shape` (its shape invariant; by default its shape before)."""
-    if _is_array(before):
+    if is_array(before):
         return after
     shape = before.shape if shape is None else shape
     after = to_tensor(after, name, location, dtype=before.dtype)

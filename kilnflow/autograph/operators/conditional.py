@@ -8,6 +8,7 @@ or an eager tensor as condition runs exactly one branch, as Python would.
 """
 from . import _dispatch
 from . import _tensor_state
+from . import lists
 from . import records
 from . import special_values
 
@@ -88,6 +89,8 @@ def _branch_runner(fn, state, names, location, label, other_label, first_outputs
 def tensor_if(pred, if_true, if_false, state: tuple, names, location) -> tuple:
     """Build kf.cond(pred, ...) over the branch functions; returns the new state tuple."""
     cond = _dispatch.op("cond")
+    if_true = lists.guard_outer_lists(if_true, location, "`if`")
+    if_false = lists.guard_outer_lists(if_false, location, "`if`")
     for swapped in (False, True):
         first_outputs = []
         if swapped:

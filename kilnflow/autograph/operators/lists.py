@@ -70,3 +70,42 @@ def list_append(target, value):
         return target.append(value)
     target.append(value)
     return target
+
+
+def _outer_lists(fn) -> list:
+    """(name, list) for each Python list fn reads from an enclosing function's scope."""
+    found = []
+    for name, cell in zip(fn.__code__.co_freevars, getattr(fn, "__closure__", None) or ()):
+        try:
+            value = cell.cell_contents
+        except ValueError:  # an empty cell: the name is not bound yet
+            continue
+        if type(value) is list:
+            found.append((name, value))
+    return found
+
+
+def guard_outer_lists(fn, location: tuple, construct: str):
+    """fn, checked while it is traced into a tensor loop body or cond branch: graph
+    tensors appended to a Python list from outside would outlive the graph they belong
+    to (and the append would happen once, at trace time), so that is an error naming
+    the list and the user's line. Lists only appended to in a loop never get here: they
+    are loop state, turned into TensorArrays."""
+    watched = _outer_lists(fn) if hasattr(fn, "__code__") else []
+    if not watched:
+        return fn
+
+    def guarded(*args):
+        sizes = [len(items) for _, items in watched]
+        result = fn(*args)
+        for (name, items), size in zip(watched, sizes):
+            if any(_dispatch.is_symbolic(item) for item in items[size:]):
+                raise ValueError(
+                    f"list '{name}' gets a tensor appended inside a tensor {construct}, but "
+                    "it is a Python list from outside it: the append would run once, while "
+                    "tracing, and the tensor cannot leave the graph of the "
+                    f"{construct}. AutoGraph makes a list a TensorArray only when the loop "
+                    "does nothing with it but `.append`; otherwise use a kf.TensorArray"
+                    + _dispatch.where(location))
+        return result
+    return guarded

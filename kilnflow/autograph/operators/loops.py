@@ -12,6 +12,7 @@ test is a graph tensor, the remaining iterations become one while op.
 from . import _dispatch
 from . import _tensor_state
 from . import conditional
+from . import iterables
 from . import lists
 from . import records
 from . import special_values
@@ -29,6 +30,7 @@ def while_stmt(test, body, state, names, appended=(), loop_options=None):
             keep_going = test(*state)
         if _dispatch.is_symbolic(keep_going):
             records.record(location, "while", "graph")
+            body = lists.guard_outer_lists(body, location, "loop")
             return from_tuple(tensor_while(test, body, state, names, appended, location,
                                            loop_options), count)
         if _dispatch.is_tensor(keep_going):
@@ -42,14 +44,18 @@ def while_stmt(test, body, state, names, appended=(), loop_options=None):
 
 def for_stmt(iterated, extra_test, body, state, names, appended=(), loop_options=None):
     """`for item in iterated: state = body(item, *state)` (stopping when extra_test
-    fails), or a while op over the rows of a graph tensor."""
+    fails), or a while op over a graph tensor's rows, a tensor range, a TensorArray
+    or enumerate / zip of those (see iterables.graph_rows)."""
     location = _dispatch.user_location()
     count = len(names)
     state = tuple(state)
-    if _dispatch.is_symbolic(iterated):
+    rows = iterables.graph_rows(iterated)
+    if rows is not None:
         records.record(location, "for", "graph")
-        return from_tuple(tensor_for(iterated, extra_test, body, state, names, appended,
+        body = lists.guard_outer_lists(body, location, "loop")
+        return from_tuple(tensor_for(rows, extra_test, body, state, names, appended,
                                      location, loop_options), count)
+    iterated = iterables.python_iterable(iterated)
     records.record(location, "for", records.outcome_of(iterated))
     iterator = iter(iterated)
     while True:
@@ -97,17 +103,10 @@ def _gated_iterations(iterator, keep_going, extra_test, body, state, names, loca
     return state
 
 
-def _static_length(iterated):
-    shape = _tensor_state.dims(iterated.shape)
-    return shape[0] if shape else None
-
-
-def tensor_for(iterated, extra_test, body, state, names, appended, location,
+def tensor_for(rows, extra_test, body, state, names, appended, location,
                loop_options=None) -> tuple:
-    """A while op over the rows iterated[0], iterated[1], ... of a graph tensor."""
-    length = _static_length(iterated)
-    if length is None:
-        length = _dispatch.op("shape")(iterated)[0]
+    """A while op over an int32 index: rows = (length, item_at) from graph_rows."""
+    length, item_at = rows
     count = len(names)
 
     def test(index, *values):
@@ -117,7 +116,8 @@ def tensor_for(iterated, extra_test, body, state, names, appended, location,
         return _dispatch.op("logical_and")(more, extra_test(*values))
 
     def step(index, *values):
-        return (index + 1,) + as_tuple(body(iterated[index], *values), count)
+        new = as_tuple(body(item_at(index), *values), count)
+        return from_tuple((index + 1,) + new, count + 1)
 
     start = _dispatch.op("constant")(0)
     result = tensor_while(test, step, (start,) + tuple(state), ("<iteration>",) + tuple(names),

@@ -53,6 +53,7 @@ class Session:
         self._cache: Dict[tuple, _Compiled] = {}
         self._closed = False
         self._default_stack: List[Any] = []
+        self._variable_reads: Dict[int, Any] = {}  # fetching a variable reuses one read
 
     # ---------------------------------------------------------------- context managers
 
@@ -119,8 +120,11 @@ class Session:
             return self.graph.get_tensor_by_name(fetch) if ":" in fetch else \
                 self.graph.get_operation_by_name(fetch)
         if hasattr(fetch, "_handle") and hasattr(fetch, "read_value"):  # a Variable
-            with self.graph.as_default():
-                return fetch.read_value()
+            read = self._variable_reads.get(id(fetch))
+            if read is None:
+                with self.graph.as_default():
+                    read = self._variable_reads[id(fetch)] = (fetch.read_value(), fetch)
+            return read[0]
         if isinstance(fetch, (SymbolicTensor, Operation)):
             graph = fetch.graph
             if graph is not self.graph:
@@ -135,13 +139,23 @@ class Session:
             t = self._element(key)
             if not isinstance(t, SymbolicTensor):
                 raise TypeError(f"The value of a feed cannot be an Operation: {key!r}")
-            array = np.asarray(value.numpy() if hasattr(value, "numpy") else value)
+            try:
+                array = np.array(value.numpy() if hasattr(value, "numpy") else value)
+            except (TypeError, ValueError) as exc:
+                raise TypeError(f"Cannot feed {value!r} to Tensor '{t.name}': {exc}") from None
+            if array.dtype.kind not in "biufc":
+                raise TypeError(f"Cannot feed a value of type {array.dtype} to Tensor "
+                                f"'{t.name}' of dtype {t.dtype.name}")
             want = t.dtype.as_numpy_dtype
             if array.dtype != want:
                 if array.dtype.kind == "f" and np.dtype(want).kind in "iu":
                     raise TypeError(f"Cannot feed a {array.dtype} value to Tensor {t.name} of "
                                     f"dtype {t.dtype.name}")
-                array = array.astype(want)
+                try:
+                    array = array.astype(want)
+                except (TypeError, ValueError) as exc:
+                    raise TypeError(f"Cannot feed {value!r} to Tensor '{t.name}' of dtype "
+                                    f"{t.dtype.name}: {exc}") from None
             if not t.shape.is_compatible_with(array.shape):
                 raise ValueError(f"Cannot feed value of shape {array.shape} for Tensor "
                                  f"'{t.name}', which has shape '{t.shape}'")
