@@ -147,5 +147,13 @@ from kilnflow import config as config  # noqa: E402
 from kilnflow import compat as compat  # noqa: E402
 from kilnflow import debugging as debugging  # noqa: E402
 from kilnflow import autograph as autograph  # noqa: E402
+from kilnflow import keras as keras  # noqa: E402
+from kilnflow import saved_model as saved_model  # noqa: E402
+from kilnflow import train as train  # noqa: E402
+from kilnflow.keras import initializers as initializers  # noqa: E402
+from kilnflow.keras import losses as losses  # noqa: E402
+from kilnflow.keras import metrics as metrics  # noqa: E402
+from kilnflow.keras import optimizers as optimizers  # noqa: E402
+from kilnflow.module import Module as Module  # noqa: E402
 from kilnflow import nn as nn  # noqa: E402 - the tf.nn namespace
 from kilnflow import random as random  # noqa: E402 - the tf.random namespace

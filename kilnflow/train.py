@@ -258,3 +258,64 @@ def _resolve(path: str) -> str:
         return latest
     return path
 
+
+
+class ClusterSpec:
+    """A description of a distributed cluster (jobs -> task addresses), as in TF.
+
+    kilnflow runs in-process only: a ClusterSpec can be built and inspected, but a Session
+    with a remote target raises UnimplementedError.
+
+    >>> spec = ClusterSpec({"worker": ["w0:2222", "w1:2222"], "ps": ["p0:2222"]})
+    >>> spec.jobs, spec.num_tasks("worker"), spec.task_address("worker", 1)
+    (['ps', 'worker'], 2, 'w1:2222')
+    """
+
+    def __init__(self, cluster: Any):
+        if isinstance(cluster, ClusterSpec):
+            cluster = cluster.as_dict()
+        if not isinstance(cluster, dict):
+            raise TypeError("ClusterSpec needs a dict of job name -> list or dict of tasks")
+        self._jobs = {}
+        for job, tasks in cluster.items():
+            if isinstance(tasks, (list, tuple)):
+                tasks = dict(enumerate(tasks))
+            if not isinstance(tasks, dict):
+                raise TypeError(f"tasks of job {job!r} must be a list or a dict")
+            self._jobs[str(job)] = {int(i): str(a) for i, a in tasks.items()}
+
+    @property
+    def jobs(self) -> list:
+        return sorted(self._jobs)
+
+    def num_tasks(self, job_name: str) -> int:
+        return len(self._job(job_name))
+
+    def task_indices(self, job_name: str) -> list:
+        return sorted(self._job(job_name))
+
+    def task_address(self, job_name: str, task_index: int) -> str:
+        try:
+            return self._job(job_name)[task_index]
+        except KeyError:
+            raise ValueError(f"No task with index {task_index} in job {job_name!r}") from None
+
+    def job_tasks(self, job_name: str) -> list:
+        tasks = self._job(job_name)
+        return [tasks.get(i) for i in range(max(tasks) + 1)] if tasks else []
+
+    def as_dict(self) -> dict:
+        return {job: [tasks[i] for i in sorted(tasks)] if sorted(tasks) == list(
+            range(len(tasks))) else dict(tasks) for job, tasks in self._jobs.items()}
+
+    def _job(self, job_name: str) -> dict:
+        try:
+            return self._jobs[job_name]
+        except KeyError:
+            raise ValueError(f"No such job in cluster: {job_name!r}") from None
+
+    def __eq__(self, other: Any) -> bool:
+        return isinstance(other, ClusterSpec) and other._jobs == self._jobs
+
+    def __repr__(self) -> str:
+        return f"ClusterSpec({self.as_dict()!r})"

@@ -430,5 +430,135 @@ def test_E19_session_kinds_and_devices():
             assert sess.run(b).tolist() == [2.0, 4.0]
     assert tf.config.list_physical_devices("CPU")
     assert tf.config.list_physical_devices("GPU") == []
+    cluster = tf.train.ClusterSpec({"worker": ["localhost:2222", "localhost:2223"],
+                                    "ps": ["localhost:2224"]})
+    assert cluster.jobs == ["ps", "worker"] and cluster.num_tasks("worker") == 2
     with pytest.raises(tf.errors.UnimplementedError, match="distributed"):
         tf.compat.v1.Session(target="grpc://localhost:2222")
+
+
+# ---------------------------------------------------------------- layers, checkpoints, modules
+
+class CharUnpack(tf.keras.layers.Layer):
+    """The seed-001 layer, as written there."""
+
+    def __init__(self, name="CharUnpack", *args, **kwargs):
+        super(CharUnpack, self).__init__(trainable=False, name=name, *args, **kwargs)
+        self._shifting_range = tf.reshape(
+            tf.dtypes.cast(tf.range(7, -1, -1, name="shifter_range"), tf.uint8,
+                           name="shifter_cast") if hasattr(tf.dtypes, "cast") else
+            tf.cast(tf.range(7, -1, -1, name="shifter_range"), tf.uint8),
+            (1, 1, 8), name="shifter_reshape")
+        self._selection_bit = tf.constant(0x01, dtype=tf.uint8, name="and_selection_bit")
+
+    def call(self, inputs):
+        return tf.cast(
+            tf.reshape(
+                tf.bitwise.bitwise_and(
+                    tf.bitwise.right_shift(tf.expand_dims(inputs, 2), self._shifting_range),
+                    self._selection_bit),
+                [x if x else -1 for x in self.compute_output_shape(inputs.shape)]),
+            tf.float32)
+
+    def compute_output_shape(self, input_shape):
+        try:
+            if len(input_shape) > 1:
+                output_shape = tf.TensorShape(tuple(list(input_shape[:-1]) +
+                                                    [input_shape[-1] * 8]))
+            else:
+                output_shape = tf.TensorShape((input_shape[0] * 8,))
+        except TypeError:
+            output_shape = input_shape
+        return output_shape
+
+    def compute_output_signature(self, input_signature):
+        return tf.TensorSpec(self.compute_output_shape(input_signature.shape), tf.float32)
+
+
+def test_E17_subclassed_layer_with_function_methods_and_output_signature():
+    layer = CharUnpack()
+    data = np.random.default_rng(1).integers(0, 256, size=(8, 400), dtype=np.uint8)
+    expected = np.unpackbits(data, axis=1).astype(np.float32)
+    np.testing.assert_array_equal(layer(tf.constant(data)).numpy(), expected)
+    call = tf.function(layer.call)
+    np.testing.assert_array_equal(call(tf.constant(data)).numpy(), expected)
+    concrete = call.get_concrete_function(tf.TensorSpec(shape=[None, 400], dtype=tf.uint8))
+    assert "inputs: uint8 Tensor, shape=(None, 400)" in str(concrete)
+    assert layer.compute_output_shape(tf.TensorShape([None, 400])).as_list() == [None, 3200]
+    signature = layer.compute_output_signature(tf.TensorSpec([None, 400], tf.uint8))
+    assert signature == tf.TensorSpec([None, 3200], tf.float32)
+
+    class Scaled(tf.keras.layers.Layer):
+        def build(self, input_shape):
+            self.w = self.add_weight(name="w", shape=(input_shape[-1],), initializer="ones")
+
+        @tf.function
+        def call(self, x):
+            return x * self.w
+
+    scaled = Scaled()
+    x = tf.ones([2, 3])
+    np.testing.assert_array_equal(scaled(x).numpy(), np.ones((2, 3)))
+    np.testing.assert_array_equal(scaled(x).numpy(), np.ones((2, 3)))
+
+
+def _small_model():
+    model = tf.keras.Sequential([tf.keras.layers.Dense(4, activation="relu"),
+                                 tf.keras.layers.Dense(2)])
+    model(np.zeros((1, 3), np.float32))
+    return model
+
+
+def test_E25_checkpoint_eager_to_graph_and_back(tmp_path):
+    x = np.random.default_rng(2).normal(size=(5, 3)).astype(np.float32)
+    eager_model = _small_model()
+    expected = eager_model(x).numpy()
+    path = tf.train.Checkpoint(model=eager_model).save(str(tmp_path / "eager"))
+
+    with tf.Graph().as_default():
+        graph_model = _small_model()
+        y = graph_model(tf.constant(x))
+        status = tf.train.Checkpoint(model=graph_model).restore(path)
+        with tf.compat.v1.Session() as sess:
+            status.assert_existing_objects_matched()
+            np.testing.assert_allclose(sess.run(y), expected, rtol=1e-6)
+            updates = [v.assign_add(tf.ones_like(v)) for v in graph_model.variables]
+            sess.run(updates)  # change the weights in the graph
+        changed = tf.train.Checkpoint(model=graph_model).save(str(tmp_path / "graph"))
+
+    back = _small_model()
+    tf.train.Checkpoint(model=back).restore(changed).assert_consumed()
+    for a, b in zip(back.get_weights(), eager_model.get_weights()):
+        np.testing.assert_allclose(a, b + 1.0)
+
+
+def test_E30_tf_module_tracks_variables_and_function_methods():
+    class Dense(tf.Module):
+        def __init__(self, in_features, out_features, name=None):
+            super().__init__(name=name)
+            self.w = tf.Variable(tf.ones([in_features, out_features]), name="w")
+            self.b = tf.Variable(tf.zeros([out_features]), name="b", trainable=False)
+
+        @tf.function
+        def __call__(self, x):
+            return tf.matmul(x, self.w) + self.b
+
+    class Model(tf.Module):
+        def __init__(self, name=None):
+            super().__init__(name=name)
+            self.layers = [Dense(3, 2), Dense(2, 1)]
+
+        @tf.function
+        def __call__(self, x):
+            for layer in self.layers:
+                x = layer(x)
+            return x
+
+    model = Model()
+    assert float(model(tf.ones([1, 3]))[0, 0]) == 6.0
+    assert len(model.variables) == 4 and len(model.trainable_variables) == 2
+    assert len(model.submodules) == 2
+    first, second = Model(), Model()
+    first(tf.ones([1, 3]))
+    second(tf.ones([1, 3]))
+    assert Model.__call__.__get__(first) is not Model.__call__.__get__(second)
