@@ -198,7 +198,7 @@ class Function:
             kw_old, kw_new = dict(old[1]), dict(key[1])
             for k in sorted(set(kw_old) | set(kw_new)):
                 changes += describe_change(k, kw_old.get(k), kw_new.get(k))
-            if best is None or len(changes) < len(best):
+            if best is None or len(changes) <= len(best):  # ties: the most recent trace
                 best = changes
         return best or ["new trace key"]
 

@@ -110,9 +110,13 @@ def save(obj: Any, export_dir: str, signatures: Any = None, options: Any = None)
     if not concretes:
         raise ValueError("saved_model.save: nothing to save; pass `signatures=` or give the "
                          "object kf.function methods with an input_signature")
+    from kilnflow.passes.prune import prune
+    # The traced graph (pruned), not the optimized one: loading optimizes it again, and the
+    # fused kernels of this process are not a file format.
+    graphs = {name: prune(concrete.traced_graph) for name, concrete in concretes.items()}
     handles: Dict[int, Any] = {}
-    for concrete in concretes.values():
-        _handles_in(concrete.graph, handles)
+    for graph in graphs.values():
+        _handles_in(graph, handles)
     keys = {hid: f"variable_{i}" for i, hid in enumerate(handles)}
     entries = []
     arrays = {}
@@ -123,7 +127,7 @@ def save(obj: Any, export_dir: str, signatures: Any = None, options: Any = None)
     functions = {}
     for name, concrete in concretes.items():
         functions[name] = {
-            "graph": graph_to_dict(concrete.graph, keys),
+            "graph": graph_to_dict(graphs[name], keys),
             "inputs": [{"name": n, "shape": s.shape.dims, "dtype": s.dtype.name}
                        for n, s in concrete._input_specs],
             "arg_names": list(concrete._arg_names),
