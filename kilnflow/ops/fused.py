@@ -28,7 +28,8 @@ from kilnflow.shapes import TensorShape, TensorSpec
 # Engine parameters, chosen by tests/passes/measure_engine.py (figures in ENGINE.md).
 BLOCK_BYTES = 1 << 17          # one block of the widest value: a few of them stay in L2
 PARALLEL_MIN_BLOCKS = 4        # below this many blocks a thread hand-off costs more than it saves
-SMALL_ELEMENTS = 4096          # up to this, plain NumPy expressions (allocation is cheap)
+SMALL_ELEMENTS = 1 << 15       # up to this, plain NumPy expressions: malloc is cheap there,
+                               # and one block would gain nothing
 
 # ---------------------------------------------------------------- translating templates
 
@@ -567,16 +568,19 @@ def run(block: Callable, program: FusedProgram, arrays: Sequence[Any],
 
 
 def _small(arrays: Sequence[Any]) -> bool:
-    """Is the result surely at most SMALL_ELEMENTS? (Cheap: no broadcast computation.)"""
-    shape = None
+    """Is the result at most SMALL_ELEMENTS? (Cheap: no compatibility checks, which the
+    expressions make anyway.)"""
+    ndim = 0
     for a in arrays:
         if a.size > SMALL_ELEMENTS:
             return False
-        if a.size != 1:
-            if shape is not None and a.shape != shape:
-                return False
-            shape = a.shape
-    return True
+        ndim = max(ndim, a.ndim)
+    dims = [1] * ndim
+    for a in arrays:
+        for i, d in enumerate(a.shape, ndim - a.ndim):
+            if d != 1:
+                dims[i] = d
+    return math.prod(dims) <= SMALL_ELEMENTS
 
 
 def _run_small(program: FusedProgram, arrays: Sequence[Any]) -> Any:
