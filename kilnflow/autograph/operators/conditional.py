@@ -77,13 +77,29 @@ def _branch_runner(fn, state, names, location, label, other_label, first_outputs
                 raise TypeError(f"'{name}' has a different structure in the two branches of "
                                 f"a tensor `if`" + _dispatch.where(location))
         leaves = []
-        for name, value in zip(names, outputs):
-            leaves += [_tensor_state.to_tensor(leaf, name, location)
-                       for leaf in _tensor_state.flatten(value, arrays_as_tensors=True)]
+        for index, (name, value) in enumerate(zip(names, outputs)):
+            mine = [_tensor_state.to_tensor(leaf, name, location)
+                    for leaf in _tensor_state.flatten(value, arrays_as_tensors=True)]
+            if not first:
+                _check_dtypes(name, _tensor_state.flatten(first_outputs[index]), mine,
+                              other_label, label, location)
+            leaves += mine
         if first:
             first_outputs.extend(_tensor_state.pack(outputs, leaves, arrays_as_tensors=True))
         return tuple(leaves)
     return run
+
+
+def _check_dtypes(name, first, second, first_label, second_label, location) -> None:
+    """A variable must have the same dtype after both branches (named, unlike cond's)."""
+    for a, b in zip(first, second):
+        a_dtype, b_dtype = getattr(a, "dtype", None), getattr(b, "dtype", None)
+        if _tensor_state.is_array(a) or a_dtype is None or a_dtype == b_dtype:
+            continue
+        raise TypeError(f"'{name}' is {a_dtype.name} after the {first_label} branch of a "
+                        f"tensor `if` but {b_dtype.name} after the {second_label} branch; "
+                        "both branches must give it the same dtype (e.g. with kf.cast, or "
+                        "1. instead of 1)" + _dispatch.where(location))
 
 
 def tensor_if(pred, if_true, if_false, state: tuple, names, location) -> tuple:

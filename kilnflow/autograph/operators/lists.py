@@ -85,6 +85,14 @@ def _outer_lists(fn) -> list:
     return found
 
 
+_HINTS = {
+    "loop": "AutoGraph turns a list into a TensorArray only when the loop does nothing "
+            "with it but `.append`; otherwise accumulate in a kf.TensorArray",
+    "`if`": "A Python list's length cannot depend on a tensor condition: append a value "
+            "chosen by the condition (`lst.append(x if c else 0.)`), or use a kf.TensorArray",
+}
+
+
 def guard_outer_lists(fn, location: tuple, construct: str):
     """fn, checked while it is traced into a tensor loop body or cond branch: graph
     tensors appended to a Python list from outside would outlive the graph they belong
@@ -101,11 +109,9 @@ def guard_outer_lists(fn, location: tuple, construct: str):
         for (name, items), size in zip(watched, sizes):
             if any(_dispatch.is_symbolic(item) for item in items[size:]):
                 raise ValueError(
-                    f"list '{name}' gets a tensor appended inside a tensor {construct}, but "
-                    "it is a Python list from outside it: the append would run once, while "
-                    "tracing, and the tensor cannot leave the graph of the "
-                    f"{construct}. AutoGraph makes a list a TensorArray only when the loop "
-                    "does nothing with it but `.append`; otherwise use a kf.TensorArray"
+                    f"list '{name}' is a Python list from outside a tensor {construct} that "
+                    f"gets a tensor appended inside it: the append runs once, while tracing, "
+                    f"and the tensor cannot leave the {construct}'s graph. {_HINTS[construct]}"
                     + _dispatch.where(location))
         return result
     return guarded

@@ -1,0 +1,377 @@
+"""Errors of tensor control flow name the user's file and line, not generated code.
+
+Each program is wrong (or uses a construct AutoGraph cannot turn into graph ops) only
+when its conditions are graph tensors; the tests call it under @kf.function and check
+the error class, the message, and that the message names the line of the `if` / loop
+statement (or expression) at fault. Where kilnflow's behaviour differs from an error
+(a Python list that becomes a TensorArray) the test documents what happens instead.
+"""
+import inspect
+import re
+import traceback
+
+import pytest
+
+import kilnflow as kf
+from kilnflow import autograph
+
+
+def line_of(fn, text):
+    """The file line number of the first line of fn's source containing `text`."""
+    lines, first = inspect.getsourcelines(fn)
+    matches = [first + i for i, line in enumerate(lines) if text in line]
+    assert matches, f"{text!r} not in {fn.__name__}"
+    return matches[0]
+
+
+def assert_names_line(message, fn, text):
+    """The message names fn's file and the line holding `text` (either location format
+    kilnflow uses: '"file", line N' or 'file:N')."""
+    filename, line = re.escape(fn.__code__.co_filename), line_of(fn, text)
+    assert re.search(rf'"{filename}", line {line}\b|{filename}:{line}\b', message), \
+        f"expected {fn.__code__.co_filename}:{line} in: {message}"
+
+
+def raises(error, fn, *args, match=None):
+    """The error fn(*args) raises under @kf.function (conversion is user-requested)."""
+    with pytest.raises(error, match=match) as info:
+        kf.function(fn)(*args)
+    return str(info.value)
+
+
+# ---------------------------------------------------------------- only one branch
+
+def set_in_if_only(x):
+    y = x * 2.
+    if x > 0.:
+        z = y
+    return z
+
+
+def set_in_else_only(x):
+    if x > 0.:
+        pass
+    else:
+        z = x
+    return z
+
+
+def set_in_elif_chain_only(x):
+    if x > 10.:
+        z = 1.
+    elif x > 0.:
+        z = 2.
+    return z
+
+
+@pytest.mark.parametrize("fn, other", [(set_in_if_only, "else"), (set_in_else_only, "if"),
+                                       (set_in_elif_chain_only, "else")],
+                         ids=["if_only", "else_only", "elif_without_else"])
+def test_variable_defined_in_one_branch_and_used_after(fn, other):
+    message = raises(ValueError, fn, kf.constant(1.),
+                     match=f"'z' must also be initialized in the {other} branch")
+    text = "elif x > 0." if fn is set_in_elif_chain_only else "if x > 0"
+    assert_names_line(message, fn, text)
+
+
+def set_in_one_branch_not_used_after(x):
+    if x > 0.:
+        z = x * 2.
+        x = z + 1.
+    return x
+
+
+def test_variable_defined_in_one_branch_but_not_used_after_is_fine():
+    assert float(kf.function(set_in_one_branch_not_used_after)(kf.constant(1.))) == 3.
+
+
+def different_dtypes_in_branches(x):
+    if x > 0.:
+        y = 1
+    else:
+        y = 2.
+    return y
+
+
+def test_variable_with_different_dtypes_in_the_branches():
+    message = raises(TypeError, different_dtypes_in_branches, kf.constant(1.),
+                     match="'y' is int32 after the if branch .* but float32 after the else")
+    assert_names_line(message, different_dtypes_in_branches, "if x > 0")
+
+
+# ---------------------------------------------------------------- loop variables
+
+def dtype_changes_in_for(n):
+    x = 0
+    for i in kf.range(n):
+        x = kf.cast(x, kf.float32) + 0.5
+    return x
+
+
+def dtype_changes_in_while(x):
+    total = kf.constant(0, kf.int32)
+    while x > 1.:
+        x = x / 2.
+        total = kf.cast(total, kf.float32) + x
+    return total
+
+
+@pytest.mark.parametrize("fn, arg, loop", [
+    (dtype_changes_in_for, kf.constant(3), "for i in"),
+    (dtype_changes_in_while, kf.constant(8.), "while x > 1."),
+], ids=["for", "while"])
+def test_loop_variable_that_changes_dtype(fn, arg, loop):
+    message = raises(TypeError, fn, arg, match="dtype int32 before the loop, but dtype "
+                                               "float32 after one iteration")
+    assert_names_line(message, fn, loop)
+
+
+def shape_changes_in_for(n):
+    x = kf.constant([1.])
+    for i in kf.range(n):
+        x = kf.concat([x, x], 0)
+    return x
+
+
+def shape_changes_in_while(x, n):
+    i = 0
+    while i < n:
+        x = kf.concat([x, kf.zeros([1, 2])], 0)
+        i += 1
+    return x
+
+
+@pytest.mark.parametrize("fn, args, loop, shapes", [
+    (shape_changes_in_for, (kf.constant(3),), "for i in", r"\(1,\) before .* \(2,\) after"),
+    (shape_changes_in_while, (kf.zeros([1, 2]), kf.constant(3)), "while i < n",
+     r"\(1, 2\) before .* \(2, 2\) after"),
+], ids=["for", "while"])
+def test_loop_variable_that_changes_shape_without_shape_invariants(fn, args, loop, shapes):
+    message = raises(ValueError, fn, *args, match=shapes)
+    assert "shape_invariants" in message  # says how to allow it
+    assert_names_line(message, fn, loop)
+
+
+def shape_changes_with_invariant(x, n):
+    i = 0
+    while i < n:
+        autograph.experimental.set_loop_options(shape_invariants=[(x, [None, 2])])
+        x = kf.concat([x, kf.zeros([1, 2])], 0)
+        i += 1
+    return x
+
+
+def test_the_same_loop_with_a_shape_invariant_works():
+    result = kf.function(shape_changes_with_invariant)(kf.zeros([1, 2]), kf.constant(3))
+    assert result.shape == (4, 2)
+
+
+def undefined_before_for(n):
+    for i in kf.range(n):
+        y = i * 2
+    return y
+
+
+def undefined_before_while(n):
+    i = 0
+    while i < n:
+        last = i
+        i += 1
+    return last
+
+
+@pytest.mark.parametrize("fn, name, loop", [(undefined_before_for, "y", "for i in"),
+                                            (undefined_before_while, "last", "while i < n")],
+                         ids=["for", "while"])
+def test_variable_first_defined_in_a_tensor_loop_and_used_after(fn, name, loop):
+    message = raises(ValueError, fn, kf.constant(3),
+                     match=f"'{name}' must be defined before the loop")
+    assert_names_line(message, fn, loop)
+
+
+def temporary_inside_loop(n):
+    s = 0
+    for i in kf.range(n):
+        t = i * 2  # first defined in the loop, but not used after it: fine
+        s += t
+    return s
+
+
+def test_variable_first_defined_in_a_loop_but_only_used_inside_is_fine():
+    assert int(kf.function(temporary_inside_loop)(kf.constant(4))) == 12
+
+
+# ---------------------------------------------------------------- non-scalar conditions
+
+def vector_while_condition(x):
+    while x > 0.:
+        x = x - 1.
+    return x
+
+
+def vector_if_condition(x):
+    if x > 0.:
+        x = x - 1.
+    return x
+
+
+@pytest.mark.parametrize("fn, error, text, match", [
+    (vector_while_condition, TypeError, "while x > 0.", "scalar bool"),
+    (vector_if_condition, kf.errors.InvalidArgumentError, "if x > 0.", "must be a scalar"),
+], ids=["while", "if"])
+def test_condition_that_is_not_a_scalar(fn, error, text, match):
+    message = raises(error, fn, kf.constant([1., 2.]), match=match)
+    assert_names_line(message, fn, text)
+
+
+# ---------------------------------------------------------------- tensor as a Python bool
+
+def bool_in_comprehension(xs):
+    return kf.stack([x * 2. for x in xs if x > 0.])
+
+
+def bool_in_walrus_loop(x):
+    while (y := x * 2.) < 10.:  # a while with := stays a Python loop
+        x = y
+    return x
+
+
+def explicit_bool(x):
+    return bool(x > 0.)
+
+
+CANNOT_CONVERT = [
+    pytest.param(bool_in_comprehension, kf.constant([1., -2.]), "if x > 0.",
+                 id="comprehension"),
+    pytest.param(bool_in_walrus_loop, kf.constant(1.), "while (y :=", id="walrus_while"),
+    pytest.param(explicit_bool, kf.constant(1.), "return bool(", id="explicit_bool"),
+]
+
+
+@pytest.mark.parametrize("fn, arg, text", CANNOT_CONVERT)
+def test_tensor_as_python_bool_fails_at_the_users_line(fn, arg, text):
+    with pytest.raises(TypeError, match="as a Python `bool` is not allowed") as info:
+        kf.function(fn)(arg)
+    frames = [f for f in traceback.extract_tb(info.value.__traceback__)
+              if f.filename == fn.__code__.co_filename]
+    assert frames and frames[-1].lineno == line_of(fn, text)
+
+
+@pytest.mark.xfail(strict=True, reason="kilnflow/tensor.py: SymbolicTensor.__bool__'s "
+                                       "TypeError names no location (use errors.with_location)")
+@pytest.mark.parametrize("fn, arg, text", CANNOT_CONVERT)
+def test_tensor_as_python_bool_message_names_the_line(fn, arg, text):
+    message = raises(TypeError, fn, arg)
+    assert_names_line(message, fn, text)
+
+
+def test_explain_lists_the_comprehension_as_python():
+    report = autograph.explain(bool_in_comprehension)
+    entries = [(line, construct) for line, construct, _, _ in report.entries]
+    assert (line_of(bool_in_comprehension, "if x > 0."), "comprehension") in entries
+
+
+def if_inside_try(x):
+    try:
+        if x > 0.:  # converted: a cond op, even inside `try`
+            x = x + 1.
+        kf.debugging.Assert(x < 100., ["too large"])
+    except kf.errors.InvalidArgumentError:  # stays Python: catches trace-time errors only
+        x = -x
+    return x
+
+
+def test_try_block_converts_its_statements_but_except_stays_python():
+    f = kf.function(if_inside_try)
+    assert float(f(kf.constant(1.))) == 2.
+    assert float(f(kf.constant(-1.))) == -1.
+    ops = {op.type for op in f.get_concrete_function(kf.constant(1.)).traced_graph.operations}
+    assert ops & {"If", "StatelessIf"}
+    # The Assert fails when the graph runs, after the Python `except` is gone.
+    with pytest.raises(kf.errors.InvalidArgumentError, match="too large"):
+        f(kf.constant(500.))
+
+
+# ---------------------------------------------------------------- Python lists in tensor loops
+
+def list_only_appended(n):
+    out = []
+    for i in kf.range(n):
+        out.append(i * 10)
+    return out
+
+
+def test_list_only_appended_in_a_tensor_loop_becomes_a_stacked_tensor():
+    """Beyond TF: no error; after the loop the list is one tensor (a TensorArray stacked)."""
+    result = kf.function(list_only_appended)(kf.constant(3))
+    assert result.numpy().tolist() == [0, 10, 20]
+
+
+def list_appended_and_read_in_loop(n):
+    out = []
+    for i in kf.range(n):
+        out.append(i)
+        if len(out) > 2:
+            pass
+    return out
+
+
+def list_appended_and_indexed_in_loop(n):
+    out = [kf.constant(0)]
+    i = 0
+    while i < n:
+        out.append(out[-1] + i)
+        i += 1
+    return out
+
+
+@pytest.mark.parametrize("fn, loop", [(list_appended_and_read_in_loop, "for i in"),
+                                      (list_appended_and_indexed_in_loop, "while i < n")],
+                         ids=["len_in_for", "indexed_in_while"])
+def test_list_appended_in_a_tensor_loop_and_also_used_otherwise(fn, loop):
+    """The list stays a Python list (it is not loop state), so the tensors the body
+    appends would escape the loop's graph: an error names the list and the loop."""
+    message = raises(ValueError, fn, kf.constant(3),
+                     match="list 'out' is a Python list from outside a tensor loop")
+    assert_names_line(message, fn, loop)
+
+
+def list_appended_in_tensor_if(x):
+    out = []
+    if x > 0.:
+        out.append(x)
+    return out
+
+
+def test_list_appended_in_a_tensor_if():
+    message = raises(ValueError, list_appended_in_tensor_if, kf.constant(1.),
+                     match="list 'out' is a Python list from outside a tensor `if`")
+    assert_names_line(message, list_appended_in_tensor_if, "if x > 0.")
+
+
+def list_appended_then_appended_after(n):
+    out = []
+    for i in kf.range(n):
+        out.append(i)
+    out.append(n)  # after the loop `out` is a tensor: it has no append
+    return out
+
+
+def test_list_used_as_a_list_after_the_loop():
+    """Documented limit: after a tensor loop the list is a tensor, not a list."""
+    with pytest.raises(AttributeError, match="append") as info:
+        kf.function(list_appended_then_appended_after)(kf.constant(3))
+    frames = [f for f in traceback.extract_tb(info.value.__traceback__)
+              if f.filename == __file__]
+    assert frames[-1].lineno == line_of(list_appended_then_appended_after, "out.append(n)")
+
+
+def python_loop_appends(x):
+    out = []
+    for k in range(3):  # a Python loop: appends are plain Python, as written
+        out.append(x * k)
+    return kf.stack(out)
+
+
+def test_list_appended_in_a_python_loop_stays_a_list():
+    assert kf.function(python_loop_appends)(kf.constant(2.)).numpy().tolist() == [0., 2., 4.]
