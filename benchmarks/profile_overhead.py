@@ -48,7 +48,8 @@ def _namespace() -> dict:
             "np": np, "kf": kf, "dtypes": dtypes, "tensor": tensor, "ctx": ctx,
             "convert": convert, "math": math, "opdef": opdef, "a": a, "b": b, "x": x,
             "y": y, "inputs": (x, y), "f": f, "concrete": concrete, "fn": concrete._fn,
-            "key": key, "c0": np.array(1, np.float32), "one": np.float32(1)}
+            "key": key, "c0": np.array(1, np.float32), "one": np.float32(1),
+            "s": kf.constant(1.5), "h": kf.constant(0.5)}
 
 
 def _sketches(np, tensor, ctx, add_op, concrete, a) -> tuple:
@@ -115,10 +116,22 @@ COMPILED_STEPS = [
      "((tuple([('T', t._value.shape, t._value.dtype) for t in (x,)])), ())"),
     ("  f._cache.get(key)", "f._cache.get(key)"),
     ("  concrete._call_flat([a])", "concrete._call_flat([a])"),
-    ("    with np.errstate(all='ignore')", "with np.errstate(all='ignore'): pass"),
     ("    generated fn(a)", "fn(a)"),
     ("    tensor.wrap(out)", "tensor.wrap(a)"),
     ("sketch: (shape, dtype) memo + generated fn + wrap", "sketch_call(x)"),
+]
+
+
+SCALAR_STEPS = [
+    ("kf scalar s * h (two tensors)", "s * h"),
+    ("kf scalar s * 0.5 (Python float operand)", "s * 0.5"),
+    ("  convert.operand(0.5, float32)", "convert.operand(0.5, kf.float32)"),
+    ("kf.convert_to_tensor(3) (Python int)", "kf.convert_to_tensor(3)"),
+    ("kf.cast(3, kf.float32)", "kf.cast(3, kf.float32)"),
+    ("np.errstate(all='ignore') enter + exit (np_errors_ignored kernels)",
+     "with np.errstate(all='ignore'): pass"),
+    ("NumPy scalar * 0-d array constant (graph Const of shape ())", "one * c0"),
+    ("NumPy scalar * NumPy scalar constant", "one * one"),
 ]
 
 
@@ -179,6 +192,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                                                                    rounds=args.rounds))
     print_table("compiled call: cached @kf.function x + 1 on [16] float32",
                 step_table(COMPILED_STEPS, ns, rounds=args.rounds))
+    print_table("scalars and conversions", step_table(SCALAR_STEPS, ns, number=5000,
+                                                      rounds=max(1, args.rounds // 2)))
     if not args.no_cprofile:
         print_cprofile("kf.add(x, y)", ns)
         print_cprofile("f(x)", ns)
