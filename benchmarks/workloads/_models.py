@@ -86,13 +86,19 @@ class KfMLP:
                     h = nn.relu(h)
             loss = kf.reduce_mean(nn.sparse_softmax_cross_entropy_with_logits(
                 labels=y, logits=h))
-        grads = tape.gradient(loss, variables)
-        for v, g in zip(variables, grads):
-            v.assign_sub(LEARNING_RATE * g)
+        sgd(variables, tape.gradient(loss, variables))
         return loss
 
     def numpy(self) -> List[np.ndarray]:
         return [v.numpy() for v in self.variables]
+
+
+def sgd(variables: List[Any], grads: List[Any]) -> None:
+    """v -= lr * g for each variable; a missing gradient is an error, named."""
+    for i, (v, g) in enumerate(zip(variables, grads)):
+        if g is None:
+            raise ValueError(f"no gradient reached variable {i} (tape.gradient gave None)")
+        v.assign_sub(LEARNING_RATE * g)
 
 
 def check_same_step(numpy_step: Callable, kf_step: Callable, params: List[np.ndarray],
@@ -154,9 +160,9 @@ def numpy_rnn_step(params: List[np.ndarray], xs: np.ndarray, y: np.ndarray,
 
 
 class KfRNN:
-    """The same RNN as kf.Variables, with two train steps: `step_unrolled` loops over a
-    Python range (eagerly, or unrolled into the graph), `step_loop` over kf.range (AutoGraph
-    turns it into one while loop)."""
+    """The same RNN as kf.Variables, with train steps: `step_unrolled` loops over a Python
+    range (eagerly, or unrolled into the graph), `step_loop` over kf.range (AutoGraph turns
+    it into one while loop), `step_loop_hoisted` likewise with the variables read first."""
 
     def __init__(self, params: List[np.ndarray]):
         self.variables = [kf.Variable(p.copy()) for p in params]
@@ -181,9 +187,19 @@ class KfRNN:
         self._apply(tape.gradient(loss, self.variables))
         return loss
 
+    def step_loop_hoisted(self, xs: Any, y: Any) -> Any:
+        """step_loop with the variables read once before the loop (captured tensors)."""
+        with kf.GradientTape() as tape:
+            w_x, w_h, b = [v.read_value() for v in self.variables]
+            h = kf.zeros([xs.shape[1], w_h.shape[0]])
+            for i in kf.range(xs.shape[0]):
+                h = kf.tanh(kf.matmul(xs[i], w_x) + kf.matmul(h, w_h) + b)
+            loss = kf.reduce_mean(kf.square(h - y))
+        self._apply(tape.gradient(loss, self.variables))
+        return loss
+
     def _apply(self, grads: List[Any]) -> None:
-        for v, g in zip(self.variables, grads):
-            v.assign_sub(LEARNING_RATE * g)
+        sgd(self.variables, grads)
 
     def numpy(self) -> List[np.ndarray]:
         return [v.numpy() for v in self.variables]
