@@ -508,6 +508,11 @@ def run(block: Callable, program: FusedProgram, arrays: Sequence[Any],
         views = arrays
         sliced = [a.ndim == len(shape) and a.shape[0] == shape[0] != 1 for a in arrays]
         rows, inner = shape[0], shape[1:]
+    if flat and reduce is None and size >= NUMBA_MIN_ELEMENTS:
+        kernel = _numba_kernel(program, tuple(sliced))
+        if kernel is not None:  # one compiled pass: see ENGINE.md for when it wins
+            kernel(out.reshape(-1), *[v if s else v[()] for v, s in zip(views, sliced)])
+            return out
     step = max(1, block_elems // max(1, math.prod(inner)))
     starts = list(range(0, rows, step))
     if reduce is None:
@@ -565,6 +570,87 @@ def run(block: Callable, program: FusedProgram, arrays: Sequence[Any],
     final_shape = rules.reduced_shape(TensorShape(shape), axes, keepdims).as_list()
     total = np.asarray(target).reshape(final_shape)
     return _finish(program, total, size // max(1, total.size))
+
+
+# ---------------------------------------------------------------- numba, when installed
+
+# Steps numba compiles to the same IEEE results NumPy gives (floats only: numba widens
+# small ints). NumPy's SIMD transcendentals beat numba's libm calls, so a group with any
+# other step stays on the NumPy blocks. maximum/minimum propagate NaN as NumPy does.
+_NUMBA_STEPS = {"add": "{0} + {1}", "subtract": "{0} - {1}", "multiply": "{0} * {1}",
+                "true_divide": "{0} / {1}", "negative": "-{0}",
+                "maximum": "({0} if {0} >= {1} or {0} != {0} else {1})",
+                "minimum": "({0} if {0} <= {1} or {0} != {0} else {1})", "cast": "{0}"}
+NUMBA_MIN_ELEMENTS = 1 << 20   # below this the blocks are as fast; numba compiles slowly
+_backend = {"name": "auto"}
+_numba_state: Dict[str, Any] = {}
+_numba_kernels: Dict[tuple, Any] = {}
+
+
+def set_backend(name: str) -> None:
+    """'auto' (numba for arithmetic-only groups when installed, else NumPy) or 'numpy'."""
+    if name not in ("auto", "numpy"):
+        raise ValueError(f"fused engine backend must be 'auto' or 'numpy', got {name!r}")
+    _backend["name"] = name
+
+
+def _numba() -> Any:
+    if "module" not in _numba_state:
+        try:
+            import numba
+        except ImportError:  # optional: the NumPy blocks are the fallback
+            numba = None
+        _numba_state["module"] = numba
+    return _numba_state["module"]
+
+
+def numba_source(program: FusedProgram, sliced: Sequence[bool]) -> Optional[str]:
+    """A numba kernel for `program` (one pass over flat arrays), or None when its steps or
+    dtypes are not ones numba reproduces exactly. `sliced[i]`: input i is an array (else a
+    scalar)."""
+    dtypes = list(program.input_dtypes) + [s.dtype for s in program.steps]
+    if program.reduce is not None or any(np.dtype(d).kind != "f" for d in dtypes) or \
+            any(s.fn not in _NUMBA_STEPS for s in program.steps):
+        return None
+    lines = [f"def kernel(out, {', '.join(f'a{i}' for i in range(program.n_inputs))}):",
+             "    for i in numba.prange(out.size):"]
+    for i, is_array in enumerate(sliced):
+        lines.append(f"        v{i} = a{i}[i]" if is_array else f"        v{i} = a{i}")
+
+    def arg(ref: Ref, dtype: str) -> str:
+        kind, value = ref
+        if kind == "in":
+            return f"v{value}"
+        if kind == "step":
+            return f"t{value}"
+        return f"np.{np.dtype(dtype).name}({value!r})"  # typed: numba would widen a literal
+
+    for j, step in enumerate(program.steps):
+        args = [arg(a, step.dtype) for a in step.args]
+        text = _NUMBA_STEPS[step.fn].format(*args)
+        lines.append(f"        t{j} = np.{np.dtype(step.dtype).name}({text})")
+    lines.append(f"        out[i] = t{program.root[1]}")
+    return "\n".join(lines) + "\n"
+
+
+def _numba_kernel(program: FusedProgram, sliced: tuple) -> Optional[Callable]:
+    if _backend["name"] != "auto":
+        return None
+    key = (program, sliced)
+    if key not in _numba_kernels:
+        source = numba_source(program, sliced)
+        numba = _numba() if source is not None else None
+        kernel = None
+        if numba is not None:
+            namespace = {"np": np, "numba": numba}
+            exec(compile(source, "<kilnflow fused numba>", "exec"), namespace)  # noqa: S102
+            kernel = numba.njit(parallel=True, fastmath=False)(namespace["kernel"])
+        _numba_kernels[key] = kernel
+    kernel = _numba_kernels[key]
+    if kernel is not None:
+        numba = _numba()
+        numba.set_num_threads(min(_threads, numba.config.NUMBA_NUM_THREADS))
+    return kernel
 
 
 def _small(arrays: Sequence[Any]) -> bool:

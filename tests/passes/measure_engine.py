@@ -5,8 +5,9 @@
 Every variant runs in this one process, round-robin (so load from elsewhere hits them
 alike), and is reported as the median time and as a ratio to np.copyto of the same size,
 the memory-bandwidth floor. Candidates: NumPy naive and in place, kilnflow eager and
-@kf.function (with and without fusion), the engine at several block sizes and thread
-counts, and numexpr / numba when importable. The figures and the choice are recorded in
+@kf.function (with and without fusion; with the numba backend when numba is importable
+and the group has no transcendental), the NumPy-blocks engine at several block sizes and
+thread counts, and numexpr / numba kernels written by hand (into a preallocated output). The figures and the choice are recorded in
 kilnflow/passes/ENGINE.md.
 """
 from __future__ import annotations
@@ -111,6 +112,22 @@ def _engine(block_bytes: int, threads: int, fn: Callable) -> Callable:
     return run
 
 
+def _numpy_backend(fn: Callable) -> Callable:
+    def run() -> Any:
+        fused.set_backend("numpy")
+        try:
+            return fn()
+        finally:
+            fused.set_backend("auto")
+    return run
+
+
+def _program_of(compiled: Any, x: Any) -> Any:
+    graph = compiled.get_concrete_function(x).graph
+    (op,) = [op for op in graph.operations if op.opdef is fused.FUSED]
+    return op.attrs["program"]
+
+
 def variants(kind: str, x_np: np.ndarray, sweep: bool) -> List[Tuple[str, Callable]]:
     out, tmp = np.empty_like(x_np), np.empty_like(x_np)
     x = kf.constant(x_np)
@@ -132,12 +149,15 @@ def variants(kind: str, x_np: np.ndarray, sweep: bool) -> List[Tuple[str, Callab
             ("NumPy in place", lambda: inplace(x_np, out, tmp)),
             ("kilnflow eager", lambda: py(x, kf)),
             ("kilnflow function, unfused", lambda: unfused(x)),
-            ("kilnflow function", lambda: compiled(x))]
+            ("kilnflow function", lambda: compiled(x))]  # numba for arithmetic, if any
+    if fused._numba() is not None and fused.numba_source(
+            _program_of(compiled, x), [True]) is not None:
+        rows.append(("kilnflow function, NumPy blocks", _numpy_backend(lambda: compiled(x))))
     if sweep:
         for threads in (1, os.cpu_count() or 1):
             for kib in (32, 64, 128, 256, 512, 1024):
-                rows.append((f"engine {kib:4d} KiB x {threads} threads",
-                             _engine(kib << 10, threads, lambda: compiled(x))))
+                rows.append((f"engine {kib:4d} KiB x {threads} threads", _numpy_backend(
+                    _engine(kib << 10, threads, lambda: compiled(x)))))
     for name, make in (("numexpr", _numexpr), ("numba parallel", _numba)):
         run = make(kind, x_np, out)
         if run is not None:

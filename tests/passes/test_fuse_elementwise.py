@@ -189,3 +189,25 @@ def test_untranslatable_templates_are_refused():
     assert builder.add_op("({0} +", [x], {}, np.float32) is None
     assert builder.add_op("({0} > 0)", [x], {}, np.float32) is None   # bool, not float32
     assert builder.steps == []
+
+
+def test_the_numba_backend_matches_the_numpy_blocks_bitwise():
+    pytest.importorskip("numba")
+    builder = fused.ProgramBuilder()
+    x, c = builder.input(0, np.float32), builder.input(1, np.float32)
+    y = builder.add_op("({0} * {1})", [x, c], {}, np.float32)
+    y = builder.add_op("({0} + {1})", [y, ("lit", 0.25)], {}, np.float32)
+    y = builder.add_op("maximum({0}, {1})", [y, x], {}, np.float32)
+    program, _ = builder.build(y, None, np.float32, True)
+    assert "numba.prange" in fused.numba_source(program, [True, False])
+    a = RNG.normal(size=fused.NUMBA_MIN_ELEMENTS + 5).astype(np.float32)
+    a[::7] = np.nan
+    k = np.array(1.5, np.float32)
+    fast = fused.run(program.compiled(), program, [a, k])
+    fused.set_backend("numpy")
+    try:
+        slow = fused.run(program.compiled(), program, [a, k])
+    finally:
+        fused.set_backend("auto")
+    np.testing.assert_array_equal(fast, slow)
+    assert fused.numba_source(_program([("tanh({0})", [0])], [np.float32]), [True]) is None
