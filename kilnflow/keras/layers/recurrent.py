@@ -1,10 +1,10 @@
 """Recurrent layers: RNN(cell) with SimpleRNNCell, LSTMCell and GRUCell, and the SimpleRNN,
 LSTM and GRU layers built on them.
 
-The input projection of all time steps is one matmul; the recurrence then walks the
-time axis with a Python loop over the static number of steps, so a traced call unrolls
-it into the graph. (It moves to a kf.while_loop, with unknown lengths allowed, once the
-control-flow ops land.)
+The input projection of all time steps is one matmul; the recurrence then walks the time
+axis with kf.while_loop: eagerly a Python loop over eager tensors, under @kf.function ONE
+While op whose body is a single step (so unknown time lengths work and the graph does not
+grow with the sequence). return_sequences collects the step outputs in a TensorArray.
 """
 from __future__ import annotations
 
@@ -16,7 +16,9 @@ from kilnflow.keras import initializers as _initializers
 from kilnflow.keras import regularizers as _regularizers
 from kilnflow.keras.layers.base import Layer
 from kilnflow.ops import array
+from kilnflow.ops import control_flow
 from kilnflow.ops import math as kmath
+from kilnflow.ops.convert import convert_to_tensor
 from kilnflow.shapes import TensorShape
 
 
@@ -28,7 +30,12 @@ def _project(x: Any, kernel: Any) -> Any:
 
 
 class _Cell(Layer):
-    """A recurrent cell: `input_projection(x)` for all steps at once, then `step`."""
+    """A recurrent cell: `input_projection(x)` for all steps at once, then `step`.
+
+    `step` takes the weights it uses as tensors (`recurrent_weights()`), read once before
+    the time loop: the loop body then holds no variable reads, so it stays a stateless
+    While and gradients reach the weights through the loop's captured inputs.
+    """
 
     gates = 1
 
@@ -81,13 +88,16 @@ class _Cell(Layer):
         out = _project(x, self.kernel)
         return out + self.bias if self.bias is not None else out
 
-    def step(self, x_proj: Any, states: list) -> tuple:
+    def recurrent_weights(self) -> list:
+        return [convert_to_tensor(self.recurrent_kernel)]
+
+    def step(self, x_proj: Any, states: list, weights: list) -> tuple:
         raise NotImplementedError
 
     def call(self, inputs: Any, states: Any) -> tuple:
         """One step on [batch, features] inputs: (output, new states)."""
         states = list(states) if isinstance(states, (list, tuple)) else [states]
-        return self.step(self.input_projection(inputs), states)
+        return self.step(self.input_projection(inputs), states, self.recurrent_weights())
 
     def get_config(self) -> dict:
         return {**super().get_config(), "units": self.units,
@@ -102,8 +112,8 @@ class _Cell(Layer):
 class SimpleRNNCell(_Cell):
     """h = activation(x @ kernel + h @ recurrent_kernel + bias)."""
 
-    def step(self, x_proj: Any, states: list) -> tuple:
-        h = self.activation(x_proj + kmath.matmul(states[0], self.recurrent_kernel))
+    def step(self, x_proj: Any, states: list, weights: list) -> tuple:
+        h = self.activation(x_proj + kmath.matmul(states[0], weights[0]))
         return h, [h]
 
 
@@ -134,9 +144,9 @@ class LSTMCell(_Cell):
                                  base([2 * units], dtype)], 0)
         return init
 
-    def step(self, x_proj: Any, states: list) -> tuple:
+    def step(self, x_proj: Any, states: list, weights: list) -> tuple:
         h, c = states
-        z = x_proj + kmath.matmul(h, self.recurrent_kernel)
+        z = x_proj + kmath.matmul(h, weights[0])
         z_i, z_f, z_c, z_o = array.split(z, 4, axis=-1)
         act, gate = self.activation, self.recurrent_activation
         c = gate(z_f) * c + gate(z_i) * act(z_c)
@@ -172,20 +182,26 @@ class GRUCell(_Cell):
             return out
         return out + (self.bias[0] if self.reset_after else self.bias)
 
-    def step(self, x_proj: Any, states: list) -> tuple:
+    def recurrent_weights(self) -> list:
+        weights = super().recurrent_weights()
+        if self.reset_after and self.bias is not None:
+            weights.append(self.bias[1])
+        return weights
+
+    def step(self, x_proj: Any, states: list, weights: list) -> tuple:
         h = states[0]
         x_z, x_r, x_h = array.split(x_proj, 3, axis=-1)
         gate, units = self.recurrent_activation, self.units
         if self.reset_after:
-            inner = kmath.matmul(h, self.recurrent_kernel)
-            if self.bias is not None:
-                inner = inner + self.bias[1]
+            inner = kmath.matmul(h, weights[0])
+            if len(weights) > 1:
+                inner = inner + weights[1]
             r_z, r_r, r_h = array.split(inner, 3, axis=-1)
             z = gate(x_z + r_z)
             r = gate(x_r + r_r)
             candidate = self.activation(x_h + r * r_h)
         else:
-            u = self.recurrent_kernel
+            u = weights[0]
             r_z, r_r = array.split(kmath.matmul(h, u[:, :2 * units]), 2, axis=-1)
             z = gate(x_z + r_z)
             r = gate(x_r + r_r)
@@ -231,13 +247,12 @@ class RNN(Layer):
             batch = array.shape(inputs)[0]
         sizes = self.cell.state_size
         sizes = sizes if isinstance(sizes, list) else [sizes]
-        return [array.zeros([batch, n], inputs.dtype) for n in sizes]
+        states = [array.zeros([batch, n], inputs.dtype) for n in sizes]
+        for state, n in zip(states, sizes):
+            state.set_shape([inputs.shape[0], n])  # zeros([tensor, n]) loses the static n
+        return states
 
     def call(self, inputs: Any, initial_state: Any = None, training: Any = None) -> Any:
-        steps_count = inputs.shape[1]
-        if steps_count is None:
-            raise ValueError(f"{self.name}: the number of time steps must be known (got input "
-                             f"shape {inputs.shape}); unknown lengths need kf.while_loop")
         cell = self.cell
         if initial_state is None:
             states = self._initial_states(inputs)
@@ -252,17 +267,31 @@ class RNN(Layer):
         if training and cell.recurrent_dropout > 0:
             recurrent_mask = backend.nn().dropout(array.ones_like(states[0]),
                                                   cell.recurrent_dropout)
-        projected = cell.input_projection(inputs)
-        steps = array.unstack(projected, num=steps_count, axis=1)
-        if self.go_backwards:
-            steps = steps[::-1]
-        outputs = []
-        for x_t in steps:  # a static loop: unrolled when traced (see the module docstring)
+        static_length = inputs.shape[1]
+        length = static_length if static_length is not None else array.shape(inputs)[1]
+        # Time-major, so that step t reads one contiguous [batch, width] slice.
+        projected = array.transpose(cell.input_projection(inputs), [1, 0, 2])
+        weights = cell.recurrent_weights()
+        # Loop variables: step index, last output (a cell's output is its new first state,
+        # so states[0] stands in before the first step), states, and (return_sequences) a
+        # TensorArray of every output.
+        loop_vars = [convert_to_tensor(0), states[0], states]
+        if self.return_sequences:
+            loop_vars.append(_output_array(length, states[0]))
+
+        def one_step(t: Any, last: Any, states: list, *outputs: Any) -> list:
+            x_t = projected[length - 1 - t] if self.go_backwards else projected[t]
             if recurrent_mask is not None:
                 states = [states[0] * recurrent_mask] + states[1:]
-            out, states = cell.step(x_t, states)
-            outputs.append(out)
-        result = array.stack(outputs, axis=1) if self.return_sequences else outputs[-1]
+            last, states = cell.step(x_t, states, weights)
+            return [t + 1, last, states] + [ta.write(t, last) for ta in outputs]
+
+        _, last, states, *outputs = control_flow.while_loop(
+            lambda t, *_: t < length, one_step, loop_vars)
+        result = last
+        if self.return_sequences:
+            result = array.transpose(outputs[0].stack(), [1, 0, 2])
+            result.set_shape([inputs.shape[0], static_length, last.shape[-1]])
         if self.return_state:
             return [result] + list(states)
         return result
@@ -270,6 +299,20 @@ class RNN(Layer):
     def get_config(self) -> dict:
         return {**super().get_config(), "return_sequences": self.return_sequences,
                 "return_state": self.return_state, "go_backwards": self.go_backwards}
+
+
+def _output_array(length: Any, like: Any) -> control_flow.TensorArray:
+    """A TensorArray of `length` elements shaped like `like` (zeros until written).
+
+    Its buffer is given directly: TensorArray(size=..., element_shape=[None, units]) starts
+    from a buffer of the wrong rank when the batch size is unknown, and unstack() would
+    leave the constructor's empty buffer behind as a never-used op in traced graphs.
+    """
+    dims = like.shape.as_list()
+    zeros = array.zeros([length] + [array.shape(like)[i] if d is None else d
+                                    for i, d in enumerate(dims)], like.dtype)
+    zeros.set_shape([length if isinstance(length, int) else None] + dims)
+    return control_flow.TensorArray(like.dtype, element_shape=dims, _buffer=zeros)
 
 
 def _cell_kwargs(kwargs: dict) -> dict:
