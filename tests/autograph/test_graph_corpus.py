@@ -379,6 +379,24 @@ def zip_range_and_rows(n, xs):
     return s
 
 
+def enumerate_break_else(xs, limit):
+    where = -1
+    for i, x in enumerate(xs):
+        if x > limit:
+            where = i
+            break
+    else:
+        where = -2
+    return where
+
+
+def zip_early_return(a, b):
+    for x, y in zip(a, b):
+        if x * y < 0.:
+            return x - y
+    return 0.
+
+
 def unpack_row_pairs(m):
     s = 0.
     for a, b in m:
@@ -895,6 +913,10 @@ CASES = [
     case(zip_rows, VEC, VEC * 2., ops=["While"]),
     case(zip_range_and_rows, t(5), VEC, ops=["While"]),
     case(zip_range_and_rows, t(50), VEC, ops=["While"], id="zip_stops_at_shortest"),
+    case(enumerate_break_else, VEC, t(3.5), ops=["While", "If"]),
+    case(enumerate_break_else, VEC, t(50.), ops=["While", "If"], id="enumerate_else_runs"),
+    case(zip_early_return, VEC, VEC - 2., ops=["While", "If"]),
+    case(zip_early_return, VEC, VEC, ops=["While", "If"], id="zip_no_early_return"),
     case(unpack_row_pairs, t([[1., 2.], [3., 4.], [5., 6.]]), ops=["While"]),
     # TensorArray
     case(tensor_array_squares, t(5), ops=["While"]),
@@ -1034,3 +1056,50 @@ def test_traced_graph_holds_the_control_flow_ops(program):
         assert found[kind] >= count, f"expected >= {count} {kind} ops, found {dict(found)}"
     for kind in program.absent:
         assert found[kind] == 0, f"expected no {kind} op, found {dict(found)}"
+
+
+# ================================================================ how ranges are iterated
+
+def _loop_body_ops(fn, *args):
+    """Op types of the body subgraph of the (only) top-level While op."""
+    graph = kf.function(fn).get_concrete_function(*args).traced_graph
+    loop, = [op for op in graph.operations if _kind(op.type) == "While"]
+    return [op.type for op in loop.attrs["body_graph"].graph.operations]
+
+
+@pytest.mark.parametrize("fn, args", [
+    (decay_accumulate, (t(5),)),
+    (kf_range_countdown, (t(5),)),
+    (range_start_stop_step, (t(1), t(9))),
+    (kf_range_int64, (t(5),)),
+    (zip_range_and_rows, (t(3), VEC)),
+], ids=["range_n", "kf_range_countdown", "range_start_stop_step", "int64", "zip"])
+def test_integer_ranges_are_computed_from_the_index_not_sliced(fn, args):
+    """`for i in kf.range(...)` / `range(tensor)`: no StridedSlice of the range per step,
+    and the range tensor itself is pruned (built quiet: no pruning warning)."""
+    body = _loop_body_ops(fn, *args)
+    if fn is not zip_range_and_rows:  # zip also slices the rows of xs
+        assert "StridedSlice" not in body
+    concrete = kf.function(fn).get_concrete_function(*args)
+    assert not {"Range", "DynamicRange"} & {op.type for op in concrete.graph.operations}
+
+
+def test_float_and_tensor_delta_ranges_still_index_the_range_tensor():
+    assert "StridedSlice" in _loop_body_ops(kf_range_float, t(3.))
+    assert "StridedSlice" in _loop_body_ops(kf_range_tensor_delta, t(9), t(2))
+
+
+def test_range_loops_do_not_warn_about_pruned_ops():
+    import warnings
+    from kilnflow.function.diagnostics import PrunedComputationWarning
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrunedComputationWarning)
+        for fn, args in [(decay_accumulate, (t(5),)), (kf_range_countdown, (t(4),)),
+                         (enumerate_rows, (MAT,))]:
+            kf.function(fn)(*args)
+
+
+def test_converted_code_names_the_builtins_it_extends():
+    source = kf.autograph.to_code(zip_range_and_rows)
+    assert "ag__.zip_(ag__.range_(n), xs)" in source
+    assert "ag__.enumerate_(xs, start=1)" in kf.autograph.to_code(enumerate_with_start)

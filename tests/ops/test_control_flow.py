@@ -342,7 +342,8 @@ def symbolic_size(n):
 def test_symbolic_size_and_index():
     stacked, size = eager_and_function(symbolic_size, kf.constant(3))
     assert stacked.numpy().tolist() == [0., 2., 0.] and int(size) == 3
-    write_at = lambda i, v: kf.TensorArray(F32, size=3, element_shape=[]).write(i, v).stack()  # noqa: E731,E501
+    def write_at(i, v):
+        return kf.TensorArray(F32, size=3, element_shape=[]).write(i, v).stack()
     assert eager_and_function(write_at, kf.constant(2), kf.constant(5.)).numpy().tolist() \
         == [0., 0., 5.]
 
@@ -371,7 +372,8 @@ def test_write_past_the_size_of_a_fixed_size_array_is_an_error():
                    reason="control_flow.py: TensorArray.scatter turns indices into NumPy, so "
                           "graph-tensor indices fail inside @kf.function")
 def test_scatter_with_tensor_indices_in_a_function():
-    scatter = lambda i, v: kf.TensorArray(F32, size=3, element_shape=[]).scatter(i, v).stack()  # noqa: E731,E501
+    def scatter(i, v):
+        return kf.TensorArray(F32, size=3, element_shape=[]).scatter(i, v).stack()
     eager_and_function(scatter, kf.constant([0, 2]), kf.constant([1., 2.]))
 
 

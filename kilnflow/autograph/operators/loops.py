@@ -6,8 +6,10 @@
 loop_test(*state) -> bool, loop_body(*state) -> new state, loop_body of a for
 takes the item first; extra_test(*state) (or None) stops a for loop early (break,
 return). `appended` names state variables that are lists only appended to.
-The loop is Python while its test is a Python value or an eager tensor; once the
-test is a graph tensor, the remaining iterations become one while op.
+A while loop is Python while its test is a Python value or an eager tensor; once
+the test is a graph tensor, the remaining iterations become one while op. A for loop
+is one while op over an int32 index when iterables.graph_rows can read its items by
+index (graph tensors, tensor ranges, TensorArrays, enumerate / zip of those).
 """
 from . import _dispatch
 from . import _tensor_state
