@@ -27,9 +27,21 @@ class FuncGraph(Graph):
         self.captures: List[tuple] = []
         self._capture_map: Dict[int, SymbolicTensor] = {}
         self._last_stateful: Optional[Operation] = None
+        # Control-flow bodies read variables in the enclosing graph and capture the value,
+        # so gradients reach the variable through the cond/while op's inputs.
+        self.hoist_reads = False
+        self.hoisted: Dict[int, Any] = {}
 
     def create_op(self, opdef: Any, inputs: Any, attrs: dict,
                   name: Optional[str] = None) -> Operation:
+        if self.hoist_reads and opdef.watch_attr is not None and not inputs:
+            from kilnflow.context import building
+            from kilnflow.ops.opdef import bind
+            with building(self.outer_graph):
+                outer = bind(opdef, (), attrs, name)
+            handle = attrs[opdef.watch_attr]
+            self.hoisted[id(handle)] = handle
+            return self.capture(outer).op
         op = super().create_op(opdef, inputs, attrs, name)
         if opdef.stateful:
             self._last_stateful = op

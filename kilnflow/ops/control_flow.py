@@ -52,11 +52,32 @@ class Subgraph:
         return f"<Subgraph {self.graph.name}: {len(self.graph.operations)} ops>"
 
 
+def _writes_hoisted(graph: Any) -> bool:
+    """True if the graph updates a variable whose reads were hoisted out of it."""
+    for op in graph.operations:
+        if op.opdef.stateful and op.opdef.watch_attr is None:
+            if any(id(v) in graph.hoisted for v in op.attrs.values()):
+                return True
+    return False
+
+
 def _trace(name: str, fn: Callable, arg_specs: Sequence[TensorSpec], outer: Any) -> tuple:
-    """Trace fn(*placeholders) into a FuncGraph nested in `outer`; returns (graph, result)."""
+    """Trace fn(*placeholders) into a FuncGraph nested in `outer`; returns (graph, result).
+
+    Variable reads are hoisted into `outer` (so their gradients flow through the op's
+    inputs) unless the body also updates that variable; then it is traced again as is."""
+    graph, result, flat = _trace_once(name, fn, arg_specs, outer, hoist=True)
+    if _writes_hoisted(graph):
+        graph, result, flat = _trace_once(name, fn, arg_specs, outer, hoist=False)
+    return graph, result, flat
+
+
+def _trace_once(name: str, fn: Callable, arg_specs: Sequence[TensorSpec], outer: Any,
+                hoist: bool) -> tuple:
     from kilnflow.function.func_graph import FuncGraph
     graph = FuncGraph(outer.unique_name(name, mark_as_used=False).replace("/", "_"),
                       outer_graph=outer)
+    graph.hoist_reads = hoist
     with graph.as_default():
         args = [graph.placeholder(s.dtype, s.shape, name=s.name or f"arg{i}")
                 for i, s in enumerate(arg_specs)]
