@@ -16,6 +16,7 @@ from .api import do_not_convert as do_not_convert
 from .api import explain as explain
 from .api import source_map as source_map
 from .api import to_code as to_code
+from .api import to_graph as to_graph
 
 experimental = _types.SimpleNamespace(do_not_convert=do_not_convert,
                                       set_loop_options=_set_loop_options)

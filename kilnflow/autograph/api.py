@@ -323,6 +323,32 @@ def convert(f):
     return f if target is None else target
 
 
+def to_graph(entity, recursive: bool = True, experimental_optional_features=None):
+    """TF's tf.autograph.to_graph: the converted version of a function, method or lambda.
+
+    Called on graph tensors (inside kf.function or a graph) its tensor conditions and
+    loops build cond / while ops; on Python values it behaves as the original. With
+    recursive=False the functions it calls run unconverted.
+
+    >>> def countdown(n):
+    ...     while n > 0:
+    ...         n -= 3
+    ...     return n
+    >>> to_graph(countdown)(10)
+    -2
+    """
+    del experimental_optional_features  # accepted for TF compatibility
+    converted = convert(entity)
+    if recursive or converted is entity:
+        return converted
+
+    @functools.wraps(entity)
+    def call_without_recursion(*args, **kwargs):
+        with conversion_disabled():
+            return converted(*args, **kwargs)
+    return call_without_recursion
+
+
 def _function_of(f):
     while isinstance(f, (functools.partial, types.MethodType)):
         f = f.func if isinstance(f, functools.partial) else f.__func__

@@ -1103,3 +1103,29 @@ def test_converted_code_names_the_builtins_it_extends():
     source = kf.autograph.to_code(zip_range_and_rows)
     assert "ag__.zip_(ag__.range_(n), xs)" in source
     assert "ag__.enumerate_(xs, start=1)" in kf.autograph.to_code(enumerate_with_start)
+
+
+# ================================================================ kf.autograph.to_graph
+
+def _scaled(x):
+    return x * 2. if x > 0. else x
+
+
+def calls_a_helper(x, n):
+    for _ in kf.range(n):
+        x = _scaled(x) - 1.
+    return x
+
+
+def test_to_graph_builds_control_flow_ops_in_a_graph():
+    converted = kf.autograph.to_graph(calls_a_helper)
+    assert converted(t(3.), t(2)).numpy() == calls_a_helper(t(3.), t(2)).numpy()  # eager
+    concrete = kf.function(converted, autograph=False).get_concrete_function(t(3.), t(2))
+    found = control_flow_ops(concrete.traced_graph)
+    assert found["While"] == 1 and found["If"] == 1
+
+
+def test_to_graph_without_recursion_leaves_called_functions_alone():
+    converted = kf.autograph.to_graph(calls_a_helper, recursive=False)
+    with pytest.raises(TypeError, match="Python `bool`"):  # _scaled's ternary is not converted
+        kf.function(converted, autograph=False)(t(3.), t(2))
