@@ -48,7 +48,8 @@ _UNARY_TEXT = {"negative": "-", "invert": "~"}
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
 
 # A value inside a program: ("in", i) a group input, ("step", j) a step's result, or
-# ("lit", v) a Python scalar written in a template (weak: it takes the other operand's dtype).
+# ("lit", v) a Python scalar written in a template (weak: it takes the other operand's dtype),
+# or ("const", (v, dtype)) the same scalar typed as it will be used (a 0-d array at run time).
 Ref = Tuple[str, Any]
 
 
@@ -143,14 +144,19 @@ class ProgramBuilder:
             return self._samples[value][0]
         if kind == "step":
             return self._step_samples[value]
+        if kind == "const":
+            return np.array(value[0], value[1])
         return value
 
     def _constant(self, ref: Ref) -> Any:
         if ref[0] == "in":
             return self._samples[ref[1]][1]
+        if ref[0] == "const":
+            return ref[1][0]
         return ref[1] if ref[0] == "lit" else None
 
     def _emit(self, fn: str, args: Sequence[Ref], target: Any = None) -> Ref:
+        args = self._typed(fn, list(args))
         samples = [self._sample(a) for a in args]
         with np.errstate(all="ignore"):
             if fn == "cast":
@@ -165,6 +171,25 @@ class ProgramBuilder:
         self.steps.append(Step((fn, tuple(args), result.dtype.str)))
         self._step_samples.append(result.reshape(-1)[:1])
         return ("step", len(self.steps) - 1)
+
+    def _typed(self, fn: str, args: list) -> list:
+        """Template literals as 0-d arrays of the dtype NumPy would give them (that of the
+        other operand): ufuncs take a typed 0-d array faster than a Python scalar."""
+        if fn == "cast" or all(kind != "lit" for kind, _ in args):
+            return args
+        others = [np.asarray(self._sample(a)).dtype for k, a in enumerate(args)
+                  if a[0] != "lit" and not (fn == "where" and k == 0)]
+        typed = []
+        for k, (kind, value) in enumerate(args):
+            if kind != "lit" or not others or (fn == "where" and k == 0):
+                typed.append((kind, value))
+                continue
+            dtype = others[0]
+            if np.asarray(value, dtype).item() != value:  # not exactly representable
+                typed.append((kind, value))
+                continue
+            typed.append(("const", (value, dtype.str)))
+        return typed
 
     def _translate(self, node: ast.expr, operands: list, attrs: dict) -> Ref:
         if isinstance(node, ast.Name):
@@ -256,6 +281,7 @@ class FusedProgram:
         self.n_ops = 1       # how many graph ops the program stands for (for reports)
         self._compiled: Optional[Callable] = None
         self._whole: Optional[Callable] = None
+        self._constants: Optional[list] = None
         self.slots, self.targets = _allocate(steps, root)
 
     @property
@@ -279,9 +305,20 @@ class FusedProgram:
 
     # ------------------------------------------------------------ source
 
-    def block_source(self, fn_name: str, params: Sequence[str], numpy: str = "np") -> List[str]:
-        """`def fn_name(out, *params, s0, s1, ...)`: the steps for one block, no allocation."""
+    def constants(self) -> list:
+        """The typed literals, as 0-d arrays made once (in step order)."""
+        if self._constants is None:
+            refs = dict.fromkeys(a for step in self.steps for a in step.args if a[0] == "const")
+            self._constants = [(ref, np.array(ref[1][0], ref[1][1])) for ref in refs]
+        return self._constants
+
+    def block_source(self, fn_name: str, params: Sequence[str], numpy: str = "np",
+                     constant_names: Optional[Sequence[str]] = None) -> List[str]:
+        """`def fn_name(out, *params, s0, s1, ...)`: the steps for one block, no allocation.
+        Typed literals are globals named k0, k1 ... (or `constant_names`)."""
         scratch = [f"s{k}" for k in range(len(self.slots))]
+        refs = [ref for ref, _ in self.constants()]
+        names = dict(zip(refs, constant_names or [f"k{i}" for i in range(len(refs))]))
         lines = [f"def {fn_name}(out, {', '.join(list(params) + scratch)}):"]
         where = {j: ("out" if t == "out" else f"s{t}") for j, t in enumerate(self.targets)}
 
@@ -291,6 +328,8 @@ class FusedProgram:
                 return params[value]
             if kind == "step":
                 return where[value]
+            if kind == "const":
+                return names[ref]
             return _literal(value, numpy)
 
         for j, step in enumerate(self.steps):
@@ -334,7 +373,8 @@ class FusedProgram:
         """The block function, compiled once (the interpreter and the kernel use it)."""
         if self._compiled is None:
             params = [f"a{i}" for i in range(self.n_inputs)]
-            self._compiled = _compile(self.block_source("block", params), "block")
+            constants = {f"k{i}": array for i, (_, array) in enumerate(self.constants())}
+            self._compiled = _compile(self.block_source("block", params), "block", constants)
         return self._compiled
 
     def whole(self) -> Callable:
@@ -361,8 +401,8 @@ class FusedProgram:
         return TensorSpec(shape, _dtypes.from_numpy(np.dtype(self.dtype)))
 
 
-def _compile(lines: List[str], name: str) -> Callable:
-    namespace = {"np": np}
+def _compile(lines: List[str], name: str, constants: Optional[dict] = None) -> Callable:
+    namespace = {"np": np, **(constants or {})}
     exec(compile("\n".join(lines) + "\n", f"<kilnflow fused {name}>", "exec"),  # noqa: S102
          namespace)
     return namespace[name]
@@ -387,6 +427,8 @@ def _step_text(step: Step, names: Sequence[str], texts: Optional[dict],
             return names[value]
         if kind == "step":
             return texts[value] if texts is not None else f"t{value}"
+        if kind == "const":
+            return _literal(value[0], numpy)  # a weak literal gives the same dtype here
         return _literal(value, numpy)
 
     args = [arg(a) for a in step.args]
@@ -623,6 +665,8 @@ def numba_source(program: FusedProgram, sliced: Sequence[bool]) -> Optional[str]
             return f"v{value}"
         if kind == "step":
             return f"t{value}"
+        if kind == "const":
+            value = value[0]
         return f"np.{np.dtype(dtype).name}({value!r})"  # typed: numba would widen a literal
 
     for j, step in enumerate(program.steps):
@@ -744,7 +788,8 @@ def _fused_codegen(op: Any, emitter: Any, env: dict, indent: str) -> None:
         block = emitter.namer.fresh("block_" + op.name)
         # parameters get their own names: the caller's may be globals or repeat
         inner = [f"a{i}" for i in range(program.n_inputs)]
-        lines = program.block_source(block, inner)
+        constants = [emitter.global_ref(array, "k") for _, array in program.constants()]
+        lines = program.block_source(block, inner, constant_names=constants)
         engine = emitter.global_ref(run, "fused_run")
         prog = emitter.global_ref(program, "program_" + op.name)
         buffer = env[id(op.inputs[into])] if into is not None else "None"
