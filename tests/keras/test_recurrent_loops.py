@@ -83,6 +83,29 @@ def test_outputs_match_numpy_eager_and_compiled(kind, go_backwards):
                                rtol=1e-10, atol=1e-12)
 
 
+@pytest.mark.parametrize("kind", ["lstm", "gru"])
+def test_unroll_gives_the_same_values_and_gradients(kind):
+    x = _data((2, 4, 3))
+    r = _data((2, 4, 2), seed=6)
+    looped = _layer(kind, units=2, return_sequences=True, go_backwards=True)
+    unrolled = _layer(kind, units=2, return_sequences=True, go_backwards=True, unroll=True)
+    looped(x)
+    unrolled(x)
+    unrolled.set_weights(looped.get_weights())
+    assert unrolled.get_config()["unroll"] and not looped.get_config()["unroll"]
+    for compiled in (False, True):
+        for a, b in zip(_loss_and_grads(looped, x, r, compiled),
+                        _loss_and_grads(unrolled, x, r, compiled)):
+            np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+    fn = kf.function(lambda t: unrolled(t))
+    assert "While" not in _op_types(fn.get_concrete_function(kf.TensorSpec([2, 4, 3],
+                                                                             kf.float64)))
+    unknown = kf.function(lambda t: unrolled(t),
+                          input_signature=[kf.TensorSpec([None, None, 3], kf.float64)])
+    with pytest.raises(ValueError, match="unroll=True needs a known number of time steps"):
+        unknown.get_concrete_function()
+
+
 def test_initial_state_is_used():
     x = _data((2, 3, 4))
     h0, c0 = _data((2, 3), seed=1), _data((2, 3), seed=2)

@@ -5,6 +5,7 @@ The input projection of all time steps is one matmul; the recurrence then walks 
 axis with kf.while_loop: eagerly a Python loop over eager tensors, under @kf.function ONE
 While op whose body is a single step (so unknown time lengths work and the graph does not
 grow with the sequence). return_sequences collects the step outputs in a TensorArray.
+unroll=True (Keras's flag) writes the steps out one by one instead.
 """
 from __future__ import annotations
 
@@ -22,11 +23,20 @@ from kilnflow.ops.convert import convert_to_tensor
 from kilnflow.shapes import TensorShape
 
 
+def _dims(x: Any) -> list:
+    """x's dims: Python ints where static, scalar tensors where known only at run time."""
+    return [array.shape(x)[i] if d is None else d for i, d in enumerate(x.shape.as_list())]
+
+
 def _project(x: Any, kernel: Any) -> Any:
-    """x @ kernel over the last axis, for inputs of rank 2 or 3."""
+    """x @ kernel over the last axis. A rank-3 x is folded into one 2-D matmul, which is
+    much faster than a rank-3 tensordot (an einsum)."""
     if x.shape.rank == 2:
         return kmath.matmul(x, kernel)
-    return kmath.tensordot(x, kernel, [[x.shape.rank - 1], [0]])
+    out = kmath.matmul(array.reshape(x, [-1, x.shape[-1]]), kernel)
+    out = array.reshape(out, _dims(x)[:-1] + [kernel.shape[-1]])
+    out.set_shape(x.shape[:-1].concatenate([kernel.shape[-1]]))  # reshape by tensors: lost
+    return out
 
 
 class _Cell(Layer):
@@ -218,7 +228,9 @@ class RNN(Layer):
     """Runs `cell` over the time axis of [batch, time, features] inputs.
 
     Returns the last output, or all of them ([batch, time, units]) with
-    return_sequences; with return_state, also the final states.
+    return_sequences; with return_state, also the final states. The time loop is a
+    kf.while_loop (any length, also unknown ones); unroll=True writes it out step by step
+    instead, which needs a known length and suits short sequences, as in Keras.
     """
 
     def __init__(self, cell: _Cell, return_sequences: bool = False, return_state: bool = False,
@@ -234,6 +246,7 @@ class RNN(Layer):
         self.return_sequences = return_sequences
         self.return_state = return_state
         self.go_backwards = go_backwards
+        self.unroll = unroll
 
     def build(self, input_shape: Any) -> None:
         shape = TensorShape(input_shape).with_rank(3)
@@ -267,38 +280,60 @@ class RNN(Layer):
         if training and cell.recurrent_dropout > 0:
             recurrent_mask = backend.nn().dropout(array.ones_like(states[0]),
                                                   cell.recurrent_dropout)
-        static_length = inputs.shape[1]
-        length = static_length if static_length is not None else array.shape(inputs)[1]
-        # Time-major, so that step t reads one contiguous [batch, width] slice.
-        projected = array.transpose(cell.input_projection(inputs), [1, 0, 2])
         weights = cell.recurrent_weights()
-        # Loop variables: step index, last output (a cell's output is its new first state,
-        # so states[0] stands in before the first step), states, and (return_sequences) a
-        # TensorArray of every output.
-        loop_vars = [convert_to_tensor(0), states[0], states]
-        if self.return_sequences:
-            loop_vars.append(_output_array(length, states[0]))
 
-        def one_step(t: Any, last: Any, states: list, *outputs: Any) -> list:
-            x_t = projected[length - 1 - t] if self.go_backwards else projected[t]
+        def cell_step(x_t: Any, states: list) -> tuple:
             if recurrent_mask is not None:
                 states = [states[0] * recurrent_mask] + states[1:]
-            last, states = cell.step(x_t, states, weights)
-            return [t + 1, last, states] + [ta.write(t, last) for ta in outputs]
+            return cell.step(x_t, states, weights)
 
-        _, last, states, *outputs = control_flow.while_loop(
-            lambda t, *_: t < length, one_step, loop_vars)
-        result = last
+        # Time-major, so that step t reads one contiguous [batch, width] slice.
+        projected = cell.input_projection(array.transpose(inputs, [1, 0, 2]))
+        loop = self._unrolled if self.unroll else self._looped
+        result, states = loop(cell_step, projected, states)
         if self.return_sequences:
-            result = array.transpose(outputs[0].stack(), [1, 0, 2])
-            result.set_shape([inputs.shape[0], static_length, last.shape[-1]])
+            result = array.transpose(result, [1, 0, 2])
+            result.set_shape([inputs.shape[0], inputs.shape[1], result.shape[-1]])
         if self.return_state:
             return [result] + list(states)
         return result
 
+    def _looped(self, cell_step: Any, projected: Any, states: list) -> tuple:
+        """(last output or time-major outputs, final states) from a kf.while_loop."""
+        length = projected.shape[0]
+        if length is None:
+            length = array.shape(projected)[0]
+        # Loop variables: step index, states, and (return_sequences) a TensorArray of every
+        # output. The last output needs none: a cell's output is its new first state.
+        loop_vars = [convert_to_tensor(0), states]
+        if self.return_sequences:
+            loop_vars.append(_output_array(length, states[0]))
+
+        def one_step(t: Any, states: list, *outputs: Any) -> list:
+            out, states = cell_step(projected[length - 1 - t if self.go_backwards else t],
+                                    states)
+            return [t + 1, states] + [ta.write(t, out) for ta in outputs]
+
+        _, states, *outputs = control_flow.while_loop(
+            lambda t, *_: t < length, one_step, loop_vars)
+        return (outputs[0].stack() if outputs else states[0]), states
+
+    def _unrolled(self, cell_step: Any, projected: Any, states: list) -> tuple:
+        """The same steps written out one by one (unroll=True)."""
+        if projected.shape[0] is None:
+            raise ValueError(f"{self.name}: unroll=True needs a known number of time steps "
+                             f"(got inputs with time dimension None); use unroll=False")
+        steps = array.unstack(projected, num=projected.shape[0])
+        outputs = []
+        for x_t in steps[::-1] if self.go_backwards else steps:
+            out, states = cell_step(x_t, states)
+            outputs.append(out)
+        return (array.stack(outputs) if self.return_sequences else outputs[-1]), states
+
     def get_config(self) -> dict:
         return {**super().get_config(), "return_sequences": self.return_sequences,
-                "return_state": self.return_state, "go_backwards": self.go_backwards}
+                "return_state": self.return_state, "go_backwards": self.go_backwards,
+                "unroll": self.unroll}
 
 
 def _output_array(length: Any, like: Any) -> control_flow.TensorArray:
@@ -309,8 +344,7 @@ def _output_array(length: Any, like: Any) -> control_flow.TensorArray:
     leave the constructor's empty buffer behind as a never-used op in traced graphs.
     """
     dims = like.shape.as_list()
-    zeros = array.zeros([length] + [array.shape(like)[i] if d is None else d
-                                    for i, d in enumerate(dims)], like.dtype)
+    zeros = array.zeros([length] + _dims(like), like.dtype)
     zeros.set_shape([length if isinstance(length, int) else None] + dims)
     return control_flow.TensorArray(like.dtype, element_shape=dims, _buffer=zeros)
 
