@@ -13,17 +13,52 @@ from typing import Any, Iterator
 
 class _Context(threading.local):
     def __init__(self) -> None:
-        self.graph = None          # the Graph being built, or None when eager
+        self._graph = None         # the Graph being built, or None when eager
+        self._tapes: list = []     # active GradientTapes, innermost last
+        self._run_functions_eagerly = False
+        self._refresh()
         self.graph_stack: list = []
-        self.tapes: list = []      # active GradientTapes, innermost last
         self.eager_default = True  # False after compat.v1.disable_eager_execution()
         self.v1_default_graph = None
-        self.run_functions_eagerly = False
         self.control_deps: list = []  # stack of lists of ops (kf.control_dependencies)
         self.variable_hooks: list = []  # called with each new Variable (function tracing)
         self.default_session = None
         # >0 while building ops the pruning diagnostic should not report (gradients, probes)
         self.quiet_ops = 0
+
+
+    # The hot paths (eager dispatch, compiled calls) read one precomputed flag instead of
+    # three attributes; the setters below keep it current.
+    def _refresh(self) -> None:
+        self.plain_eager = self._graph is None and not self._tapes
+        self.plain_call = self.plain_eager and not self._run_functions_eagerly
+
+    @property
+    def graph(self):
+        return self._graph
+
+    @graph.setter
+    def graph(self, value) -> None:
+        self._graph = value
+        self._refresh()
+
+    @property
+    def tapes(self) -> list:
+        return self._tapes
+
+    @tapes.setter
+    def tapes(self, value: list) -> None:
+        self._tapes = value
+        self._refresh()
+
+    @property
+    def run_functions_eagerly(self) -> bool:
+        return self._run_functions_eagerly
+
+    @run_functions_eagerly.setter
+    def run_functions_eagerly(self, value: bool) -> None:
+        self._run_functions_eagerly = value
+        self._refresh()
 
 
 ctx = _Context()

@@ -161,7 +161,7 @@ def test_frequent_retracing_warns_with_the_reasons():
     assert len(found) == 1                     # once per function, not per trace
     message = str(found[0].message)
     assert "'f' has been traced 6 times" in message
-    assert "x: shape (1,) -> (5,)" in message
+    assert "x: shape (4,) -> (5,)" in message   # each trace against the most recent one
     assert "reduce_retracing" in message and "input_signature" in message
     assert f.experimental_get_tracing_count() == 8
 
