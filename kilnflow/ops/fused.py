@@ -2,34 +2,26 @@
 
 passes/fuse_elementwise.py builds a FusedProgram from the ops' `fusable` templates: a
 straight-line list of steps, each a NumPy ufunc (or a cast, or a select) writing with
-`out=` into a scratch buffer. The engine runs the steps over cache-sized blocks of the
-output, spread over a thread pool (ufuncs release the GIL), so intermediates never touch
-main memory; it was chosen by measurement (kilnflow/passes/ENGINE.md). Small outputs skip
-the blocks and evaluate one NumPy expression. Codegen emits the block function into the
-generated source, so `concrete.code` shows the fused evaluation. Imports ops only.
+`out=` into a scratch buffer, with scratch buffers assigned so dead values are reused.
+ops/fused_engine.py runs it (cache-sized blocks over a thread pool; chosen by measurement,
+see kilnflow/passes/ENGINE.md). Codegen emits the block function into the generated
+source, so `concrete.code` shows the fused evaluation. Imports ops only.
 """
 from __future__ import annotations
 
 import ast
 import math
-import os
 import re
-import threading
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
 from kilnflow import dtypes as _dtypes
+from kilnflow.ops import fused_engine as engine
 from kilnflow.ops import rules
 from kilnflow.ops.opdef import defop
 from kilnflow.shapes import TensorShape, TensorSpec
 
-# Engine parameters, chosen by tests/passes/measure_engine.py (figures in ENGINE.md).
-BLOCK_BYTES = 1 << 17          # one block of the widest value: a few of them stay in L2
-PARALLEL_MIN_BLOCKS = 4        # below this many blocks a thread hand-off costs more than it saves
-SMALL_ELEMENTS = 1 << 15       # up to this, plain NumPy expressions: malloc is cheap there,
-                               # and one block would gain nothing
 
 # ---------------------------------------------------------------- translating templates
 
@@ -265,9 +257,6 @@ class FusedProgram:
     mean and axes None (all) or a tuple of non-negative ints. Hashable by content.
     """
 
-    REDUCERS = {"sum": np.add, "prod": np.multiply, "max": np.maximum, "min": np.minimum,
-                "any": np.logical_or, "all": np.logical_and, "mean": np.add}
-
     def __init__(self, steps: tuple, input_dtypes: tuple, root: Ref, reduce: Optional[tuple],
                  dtype: str, quiet: bool):
         self.steps = steps
@@ -483,271 +472,6 @@ def _allocate(steps: tuple, root: Ref) -> Tuple[tuple, tuple]:
     return tuple(slots), tuple(targets)
 
 
-# ---------------------------------------------------------------- the engine
-
-def _default_threads() -> int:
-    return max(1, os.cpu_count() or 1)
-
-
-_pool: Optional[ThreadPoolExecutor] = None
-_threads = _default_threads()
-_pool_lock = threading.Lock()
-
-
-def set_num_threads(n: int) -> None:
-    """Threads the fused engine spreads big groups over (default: the CPU count)."""
-    global _threads
-    _threads = max(1, int(n))
-
-
-def get_num_threads() -> int:
-    return _threads
-
-
-def _get_pool() -> ThreadPoolExecutor:
-    """Worker threads (the calling thread does one share of the work itself)."""
-    global _pool
-    if _pool is None or _pool._max_workers < _threads - 1:
-        with _pool_lock:
-            if _pool is None or _pool._max_workers < _threads - 1:
-                _pool = ThreadPoolExecutor(max(1, _threads - 1),
-                                           thread_name_prefix="kilnflow-fused")
-    return _pool
-
-
-def run(block: Callable, program: FusedProgram, arrays: Sequence[Any],
-        into: Any = None) -> Any:
-    """Evaluate `program` (its block function `block`) on `arrays`; write into `into` when
-    it is a usable buffer of the result's shape and dtype."""
-    if _small(arrays):
-        return _run_small(program, arrays)
-    arrays = [np.asarray(a) for a in arrays]
-    shape = tuple(np.broadcast_shapes(*[a.shape for a in arrays]))
-    values_dtype = np.dtype(program.steps[program.root[1]].dtype)
-    size = math.prod(shape)
-    widest = max([np.dtype(d).itemsize for d in program.slots] + [values_dtype.itemsize])
-    block_elems = max(1, BLOCK_BYTES // widest)
-    reduce = program.reduce
-    if reduce is None:
-        out = into if _usable(into, shape, values_dtype) else np.empty(shape, values_dtype)
-    if size <= block_elems or not shape:  # one call on whole arrays
-        with np.errstate(all="ignore"):
-            scratch = [np.empty(shape, d) for d in program.slots]
-            if reduce is None:
-                block(out, *arrays, *scratch)
-                return out
-            values = np.empty(shape, values_dtype)
-            block(values, *arrays, *scratch)
-            return _reduce_whole(program, values)
-    whole = reduce is None or reduce[1] is None or set(reduce[1]) == set(range(len(shape)))
-    flat = whole and all(a.size == 1 or (a.shape == shape and a.flags.c_contiguous)
-                         for a in arrays)
-    if flat:  # every operand is the full shape or one value: blocks of the flat arrays
-        views = [a.reshape(()) if a.size == 1 else a.reshape(-1) for a in arrays]
-        sliced = [a.ndim == 1 for a in views]
-        rows, inner = size, ()
-    else:     # blocks of rows; operands without the leading dim broadcast whole
-        views = arrays
-        sliced = [a.ndim == len(shape) and a.shape[0] == shape[0] != 1 for a in arrays]
-        rows, inner = shape[0], shape[1:]
-    if flat and reduce is None and size >= NUMBA_MIN_ELEMENTS:
-        kernel = _numba_kernel(program, tuple(sliced))
-        if kernel is not None:  # one compiled pass: see ENGINE.md for when it wins
-            kernel(out.reshape(-1), *[v if s else v[()] for v, s in zip(views, sliced)])
-            return out
-    step = max(1, block_elems // max(1, math.prod(inner)))
-    starts = list(range(0, rows, step))
-    if reduce is None:
-        target = out.reshape(-1) if flat else out
-        combine = None
-    else:
-        kind, axes, _ = reduce
-        combine = FusedProgram.REDUCERS[kind]
-        rows_reduced = flat or axes is None or 0 in axes
-        if not rows_reduced:  # each block reduces to its own rows of the result
-            keep_shape = rules.reduced_shape(TensorShape(shape), axes, True).as_list()
-            target = np.empty(keep_shape, combine.reduce(np.zeros(1, values_dtype)).dtype)
-            combine = None
-
-    def part(first: int, last: int) -> Any:
-        """Blocks starts[first:last]; returns their combined partial reduction (or None)."""
-        scratch = [np.empty((step,) + inner, d) for d in program.slots]
-        values = np.empty((step,) + inner, values_dtype) if reduce is not None else None
-        partial = None
-        with np.errstate(all="ignore"):
-            for lo in starts[first:last]:
-                hi = min(lo + step, rows)
-                n = hi - lo
-                args = [v[lo:hi] if s else v for v, s in zip(views, sliced)]
-                tmp = scratch if n == step else [s[:n] for s in scratch]
-                if reduce is None:
-                    block(target[lo:hi], *args, *tmp)
-                    continue
-                block(values[:n], *args, *tmp)
-                reducer = FusedProgram.REDUCERS[reduce[0]]
-                if combine is None:
-                    reducer.reduce(values[:n], axis=reduce[1], keepdims=True,
-                                   out=target[lo:hi])
-                    continue
-                got = reducer.reduce(values[:n], axis=None if flat else reduce[1],
-                                     keepdims=not flat)
-                partial = got if partial is None else combine(partial, got)
-        return partial
-
-    threads = min(_threads, len(starts) // PARALLEL_MIN_BLOCKS)
-    if threads <= 1:
-        partials = [part(0, len(starts))]
-    else:
-        bounds = [len(starts) * t // threads for t in range(threads + 1)]
-        futures = [_get_pool().submit(part, bounds[t], bounds[t + 1])
-                   for t in range(1, threads)]
-        partials = [part(bounds[0], bounds[1])] + [f.result() for f in futures]
-    if reduce is None:
-        return out
-    if combine is not None:
-        target = partials[0]
-        for p in partials[1:]:
-            target = combine(target, p)
-    _, axes, keepdims = reduce
-    final_shape = rules.reduced_shape(TensorShape(shape), axes, keepdims).as_list()
-    total = np.asarray(target).reshape(final_shape)
-    return _finish(program, total, size // max(1, total.size))
-
-
-# ---------------------------------------------------------------- numba, when installed
-
-# Steps numba compiles to the same IEEE results NumPy gives (floats only: numba widens
-# small ints). NumPy's SIMD transcendentals beat numba's libm calls, so a group with any
-# other step stays on the NumPy blocks. maximum/minimum propagate NaN as NumPy does.
-_NUMBA_STEPS = {"add": "{0} + {1}", "subtract": "{0} - {1}", "multiply": "{0} * {1}",
-                "true_divide": "{0} / {1}", "negative": "-{0}",
-                "maximum": "({0} if {0} >= {1} or {0} != {0} else {1})",
-                "minimum": "({0} if {0} <= {1} or {0} != {0} else {1})", "cast": "{0}"}
-NUMBA_MIN_ELEMENTS = 1 << 20   # below this the blocks are as fast; numba compiles slowly
-_backend = {"name": "auto"}
-_numba_state: Dict[str, Any] = {}
-_numba_kernels: Dict[tuple, Any] = {}
-
-
-def set_backend(name: str) -> None:
-    """'auto' (numba for arithmetic-only groups when installed, else NumPy) or 'numpy'."""
-    if name not in ("auto", "numpy"):
-        raise ValueError(f"fused engine backend must be 'auto' or 'numpy', got {name!r}")
-    _backend["name"] = name
-
-
-def _numba() -> Any:
-    if "module" not in _numba_state:
-        try:
-            import numba
-        except ImportError:  # optional: the NumPy blocks are the fallback
-            numba = None
-        _numba_state["module"] = numba
-    return _numba_state["module"]
-
-
-def numba_source(program: FusedProgram, sliced: Sequence[bool]) -> Optional[str]:
-    """A numba kernel for `program` (one pass over flat arrays), or None when its steps or
-    dtypes are not ones numba reproduces exactly. `sliced[i]`: input i is an array (else a
-    scalar)."""
-    dtypes = list(program.input_dtypes) + [s.dtype for s in program.steps]
-    if program.reduce is not None or any(np.dtype(d).kind != "f" for d in dtypes) or \
-            any(s.fn not in _NUMBA_STEPS for s in program.steps):
-        return None
-    lines = [f"def kernel(out, {', '.join(f'a{i}' for i in range(program.n_inputs))}):",
-             "    for i in numba.prange(out.size):"]
-    for i, is_array in enumerate(sliced):
-        lines.append(f"        v{i} = a{i}[i]" if is_array else f"        v{i} = a{i}")
-
-    def arg(ref: Ref, dtype: str) -> str:
-        kind, value = ref
-        if kind == "in":
-            return f"v{value}"
-        if kind == "step":
-            return f"t{value}"
-        if kind == "const":
-            value = value[0]
-        return f"np.{np.dtype(dtype).name}({value!r})"  # typed: numba would widen a literal
-
-    for j, step in enumerate(program.steps):
-        args = [arg(a, step.dtype) for a in step.args]
-        text = _NUMBA_STEPS[step.fn].format(*args)
-        lines.append(f"        t{j} = np.{np.dtype(step.dtype).name}({text})")
-    lines.append(f"        out[i] = t{program.root[1]}")
-    return "\n".join(lines) + "\n"
-
-
-def _numba_kernel(program: FusedProgram, sliced: tuple) -> Optional[Callable]:
-    if _backend["name"] != "auto":
-        return None
-    key = (program, sliced)
-    if key not in _numba_kernels:
-        source = numba_source(program, sliced)
-        numba = _numba() if source is not None else None
-        kernel = None
-        if numba is not None:
-            namespace = {"np": np, "numba": numba}
-            exec(compile(source, "<kilnflow fused numba>", "exec"), namespace)  # noqa: S102
-            kernel = numba.njit(parallel=True, fastmath=False)(namespace["kernel"])
-        _numba_kernels[key] = kernel
-    kernel = _numba_kernels[key]
-    if kernel is not None:
-        numba = _numba()
-        numba.set_num_threads(min(_threads, numba.config.NUMBA_NUM_THREADS))
-    return kernel
-
-
-def _small(arrays: Sequence[Any]) -> bool:
-    """Is the result at most SMALL_ELEMENTS? (Cheap: no compatibility checks, which the
-    expressions make anyway.)"""
-    ndim = 0
-    for a in arrays:
-        if a.size > SMALL_ELEMENTS:
-            return False
-        ndim = max(ndim, a.ndim)
-    dims = [1] * ndim
-    for a in arrays:
-        for i, d in enumerate(a.shape, ndim - a.ndim):
-            if d != 1:
-                dims[i] = d
-    return math.prod(dims) <= SMALL_ELEMENTS
-
-
-def _run_small(program: FusedProgram, arrays: Sequence[Any]) -> Any:
-    """Plain NumPy expressions, as the ops would have run unfused (warnings included when
-    every kernel was a bare ufunc; silenced otherwise, as those kernels do)."""
-    if program.quiet:
-        values = program.whole()(*arrays)
-    else:
-        with np.errstate(all="ignore"):
-            values = program.whole()(*arrays)
-    if program.reduce is None:
-        return values
-    return _reduce_whole(program, np.asarray(values))
-
-
-def _reduce_whole(program: FusedProgram, values: Any) -> Any:
-    kind, axes, keepdims = program.reduce
-    total = np.asarray(FusedProgram.REDUCERS[kind].reduce(values, axis=axes,
-                                                          keepdims=keepdims))
-    return _finish(program, total, values.size // max(1, total.size))
-
-
-def _finish(program: FusedProgram, total: Any, count: int) -> Any:
-    """Mean divides the sum by the count; every kind returns the declared dtype."""
-    total = np.asarray(total)
-    if program.reduce[0] == "mean":
-        with np.errstate(all="ignore"):
-            total = np.true_divide(total, count) if count else \
-                np.full(total.shape, np.nan, total.dtype)
-    return total.astype(np.dtype(program.dtype), copy=False)
-
-
-def _usable(buffer: Any, shape: tuple, dtype: np.dtype) -> bool:
-    return (isinstance(buffer, np.ndarray) and buffer.shape == tuple(shape)
-            and buffer.dtype == dtype and buffer.flags.writeable and buffer.flags.c_contiguous)
-
-
 # ---------------------------------------------------------------- the op
 
 def _fused_rule(*inputs: Any, program: FusedProgram, into: Optional[int]) -> TensorSpec:
@@ -766,7 +490,7 @@ def _fused_rule(*inputs: Any, program: FusedProgram, into: Optional[int]) -> Ten
 
 def _fused_kernel(*arrays: Any, program: FusedProgram, into: Optional[int]) -> Any:
     buffer = arrays[into] if into is not None else None
-    return run(program.compiled(), program, arrays[:program.n_inputs], buffer)
+    return engine.run(program.compiled(), program, arrays[:program.n_inputs], buffer)
 
 
 def _fused_codegen(op: Any, emitter: Any, env: dict, indent: str) -> None:
@@ -790,10 +514,10 @@ def _fused_codegen(op: Any, emitter: Any, env: dict, indent: str) -> None:
         inner = [f"a{i}" for i in range(program.n_inputs)]
         constants = [emitter.global_ref(array, "k") for _, array in program.constants()]
         lines = program.block_source(block, inner, constant_names=constants)
-        engine = emitter.global_ref(run, "fused_run")
+        runner = emitter.global_ref(engine.run, "fused_run")
         prog = emitter.global_ref(program, "program_" + op.name)
         buffer = env[id(op.inputs[into])] if into is not None else "None"
-        lines.append(f"{result} = {engine}({block}, {prog}, ({', '.join(params)},), {buffer})")
+        lines.append(f"{result} = {runner}({block}, {prog}, ({', '.join(params)},), {buffer})")
     # origins map assignment lines to the op: not the `def` (codegen marked our first
     # line) nor the block body, whose errors surface through the call line
     emitter.origins.pop(start + 2, None)

@@ -24,6 +24,7 @@ import numpy as np
 
 import kilnflow as kf
 from kilnflow.ops import fused
+from kilnflow.ops import fused_engine as engine
 from kilnflow.passes import pipeline
 
 K = math.sqrt(2.0 / math.pi)
@@ -101,24 +102,24 @@ def _numba(kind: str, x: np.ndarray, out: np.ndarray) -> Any:
 
 def _engine(block_bytes: int, threads: int, fn: Callable) -> Callable:
     def run() -> Any:
-        saved = fused.BLOCK_BYTES, fused.get_num_threads()
-        fused.BLOCK_BYTES = block_bytes
-        fused.set_num_threads(threads)
+        saved = engine.BLOCK_BYTES, engine.get_num_threads()
+        engine.BLOCK_BYTES = block_bytes
+        engine.set_num_threads(threads)
         try:
             return fn()
         finally:
-            fused.BLOCK_BYTES = saved[0]
-            fused.set_num_threads(saved[1])
+            engine.BLOCK_BYTES = saved[0]
+            engine.set_num_threads(saved[1])
     return run
 
 
 def _numpy_backend(fn: Callable) -> Callable:
     def run() -> Any:
-        fused.set_backend("numpy")
+        engine.set_backend("numpy")
         try:
             return fn()
         finally:
-            fused.set_backend("auto")
+            engine.set_backend("auto")
     return run
 
 
@@ -150,7 +151,7 @@ def variants(kind: str, x_np: np.ndarray, sweep: bool) -> List[Tuple[str, Callab
             ("kilnflow eager", lambda: py(x, kf)),
             ("kilnflow function, unfused", lambda: unfused(x)),
             ("kilnflow function", lambda: compiled(x))]  # numba for arithmetic, if any
-    if fused._numba() is not None and fused.numba_source(
+    if engine._numba() is not None and engine.numba_source(
             _program_of(compiled, x), [True]) is not None:
         rows.append(("kilnflow function, NumPy blocks", _numpy_backend(lambda: compiled(x))))
     if sweep:
@@ -184,8 +185,8 @@ def main() -> None:
     x_np = np.random.default_rng(0).standard_normal(args.size).astype(np.float32)
     print(f"{args.size:,} float32, {args.repeat} rounds, {os.cpu_count()} CPUs, "
           f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS')}, "
-          f"engine default {fused.BLOCK_BYTES >> 10} KiB blocks x "
-          f"{fused.get_num_threads()} threads")
+          f"engine default {engine.BLOCK_BYTES >> 10} KiB blocks x "
+          f"{engine.get_num_threads()} threads")
     for kind in ("gelu", "poly"):
         rows = variants(kind, x_np, not args.no_sweep)
         times = measure(rows, args.repeat)

@@ -5,13 +5,14 @@ import pytest
 
 import kilnflow as kf
 from kilnflow.ops import fused
+from kilnflow.ops import fused_engine as engine
 from kilnflow.passes.fuse_elementwise import find_groups, fuse_elementwise
 from kilnflow.passes.prune import prune
 from tests.passes._helpers import check_same, compiled, interpret, op_types, trace
 
 RNG = np.random.default_rng(11)
 # enough elements for several blocks on each thread (a block holds BLOCK_BYTES)
-BIG = 12 * fused.BLOCK_BYTES // 4
+BIG = 12 * engine.BLOCK_BYTES // 4
 
 
 def gelu(x):
@@ -156,13 +157,13 @@ def test_engine_writes_into_a_usable_buffer_and_allocates_otherwise():
     b = RNG.normal(size=BIG).astype(np.float32)
     want = np.tanh(a * b)
     buffer = np.empty_like(a)
-    got = fused.run(program.compiled(), program, [a, b], buffer)
+    got = engine.run(program.compiled(), program, [a, b], buffer)
     assert got is buffer
     np.testing.assert_allclose(got, want, rtol=1e-6)
-    got = fused.run(program.compiled(), program, [a, b], buffer[:-1])  # wrong size
+    got = engine.run(program.compiled(), program, [a, b], buffer[:-1])  # wrong size
     assert got is not buffer and got.shape == a.shape
     in_place = a.copy()
-    got = fused.run(program.compiled(), program, [in_place, b], in_place)
+    got = engine.run(program.compiled(), program, [in_place, b], in_place)
     np.testing.assert_allclose(got, want, rtol=1e-6)
 
 
@@ -172,14 +173,14 @@ def test_engine_threads_and_blocks_match_one_call():
     b = RNG.normal(size=(50,)).astype(np.float32)
     want = np.exp(a + b)
     for threads in (1, 2, 3):
-        fused.set_num_threads(threads)
+        engine.set_num_threads(threads)
         try:
-            np.testing.assert_allclose(fused.run(program.compiled(), program, [a, b]), want,
+            np.testing.assert_allclose(engine.run(program.compiled(), program, [a, b]), want,
                                        rtol=1e-6)
-            np.testing.assert_allclose(fused.run(program.compiled(), program, [a.T, b[:, None]]),
+            np.testing.assert_allclose(engine.run(program.compiled(), program, [a.T, b[:, None]]),
                                        want.T, rtol=1e-6)
         finally:
-            fused.set_num_threads(fused._default_threads())
+            engine.set_num_threads(engine._default_threads())
 
 
 def test_untranslatable_templates_are_refused():
@@ -199,15 +200,15 @@ def test_the_numba_backend_matches_the_numpy_blocks_bitwise():
     y = builder.add_op("({0} + {1})", [y, ("lit", 0.25)], {}, np.float32)
     y = builder.add_op("maximum({0}, {1})", [y, x], {}, np.float32)
     program, _ = builder.build(y, None, np.float32, True)
-    assert "numba.prange" in fused.numba_source(program, [True, False])
-    a = RNG.normal(size=fused.NUMBA_MIN_ELEMENTS + 5).astype(np.float32)
+    assert "numba.prange" in engine.numba_source(program, [True, False])
+    a = RNG.normal(size=engine.NUMBA_MIN_ELEMENTS + 5).astype(np.float32)
     a[::7] = np.nan
     k = np.array(1.5, np.float32)
-    fast = fused.run(program.compiled(), program, [a, k])
-    fused.set_backend("numpy")
+    fast = engine.run(program.compiled(), program, [a, k])
+    engine.set_backend("numpy")
     try:
-        slow = fused.run(program.compiled(), program, [a, k])
+        slow = engine.run(program.compiled(), program, [a, k])
     finally:
-        fused.set_backend("auto")
+        engine.set_backend("auto")
     np.testing.assert_array_equal(fast, slow)
-    assert fused.numba_source(_program([("tanh({0})", [0])], [np.float32]), [True]) is None
+    assert engine.numba_source(_program([("tanh({0})", [0])], [np.float32]), [True]) is None
