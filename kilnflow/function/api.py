@@ -63,19 +63,26 @@ class Function:
     # ---------------------------------------------------------------- calling
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if ctx.run_functions_eagerly:
-            return self.python_function(*args, **kwargs)
-        if ctx.graph is not None or ctx.tapes:
+        if not ctx.plain_call:
+            if ctx.run_functions_eagerly:
+                return self.python_function(*args, **kwargs)
             return self._inline(args, kwargs)
         if not kwargs and self.input_signature is None:
-            for a in args:  # fast path: only eager tensors
-                if type(a) is not EagerTensor:
-                    break
-            else:
-                key = ((tuple([("T", a._value.shape, a._value.dtype) for a in args])), ())
-                concrete = self._cache.get(key)
+            if len(args) == 1 and type(args[0]) is EagerTensor:  # the commonest call
+                value = args[0]._value
+                concrete = self._cache.get(((("T", value.shape, value.dtype),), ()))
                 if concrete is not None:
-                    return concrete._call_flat([a._value for a in args])
+                    return concrete._call_flat((value,))
+            else:
+                for a in args:  # only eager tensors: the key needs no walk
+                    if type(a) is not EagerTensor:
+                        break
+                else:
+                    arrays = [a._value for a in args]
+                    key = (tuple([("T", v.shape, v.dtype) for v in arrays]), ())
+                    concrete = self._cache.get(key)
+                    if concrete is not None:
+                        return concrete._call_flat(arrays)
         concrete, tensors = self._concrete_for(args, kwargs)
         # ndarrays are copied at the boundary: graph values must not alias caller arrays
         return concrete._call_flat([t._value if isinstance(t, EagerTensor) else np.array(t)

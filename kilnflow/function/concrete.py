@@ -16,7 +16,9 @@ from kilnflow import errors, nest
 from kilnflow.passes import pipeline
 from kilnflow.runtime import codegen, loader
 from kilnflow.shapes import TensorSpec
-from kilnflow.tensor import Tensor, wrap
+from kilnflow.tensor import EagerTensor, Tensor, wrap
+
+_new_eager = EagerTensor.__new__
 
 
 class _Slot:
@@ -49,14 +51,19 @@ class ConcreteFunction:
 
     def _call_flat(self, arrays: Sequence) -> Any:
         """Run on input arrays (in placeholder order); returns the packed structure."""
-        try:  # kernels that may warn (log(0), x/0) silence NumPy themselves
+        try:
             outs = self._fn(*arrays)
         except errors.OpError:
             raise
         except Exception as exc:  # map the failing generated line back to the op
             raise self._runtime_error(exc) from None
         if self._single:
-            return wrap(outs[0])
+            out = outs[0]
+            if type(out) is np.ndarray:
+                t = _new_eager(EagerTensor)
+                t._value = out
+                return t
+            return wrap(out)
         return _pack(self._output_template, outs)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:

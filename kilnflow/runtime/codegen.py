@@ -60,6 +60,7 @@ class Emitter:
         self.globals = globals_
         self.lines: List[str] = []
         self.origins: Dict[int, Any] = {}  # generated line number -> the op it runs
+        self.silenced = False  # some kernel relies on NumPy warnings being off
         self._by_id: Dict[int, str] = {}
 
     def global_ref(self, value: Any, hint: str) -> str:
@@ -85,7 +86,12 @@ class Emitter:
         return self.global_ref(value, "c")
 
     def kernel_ref(self, opdef: Any) -> str:
-        return self.global_ref(opdef.kernel, f"k_{opdef.name}")
+        kernel = opdef.kernel
+        if getattr(kernel, "silences_numpy", False):
+            # The generated function enters np.errstate once; call the bare kernel
+            self.silenced = True
+            kernel = kernel.__wrapped__
+        return self.global_ref(kernel, f"k_{opdef.name}")
 
 
 def emit_body(graph_ops: Sequence, emitter: Emitter, env: Dict[int, str], indent: str,
@@ -103,8 +109,10 @@ def emit_body(graph_ops: Sequence, emitter: Emitter, env: Dict[int, str], indent
             continue
         hook = getattr(op.opdef, "codegen", None)
         if op.opdef.name == "Const" and hook is None:
-            env[id(op.outputs[0])] = emitter.global_ref(op.attrs["value"].array,
-                                                         "c_" + op.name)
+            array = op.attrs["value"].array
+            # A NumPy scalar, not a 0-d array: arithmetic on scalars is ~10x cheaper
+            value = array[()] if array.ndim == 0 else array
+            env[id(op.outputs[0])] = emitter.global_ref(value, "c_" + op.name)
             continue
         emitter.origins[len(emitter.lines) + 2] = op  # +1: the def line, +1: 1-based
         template = None if hook is not None or op.attrs else _inline_template(op.opdef)
@@ -154,7 +162,7 @@ def generate(name: str, graph_ops: Sequence, inputs: Sequence, outputs: Sequence
              ) -> Tuple[str, Dict[str, Any], Dict[int, Any]]:
     """Source of `def <name>(<inputs>): ... return (<outputs>,)`, its globals, and a map
     from generated line numbers to the ops they run (for error messages)."""
-    namer = Namer(["np"] + _numpy_names())
+    namer = Namer(["np", "errstate"] + _numpy_names())
     globals_: Dict[str, Any] = {}
     emitter = Emitter(namer, globals_)
     env: Dict[int, str] = {}
@@ -168,6 +176,11 @@ def generate(name: str, graph_ops: Sequence, inputs: Sequence, outputs: Sequence
     emit_body(graph_ops, emitter, env, "    ", keep)
     returned = [env[id(t)] for t in outputs]
     result = f"({', '.join(returned)}{',' if len(returned) == 1 else ''})"
-    source = "\n".join([f"def {fn_name}({', '.join(params)}):"] + emitter.lines +
-                       [f"    return {result}"]) + "\n"
-    return source, {"__fn_name__": fn_name, **globals_}, emitter.origins
+    body = emitter.lines + [f"    return {result}"]
+    origins = emitter.origins
+    if emitter.silenced:  # TF lets log(0) and x/0 give inf/nan quietly: once per call
+        globals_["errstate"] = np.errstate
+        body = ['    with errstate(all="ignore"):'] + ["    " + line for line in body]
+        origins = {line + 1: op for line, op in origins.items()}
+    source = "\n".join([f"def {fn_name}({', '.join(params)}):"] + body) + "\n"
+    return source, {"__fn_name__": fn_name, **globals_}, origins

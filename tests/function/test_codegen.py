@@ -18,6 +18,8 @@ def _check_liveness(source, params):
     """Walk the straight-line body: every name read is live, `del` only frees assigned,
     live, non-returned names, and every assigned intermediate is freed or returned."""
     fn = ast.parse(source).body[0]
+    if len(fn.body) == 1 and isinstance(fn.body[0], ast.With):  # errstate around the body
+        fn.body = fn.body[0].body
     returned = {n.id for n in ast.walk(fn.body[-1]) if isinstance(n, ast.Name)}
     assert isinstance(fn.body[-1], ast.Return)
     live = set(params)
