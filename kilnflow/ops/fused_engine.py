@@ -22,7 +22,7 @@ from kilnflow.ops import rules
 from kilnflow.shapes import TensorShape
 
 # Chosen by tests/passes/measure_engine.py (figures in kilnflow/passes/ENGINE.md).
-BLOCK_BYTES = 1 << 17          # one block of the widest value: a few of them stay in L2
+BLOCK_BYTES = 1 << 18          # one block of the widest value: four of them fit in L2 (2 MiB)
 PARALLEL_MIN_BLOCKS = 4        # below this many blocks a thread hand-off costs more than it saves
 SMALL_ELEMENTS = 1 << 15       # up to this, plain NumPy expressions: malloc is cheap there,
                                # and one block would gain nothing

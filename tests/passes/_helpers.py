@@ -29,7 +29,7 @@ def op_types(graph):
     return [op.type for op in graph.operations]
 
 
-def check_same(before, after, arrays, exact=True):
+def check_same(before, after, arrays, exact=True, rtol=2e-6):
     """`after` lints, and gives `before`'s results in the interpreter and in generated code."""
     after.lint()
     want = interpret(before, [a.copy() for a in arrays])
@@ -42,5 +42,5 @@ def check_same(before, after, arrays, exact=True):
             if exact:
                 np.testing.assert_array_equal(g, w)
             else:
-                np.testing.assert_allclose(g, w, rtol=2e-6, atol=1e-6)
+                np.testing.assert_allclose(g, w, rtol=rtol, atol=1e-6)
     return want

@@ -50,9 +50,10 @@ def test_broadcast_rows_casts_and_a_final_reduction_fuse_together():
                          kf.TensorSpec([64], kf.float32))
     assert op_types(after).count("FusedElementwise") == 1
     assert "Sum" not in op_types(after) and "Cast" not in op_types(after)
-    for rows in (1, 5, BIG // 64 + 1):
+    for rows in (1, 5, BIG // 64 + 1):  # float32 sums in another order: a looser tolerance
         check_same(graph, after, [RNG.normal(size=(rows, 64)).astype(np.float32),
-                                  RNG.normal(size=64).astype(np.float32)], exact=False)
+                                  RNG.normal(size=64).astype(np.float32)], exact=False,
+                   rtol=3e-5)
 
 
 @pytest.mark.parametrize("reduce,axis,keepdims", [
@@ -66,8 +67,8 @@ def test_every_reduction_shape_agrees(reduce, axis, keepdims):
     assert op_types(after) == ["Placeholder", "Const", "FusedElementwise"]
     for rows in (3, BIG // 96):
         x = RNG.normal(size=(rows, 96)).astype(np.float32)
-        check_same(graph, after, [x], exact=False)
-        check_same(graph, after, [np.asfortranarray(x)], exact=False)  # not C-contiguous
+        check_same(graph, after, [x], exact=False, rtol=3e-5)
+        check_same(graph, after, [np.asfortranarray(x)], exact=False, rtol=3e-5)  # strided
 
 
 def test_integer_and_bool_groups_are_exact():
