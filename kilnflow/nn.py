@@ -1,10 +1,12 @@
 """The kf.nn namespace (tf.nn): re-exports only."""
 from kilnflow.ops.math import sigmoid as sigmoid
 from kilnflow.ops.math import tanh as tanh
-from kilnflow.ops.nn import avg_pool as avg_pool
-from kilnflow.ops.nn import avg_pool2d as avg_pool2d
+from kilnflow.ops.conv import avg_pool as avg_pool
+from kilnflow.ops.conv import avg_pool2d as avg_pool2d
+from kilnflow.ops.conv import conv2d as conv2d
+from kilnflow.ops.conv import max_pool as max_pool
+from kilnflow.ops.conv import max_pool2d as max_pool2d
 from kilnflow.ops.nn import bias_add as bias_add
-from kilnflow.ops.nn import conv2d as conv2d
 from kilnflow.ops.nn import dropout as dropout
 from kilnflow.ops.nn import elu as elu
 from kilnflow.ops.nn import gelu as gelu
@@ -12,8 +14,6 @@ from kilnflow.ops.nn import l2_loss as l2_loss
 from kilnflow.ops.nn import l2_normalize as l2_normalize
 from kilnflow.ops.nn import leaky_relu as leaky_relu
 from kilnflow.ops.nn import log_softmax as log_softmax
-from kilnflow.ops.nn import max_pool as max_pool
-from kilnflow.ops.nn import max_pool2d as max_pool2d
 from kilnflow.ops.nn import moments as moments
 from kilnflow.ops.nn import relu as relu
 from kilnflow.ops.nn import relu6 as relu6

@@ -260,10 +260,11 @@ class SymbolicTensor(Tensor):
         return sess.run(self, feed_dict)
 
     def __bool__(self) -> bool:
-        raise TypeError(
+        from kilnflow.errors import with_location
+        raise TypeError(with_location(
             f"Using a symbolic tf.Tensor ({self.name}) as a Python `bool` is not allowed: its "
             "value is only known when the graph runs. Inside @kf.function, AutoGraph converts "
-            "`if`/`while` on tensors for you; elsewhere use kf.cond / kf.while_loop.")
+            "`if`/`while` on tensors for you; elsewhere use kf.cond / kf.while_loop."))
 
     def __len__(self) -> int:
         d = self._shape[0] if self._shape.rank else None

@@ -35,6 +35,16 @@ def differentiable(x: Any) -> bool:
     return dtype.is_floating or dtype.is_complex
 
 
+_needed: list = [()]  # which inputs of the record being differentiated need a gradient
+
+
+def needed_inputs() -> tuple:
+    """For a gradient rule: one bool per input of its op, True where a gradient is wanted.
+
+    Rules may skip expensive work for the others (their result is discarded anyway)."""
+    return _needed[0]
+
+
 def reachable_from(records: Sequence, source_ids: set) -> set:
     """Ids of everything computed (transitively) from the sources."""
     reached = set(source_ids)
@@ -67,6 +77,7 @@ def backward(records: Sequence, targets: Sequence, target_grads: Sequence,
                 out_grads.append(None)
         if all(g is None for g in out_grads):
             continue
+        _needed[0] = tuple(id(x) in reached and differentiable(x) for x in record.inputs)
         with quiet_ops():  # rules also differentiate inputs nobody asked about
             in_grads = record.opdef.grad(record, *out_grads)
         for x, g in zip(record.inputs, in_grads):

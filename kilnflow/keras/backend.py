@@ -100,5 +100,5 @@ def training_scope(training: Optional[bool]) -> Iterator[None]:
 
 def nn() -> Any:
     """kilnflow.ops.nn, imported on first use (it imports nothing from keras)."""
-    from kilnflow.ops import nn as nn_ops
+    from kilnflow import nn as nn_ops  # kf.nn: kilnflow.ops.nn and kilnflow.ops.conv
     return nn_ops

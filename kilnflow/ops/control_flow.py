@@ -249,6 +249,13 @@ def case(pred_fn_pairs: Sequence, default: Optional[Callable] = None,
         if default is None:
             raise ValueError("case: needs at least one (pred, fn) pair or a default")
         return default()
+    if exclusive and any(is_symbolic(p) for p, _ in pairs):
+        count = math.reduce_sum(array.stack([math.cast(p, _int32()) for p, _ in pairs]))
+        Assert(math.less_equal(count, 1), ["case: more than one predicate is true with "
+                                           "exclusive=True"])
+    elif exclusive and sum(bool(p) for p, _ in pairs) > 1:
+        raise errors.InvalidArgumentError("case: more than one predicate is true with "
+                                          "exclusive=True")
     if default is None:
         default = pairs[-1][1]
         pairs = pairs[:-1]
@@ -256,6 +263,11 @@ def case(pred_fn_pairs: Sequence, default: Optional[Callable] = None,
     for pred, fn in reversed(pairs):
         result = (lambda p, f, rest: lambda: cond(p, f, rest))(pred, fn, result)
     return result()
+
+
+def _int32() -> Any:
+    from kilnflow import dtypes
+    return dtypes.int32
 
 
 def switch_case(branch_index: Any, branch_fns: Any, default: Optional[Callable] = None,
@@ -329,21 +341,30 @@ def _while_codegen(op: Any, emitter: Any, env: dict, indent: str) -> None:
 
 
 def _while_grad(op: Any, *dys: Any) -> list:
+    from kilnflow.autodiff.accumulate import needed_inputs
     n = op.attrs["n_vars"]
     loop_vars, captured = list(op.inputs[:n]), list(op.inputs[n:])
     body = op.attrs["body_graph"]
     dys = [d if d is not None else array.zeros_like(o) for d, o in zip(dys, op.outputs)]
-    vjp = _body_vjp(body, loop_vars, captured, op.graph if hasattr(op, "graph") else ctx.graph)
+    needed = needed_inputs() or (True,) * len(op.inputs)
+    # Only captured inputs whose gradient is wanted: a captured input sequence read one
+    # row per step would otherwise cost a full-size zero gradient on every iteration.
+    wanted = [i for i, c in enumerate(captured) if needed[n + i] and c.dtype.is_floating]
+    vjp = _body_vjp(body, loop_vars, captured, wanted)
     attrs = {"cond_graph": op.attrs["cond_graph"], "body_graph": body, "vjp_graph": vjp,
-             "n_vars": n, "maximum_iterations": op.attrs["maximum_iterations"],
-             "output_specs": tuple(TensorSpec(t.shape, t.dtype)
-                                   for t in loop_vars + captured)}
+             "n_vars": n, "n_captured": len(captured), "wanted": tuple(wanted),
+             "maximum_iterations": op.attrs["maximum_iterations"],
+             "output_specs": tuple(TensorSpec(t.shape, t.dtype) for t in
+                                   loop_vars + [captured[i] for i in wanted])}
     grads = bind(WHILE_GRAD, loop_vars + captured + dys, attrs, name="while_grad")
-    return [g if t.dtype.is_floating else None for g, t in zip(grads, loop_vars + captured)]
+    result = [g if t.dtype.is_floating else None for g, t in zip(grads[:n], loop_vars)]
+    by_capture = dict(zip(wanted, grads[n:]))
+    return result + [by_capture.get(i) for i in range(len(captured))]
 
 
-def _body_vjp(body: Subgraph, loop_vars: list, captured: list, outer: Any) -> Subgraph:
-    """A graph (state, captured, d_new_state) -> (d_state, d_captured) for one iteration."""
+def _body_vjp(body: Subgraph, loop_vars: list, captured: list, wanted: list) -> Subgraph:
+    """A graph (state, captured, d_new_state) -> (d_state, d_captured[wanted]) for one
+    iteration."""
     from kilnflow.autodiff.tape import GradientTape
     from kilnflow.function.func_graph import FuncGraph
     from kilnflow.context import building
@@ -356,7 +377,7 @@ def _body_vjp(body: Subgraph, loop_vars: list, captured: list, outer: Any) -> Su
         seeds = [graph.placeholder(t.dtype, p.shape, name=f"d_state{i}")
                  for i, (t, p) in enumerate(zip(loop_vars, body.graph.inputs))]
         graph.inputs = state + caps + seeds
-        sources = state + caps
+        sources = state + [caps[i] for i in wanted]
         with GradientTape(watch_accessed_variables=False) as tape:
             tape.watch(sources)
             outs = replay(body.graph, body.feed(state, caps))
@@ -370,9 +391,9 @@ def _body_vjp(body: Subgraph, loop_vars: list, captured: list, outer: Any) -> Su
 
 
 def _while_grad_kernel(*inputs: Any, cond_graph: Subgraph, body_graph: Subgraph,
-                       vjp_graph: Subgraph, n_vars: int, maximum_iterations: Any,
-                       output_specs: tuple) -> tuple:
-    n_caps = len(output_specs) - n_vars
+                       vjp_graph: Subgraph, n_vars: int, n_captured: int, wanted: tuple,
+                       maximum_iterations: Any, output_specs: tuple) -> tuple:
+    n_caps = n_captured
     state = tuple(inputs[:n_vars])
     captured = tuple(inputs[n_vars:n_vars + n_caps])
     d_state = list(inputs[n_vars + n_caps:])
@@ -382,7 +403,7 @@ def _while_grad_kernel(*inputs: Any, cond_graph: Subgraph, body_graph: Subgraph,
             break
         history.append(state)
         state = tuple(body_graph.run(state, captured))
-    d_captured = [np.zeros_like(c) for c in captured]
+    d_captured = [np.zeros_like(captured[i]) for i in wanted]
     for past in reversed(history):
         grads = vjp_graph.run(list(past) + list(captured) + d_state, ())
         d_state = list(grads[:n_vars])
@@ -396,8 +417,15 @@ STATELESS_WHILE = defop("StatelessWhile", shape=_while_rule, kernel=_while_kerne
                         grad=_while_grad, multi_output=True, same_dtype=False)
 WHILE.codegen = _while_codegen
 STATELESS_WHILE.codegen = _while_codegen
+def _while_grad_grad(op: Any, *dys: Any) -> list:
+    raise NotImplementedError(
+        "Second-order gradients through kf.while_loop inside kf.function are not supported "
+        "yet (the loop's gradient is one WhileGrad op, which has no gradient of its own)")
+
+
 WHILE_GRAD = defop("WhileGrad", shape=lambda *inputs, output_specs, **attrs: list(output_specs),
-                   kernel=_while_grad_kernel, multi_output=True, same_dtype=False)
+                   kernel=_while_grad_kernel, grad=_while_grad_grad, multi_output=True,
+                   same_dtype=False)
 
 
 def while_loop(cond: Callable, body: Callable, loop_vars: Any, shape_invariants: Any = None,
@@ -432,8 +460,10 @@ def while_loop(cond: Callable, body: Callable, loop_vars: Any, shape_invariants:
 
     for i, ta in enumerate(arrays):
         if ta is not None and invariants[i] is None:
-            specs[i] = TensorSpec(TensorShape([None]).concatenate(specs[i].shape[1:]),
-                                  specs[i].dtype, name=f"loop_var{i}")
+            element = ta.element_shape if ta.element_shape.rank is not None else None
+            shape = TensorShape([None]).concatenate(element) if element is not None \
+                else TensorShape(None)
+            specs[i] = TensorSpec(shape, specs[i].dtype, name=f"loop_var{i}")
 
     def rebuild(args: Sequence) -> Any:
         values = [ta._like(a) if ta is not None else a for ta, a in zip(arrays, args)]
@@ -563,15 +593,17 @@ class TensorArray:
         self.element_shape = TensorShape(element_shape) if element_shape is not None else \
             TensorShape(None)
         if _buffer is None:
-            n = 0 if size is None else size
-            dims = self.element_shape.as_list() if self.element_shape.is_fully_defined() \
-                else [0]
-            if isinstance(n, int) or not is_symbolic(n):
-                _buffer = array.zeros([int(n)] + dims, self.dtype)
-            else:
-                _buffer = array.zeros(array.concat([array.reshape(n, [1]), dims], 0),
-                                      self.dtype)
+            from kilnflow.context import quiet_ops
+            with quiet_ops():  # replaced by unstack(), or pruned when never written
+                _buffer = self._empty(size)
         self._buffer = _buffer
+
+    def _empty(self, size: Any) -> Any:
+        n = 0 if size is None else size
+        dims = self.element_shape.as_list() if self.element_shape.is_fully_defined() else [0]
+        if isinstance(n, int) or not is_symbolic(n):
+            return array.zeros([int(n)] + dims, self.dtype)
+        return array.zeros(array.concat([array.reshape(n, [1]), dims], 0), self.dtype)
 
     def _like(self, buffer: Any) -> "TensorArray":
         return TensorArray(self.dtype, dynamic_size=self.dynamic_size,
@@ -603,9 +635,13 @@ class TensorArray:
 
     def scatter(self, indices: Any, value: Any, name: Optional[str] = None) -> "TensorArray":
         value = convert_to_tensor(value, self.dtype)
+        indices = convert_to_tensor(indices)
+        count = indices.shape[0] if indices.shape.rank == 1 else None
+        if count is None:
+            raise ValueError("TensorArray.scatter needs indices of known length")
         ta = self
-        for i, index in enumerate(np.asarray(indices).reshape(-1).tolist()):
-            ta = ta.write(int(index), value[i])
+        for i in range(count):
+            ta = ta.write(indices[i], value[i])
         return ta
 
     def concat(self, name: Optional[str] = None) -> Any:

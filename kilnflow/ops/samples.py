@@ -24,7 +24,7 @@ from kilnflow import ops as _ops
 from kilnflow.context import ctx
 from kilnflow.ops import array as _array
 from kilnflow.ops import control_flow as _cf
-from kilnflow.ops import nn as _nn
+from kilnflow import nn as _nn  # kf.nn: the ops of kilnflow.ops.nn and .conv
 from kilnflow.ops.convert import Literal
 from kilnflow.ops.opdef import REGISTRY, bind
 

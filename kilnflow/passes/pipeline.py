@@ -17,6 +17,7 @@ from kilnflow.passes.fuse_elementwise import fuse_elementwise
 from kilnflow.passes.plan_buffers import plan_buffers
 from kilnflow.passes.prune import prune
 from kilnflow.passes.simplify import simplify
+from kilnflow.passes.subgraphs import make_subgraphs_pass
 
 PASSES: List[Tuple[str, Callable[[Any], Any]]] = [
     ("prune", prune),                      # first, so no pass spends time on dead code
@@ -26,7 +27,9 @@ PASSES: List[Tuple[str, Callable[[Any], Any]]] = [
     ("constant_fold", constant_fold),      # simplify can expose constant subgraphs
     ("fuse_elementwise", fuse_elementwise),  # after every algebraic rewrite: it hides ops
     ("prune", prune),                      # drop what the rewrites left unused
-    ("plan_buffers", plan_buffers),        # last: it needs every op's final consumers
+    ("plan_buffers", plan_buffers),        # after the rewrites: it needs final consumers
+    # cond branches and loop bodies, through this same list (the lambda: optimize is below)
+    ("subgraphs", make_subgraphs_pass(lambda g: optimize(g)[0])),
 ]
 
 # TF's tf.config.optimizer option names -> ours (TF's other options are accepted, no-ops)

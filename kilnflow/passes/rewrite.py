@@ -55,12 +55,14 @@ def const(new_graph: Any, array: Any, name: str, like: Optional[Operation] = Non
 
 
 def copy_graph(graph: Any, keep: Optional[Callable[[Operation], bool]] = None,
-               replace: Optional[Callable[..., Any]] = None) -> Any:
+               replace: Optional[Callable[..., Any]] = None,
+               new_attrs: Optional[Callable[[Operation], Optional[dict]]] = None) -> Any:
     """A new graph like `graph`. `keep(op)` False drops the op; `replace(op, new_inputs,
     new_graph, mapped)` may return a list of new-graph tensors standing for op's outputs
     (or None to copy it); mapped(old_tensor) is the new graph's tensor for an earlier one.
     Dropped ops must feed only replaced ones. A replaced op must have no control inputs of
     its own (passes check); ops that waited for it wait for the replacement's op.
+    `new_attrs(op)` may return the attrs a copied op gets instead of its own.
     """
     new_graph = graph.empty_like()
     tensor_map: Dict[int, Any] = {}
@@ -84,7 +86,8 @@ def copy_graph(graph: Any, keep: Optional[Callable[[Operation], bool]] = None,
                     op_map[id(op)] = replaced[0].op
                 continue
         controls = _dedup([op_map[id(c)] for c in op.control_inputs if id(c) in op_map])
-        new = copy_op(new_graph, op, inputs, controls)
+        new = copy_op(new_graph, op, inputs, controls,
+                      attrs=new_attrs(op) if new_attrs is not None else None)
         op_map[id(op)] = new
         for old, t in zip(op.outputs, new.outputs):
             tensor_map[id(old)] = t

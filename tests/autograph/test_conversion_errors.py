@@ -257,8 +257,6 @@ def test_tensor_as_python_bool_fails_at_the_users_line(fn, arg, text):
     assert frames and frames[-1].lineno == line_of(fn, text)
 
 
-@pytest.mark.xfail(strict=True, reason="kilnflow/tensor.py: SymbolicTensor.__bool__'s "
-                                       "TypeError names no location (use errors.with_location)")
 @pytest.mark.parametrize("fn, arg, text", CANNOT_CONVERT)
 def test_tensor_as_python_bool_message_names_the_line(fn, arg, text):
     message = raises(TypeError, fn, arg)

@@ -840,14 +840,6 @@ def case(fn, *args, ops=(), absent=(), signature=None, expected=None, id=None, m
                         id=id or fn.__name__, marks=marks)
 
 
-# kilnflow/ops/control_flow.py: a TensorArray without element_shape starts as a buffer
-# of shape [size, 0], which while_loop takes as the loop variable's shape (None, 0); the
-# first write of a scalar makes it (None,), so the loop is rejected.
-TA_NO_ELEMENT_SHAPE = pytest.mark.xfail(
-    strict=True, raises=ValueError,
-    reason="control_flow.py bug: TensorArray without element_shape as a while_loop variable")
-
-
 VEC = t([3., -1., 4., 1., -5., 9., 2., 6.])
 SORTED = t([1., 3., 5., 7., 9., 11.])
 MAT = t([[1., -2., 3.], [4., 5., -6.], [-7., 8., 9.]])
@@ -920,7 +912,7 @@ CASES = [
     case(unpack_row_pairs, t([[1., 2.], [3., 4.], [5., 6.]]), ops=["While"]),
     # TensorArray
     case(tensor_array_squares, t(5), ops=["While"]),
-    case(tensor_array_dynamic, t(100.), ops=["While"], marks=TA_NO_ELEMENT_SHAPE),
+    case(tensor_array_dynamic, t(100.), ops=["While"]),
     case(tensor_array_unstack_read, t([1., 0., 1., 1.]), ops=["While"]),
     case(tensor_array_rows, t([[1., 2.], [3., 4.], [5., 6.]]), ops=["While"]),
     case(iterate_tensor_array, t([1., 0., 1., 1.]), ops=["While"], expected=11.),

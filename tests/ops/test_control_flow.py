@@ -246,9 +246,6 @@ def test_case_without_default_uses_the_last_pair():
     assert int(eager_and_function(f, kf.constant(0))) == 2
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="control_flow.py: case(exclusive=True) does not check that at most "
-                          "one predicate is true (TF raises InvalidArgumentError)")
 def test_case_exclusive_with_two_true_predicates_is_an_error():
     f = lambda x: kf.case([(x > 0, lambda: kf.constant(1)),  # noqa: E731
                            (x > 1, lambda: kf.constant(2))], exclusive=True)
@@ -368,18 +365,12 @@ def test_write_past_the_size_of_a_fixed_size_array_is_an_error():
         kf.TensorArray(F32, size=2).write(5, 1.).stack()
 
 
-@pytest.mark.xfail(strict=True, raises=NotImplementedError,
-                   reason="control_flow.py: TensorArray.scatter turns indices into NumPy, so "
-                          "graph-tensor indices fail inside @kf.function")
 def test_scatter_with_tensor_indices_in_a_function():
     def scatter(i, v):
         return kf.TensorArray(F32, size=3, element_shape=[]).scatter(i, v).stack()
     eager_and_function(scatter, kf.constant([0, 2]), kf.constant([1., 2.]))
 
 
-@pytest.mark.xfail(strict=True, raises=ValueError,
-                   reason="control_flow.py: a TensorArray without element_shape starts as a "
-                          "[size, 0] buffer, so while_loop rejects it as a loop variable")
 def test_tensor_array_without_element_shape_in_a_graph_while_loop():
     def fill(n):
         ta = kf.TensorArray(F32, size=0, dynamic_size=True)

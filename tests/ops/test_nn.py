@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 import kilnflow as kf
 from kilnflow import errors
+from kilnflow.ops import conv as conv_ops
 from kilnflow.ops import nn
 from kilnflow.ops import random as kf_random
 from kilnflow.ops.opdef import bind
@@ -362,7 +363,7 @@ def test_conv2d_matches_direct_loops(n, h, w, c, k, o, stride, dilation, padding
         return
     x = rng.standard_normal((n, h, w, c))
     f = rng.standard_normal((k, k, c, o))
-    out = nn.conv2d(x, f, stride, padding, dilations=dilation)
+    out = conv_ops.conv2d(x, f, stride, padding, dilations=dilation)
     np.testing.assert_allclose(out.numpy(), conv2d_ref(x, f, stride, padding, dilation),
                                rtol=1e-10, atol=1e-12)
 
@@ -370,7 +371,7 @@ def test_conv2d_matches_direct_loops(n, h, w, c, k, o, stride, dilation, padding
 def test_conv2d_rectangular_kernel_per_dim_strides_and_float32():
     x = rng.standard_normal((2, 7, 6, 3)).astype(np.float32)
     f = rng.standard_normal((3, 2, 3, 4)).astype(np.float32)
-    out = nn.conv2d(x, f, [1, 2, 3, 1], "SAME")
+    out = conv_ops.conv2d(x, f, [1, 2, 3, 1], "SAME")
     assert out.dtype is kf.float32 and out.shape == (2, 4, 2, 4)
     expected = conv2d_ref_strided(x.astype(np.float64), f.astype(np.float64), (2, 3))
     np.testing.assert_allclose(out.numpy(), expected, rtol=1e-4, atol=1e-5)
@@ -396,21 +397,21 @@ def conv2d_ref_strided(x, w, strides):
 def test_conv2d_explicit_padding_and_nchw():
     x = rng.standard_normal((1, 4, 5, 2))
     f = rng.standard_normal((3, 3, 2, 3))
-    explicit = nn.conv2d(x, f, 1, [[0, 0], [1, 2], [0, 1], [0, 0]])
+    explicit = conv_ops.conv2d(x, f, 1, [[0, 0], [1, 2], [0, 1], [0, 0]])
     padded = np.pad(x, ((0, 0), (1, 2), (0, 1), (0, 0)))
     np.testing.assert_allclose(explicit.numpy(), conv2d_ref(padded, f, 1, "VALID"), rtol=1e-10)
-    nchw = nn.conv2d(np.transpose(x, (0, 3, 1, 2)), f, [1, 1, 2, 2], "SAME", "NCHW")
-    nhwc = nn.conv2d(x, f, 2, "SAME")
+    nchw = conv_ops.conv2d(np.transpose(x, (0, 3, 1, 2)), f, [1, 1, 2, 2], "SAME", "NCHW")
+    nhwc = conv_ops.conv2d(x, f, 2, "SAME")
     np.testing.assert_allclose(nchw.numpy(), np.transpose(nhwc.numpy(), (0, 3, 1, 2)))
 
 
 def test_conv2d_batches_larger_than_one_im2col_block(monkeypatch):
-    monkeypatch.setattr(nn, "_IM2COL_BYTES", 1)  # one sample per block
+    monkeypatch.setattr(conv_ops, "_IM2COL_BYTES", 1)  # one sample per block
     x = rng.standard_normal((3, 5, 5, 2))
     f = rng.standard_normal((3, 3, 2, 2))
-    np.testing.assert_allclose(nn.conv2d(x, f, 2, "SAME").numpy(),
+    np.testing.assert_allclose(conv_ops.conv2d(x, f, 2, "SAME").numpy(),
                                conv2d_ref(x, f, 2, "SAME"), rtol=1e-10)
-    check_grad(lambda a, b: nn.conv2d(a, b, 2, "SAME"), x, f)
+    check_grad(lambda a, b: conv_ops.conv2d(a, b, 2, "SAME"), x, f)
 
 
 @pytest.mark.parametrize("padding", ["SAME", "VALID"])
@@ -418,13 +419,13 @@ def test_conv2d_batches_larger_than_one_im2col_block(monkeypatch):
 def test_conv2d_gradients(padding, stride):
     x = rng.standard_normal((2, 5, 4, 2))
     f = rng.standard_normal((3, 2, 2, 3))
-    check_grad(lambda a, b: nn.conv2d(a, b, stride, padding), x, f)
+    check_grad(lambda a, b: conv_ops.conv2d(a, b, stride, padding), x, f)
 
 
 def test_conv2d_gradients_with_dilation():
     x = rng.standard_normal((1, 6, 5, 2))
     f = rng.standard_normal((2, 3, 2, 2))
-    check_grad(lambda a, b: nn.conv2d(a, b, 1, "SAME", dilations=2), x, f)
+    check_grad(lambda a, b: conv_ops.conv2d(a, b, 1, "SAME", dilations=2), x, f)
 
 
 @pytest.mark.parametrize("padding,stride", [("SAME", 2), ("VALID", 1)])
@@ -433,18 +434,18 @@ def test_conv2d_backprop_ops_are_differentiable(padding, stride):
     attrs = {"strides": (stride, stride), "padding": padding, "dilations": (1, 1)}
     x = rng.standard_normal((1, 5, 5, 2))
     f = rng.standard_normal((3, 3, 2, 2))
-    dy = rng.standard_normal(nn.conv2d(x, f, stride, padding).shape)
+    dy = rng.standard_normal(conv_ops.conv2d(x, f, stride, padding).shape)
     sizes_x = np.array(x.shape, np.int32)
     sizes_f = np.array(f.shape, np.int32)
-    check_grad(lambda w, g: bind(nn.CONV2D_BACKPROP_INPUT, (kf.constant(sizes_x), w, g), attrs),
-               f, dy)
-    check_grad(lambda a, g: bind(nn.CONV2D_BACKPROP_FILTER, (a, kf.constant(sizes_f), g),
+    check_grad(lambda w, g: bind(conv_ops.CONV2D_BACKPROP_INPUT, (kf.constant(sizes_x), w, g),
+                                 attrs), f, dy)
+    check_grad(lambda a, g: bind(conv_ops.CONV2D_BACKPROP_FILTER, (a, kf.constant(sizes_f), g),
                                  attrs), x, dy)
 
 
 def test_conv2d_second_order():
     f = rng.standard_normal((2, 2, 1, 2))
-    check_second_order(lambda t: nn.conv2d(t, f, 1, "SAME") ** 2, rng.standard_normal(
+    check_second_order(lambda t: conv_ops.conv2d(t, f, 1, "SAME") ** 2, rng.standard_normal(
         (1, 3, 3, 1)))
 
 
@@ -452,19 +453,19 @@ def test_conv2d_bad_inputs():
     x = kf.ones([1, 4, 4, 2])
     f = kf.ones([3, 3, 2, 1])
     with pytest.raises(errors.InvalidArgumentError, match="4-dimensional"):
-        nn.conv2d(kf.ones([4, 4, 2]), f, 1, "SAME")
+        conv_ops.conv2d(kf.ones([4, 4, 2]), f, 1, "SAME")
     with pytest.raises(ValueError, match="padding"):
-        nn.conv2d(x, f, 1, "FULL")
+        conv_ops.conv2d(x, f, 1, "FULL")
     with pytest.raises(errors.InvalidArgumentError, match="same depth: 2 vs 3"):
-        nn.conv2d(x, kf.ones([3, 3, 3, 1]), 1, "SAME")
+        conv_ops.conv2d(x, kf.ones([3, 3, 3, 1]), 1, "SAME")
     with pytest.raises(errors.InvalidArgumentError, match="int32.*Conv2D"):
-        nn.conv2d(kf.ones([1, 4, 4, 2], kf.int32), kf.ones([3, 3, 2, 1], kf.int32), 1, "SAME")
+        conv_ops.conv2d(kf.ones([1, 4, 4, 2], kf.int32), kf.ones([3, 3, 2, 1], kf.int32), 1, "SAME")
     with pytest.raises(errors.InvalidArgumentError, match="negative"):
-        nn.conv2d(kf.ones([1, 2, 2, 2]), f, 1, "VALID")
+        conv_ops.conv2d(kf.ones([1, 2, 2, 2]), f, 1, "VALID")
     with pytest.raises(errors.InvalidArgumentError, match="batch and depth"):
-        nn.conv2d(x, f, [2, 1, 1, 1], "SAME")
+        conv_ops.conv2d(x, f, [2, 1, 1, 1], "SAME")
     with pytest.raises(errors.InvalidArgumentError, match="strides"):
-        nn.conv2d(x, f, 0, "SAME")
+        conv_ops.conv2d(x, f, 0, "SAME")
 
 
 # ---------------------------------------------------------------- pooling
@@ -476,15 +477,15 @@ def test_pools_match_direct_loops(h, w, k, stride, padding):
     if padding == "VALID" and (h < k or w < k):
         return
     x = rng.standard_normal((2, h, w, 3))
-    np.testing.assert_allclose(nn.max_pool2d(x, k, stride, padding).numpy(),
+    np.testing.assert_allclose(conv_ops.max_pool2d(x, k, stride, padding).numpy(),
                                pool_ref(x, k, stride, padding, np.max))
-    np.testing.assert_allclose(nn.avg_pool2d(x, k, stride, padding).numpy(),
+    np.testing.assert_allclose(conv_ops.avg_pool2d(x, k, stride, padding).numpy(),
                                pool_ref(x, k, stride, padding, np.mean), rtol=1e-12)
 
 
 def test_max_pool_integers_and_negative_values_under_same_padding():
     x = -np.arange(1, 10, dtype=np.int32).reshape(1, 3, 3, 1)
-    out = nn.max_pool2d(x, 2, 2, "SAME")
+    out = conv_ops.max_pool2d(x, 2, 2, "SAME")
     assert out.dtype is kf.int32
     assert out.numpy().reshape(-1).tolist() == [-1, -3, -7, -9]
 
@@ -497,15 +498,15 @@ def _distinct(*shape):
 @pytest.mark.parametrize("padding,stride,k", [("SAME", 2, 3), ("VALID", 1, 2), ("SAME", 1, 2)])
 def test_pool_gradients(padding, stride, k):
     x = _distinct(2, 5, 4, 2)
-    check_grad(lambda t: nn.max_pool2d(t, k, stride, padding), x)
-    check_grad(lambda t: nn.avg_pool2d(t, k, stride, padding), x)
+    check_grad(lambda t: conv_ops.max_pool2d(t, k, stride, padding), x)
+    check_grad(lambda t: conv_ops.avg_pool2d(t, k, stride, padding), x)
 
 
 def test_max_pool_gradient_goes_to_the_first_maximum_on_ties():
     x = kf.constant(np.ones((1, 2, 2, 1)))
     with kf.GradientTape() as tape:
         tape.watch(x)
-        y = nn.max_pool2d(x, 2, 2, "VALID")
+        y = conv_ops.max_pool2d(x, 2, 2, "VALID")
     assert tape.gradient(y, x).numpy().reshape(-1).tolist() == [1.0, 0.0, 0.0, 0.0]
 
 
@@ -513,26 +514,26 @@ def test_pool_gradient_ops_are_differentiable():
     attrs = {"ksize": (2, 2), "strides": (1, 1), "padding": "SAME"}
     x = _distinct(1, 4, 3, 2)
     dy = rng.standard_normal((1, 4, 3, 2))
-    check_grad(lambda g: bind(nn.MAX_POOL_GRAD, (kf.constant(x), g), attrs), dy)
-    check_grad(lambda g: bind(nn.MAX_POOL_GRAD_GRAD, (kf.constant(x), g), attrs), dy)
+    check_grad(lambda g: bind(conv_ops.MAX_POOL_GRAD, (kf.constant(x), g), attrs), dy)
+    check_grad(lambda g: bind(conv_ops.MAX_POOL_GRAD_GRAD, (kf.constant(x), g), attrs), dy)
     sizes = kf.constant(np.array(x.shape, np.int32))
-    check_grad(lambda g: bind(nn.AVG_POOL_GRAD, (sizes, g), attrs), dy)
+    check_grad(lambda g: bind(conv_ops.AVG_POOL_GRAD, (sizes, g), attrs), dy)
 
 
 def test_pool_second_order():
-    check_second_order(lambda t: nn.avg_pool2d(t, 2, 1, "SAME") ** 2, rand(1, 3, 3, 1))
-    check_second_order(lambda t: nn.max_pool2d(t, 2, 1, "SAME") ** 2, _distinct(1, 3, 3, 1))
+    check_second_order(lambda t: conv_ops.avg_pool2d(t, 2, 1, "SAME") ** 2, rand(1, 3, 3, 1))
+    check_second_order(lambda t: conv_ops.max_pool2d(t, 2, 1, "SAME") ** 2, _distinct(1, 3, 3, 1))
 
 
 def test_pool_bad_inputs():
     with pytest.raises(errors.InvalidArgumentError, match="4-dimensional"):
-        nn.max_pool2d(kf.ones([3, 3, 1]), 2, 2, "SAME")
+        conv_ops.max_pool2d(kf.ones([3, 3, 1]), 2, 2, "SAME")
     with pytest.raises(ValueError, match="padding"):
-        nn.avg_pool2d(kf.ones([1, 3, 3, 1]), 2, 2, "same-ish")
+        conv_ops.avg_pool2d(kf.ones([1, 3, 3, 1]), 2, 2, "same-ish")
     with pytest.raises(errors.InvalidArgumentError, match="int32.*AvgPool"):
-        nn.avg_pool2d(kf.ones([1, 3, 3, 1], kf.int32), 2, 2, "SAME")
+        conv_ops.avg_pool2d(kf.ones([1, 3, 3, 1], kf.int32), 2, 2, "SAME")
     with pytest.raises(errors.InvalidArgumentError, match="batch and depth"):
-        nn.max_pool2d(kf.ones([1, 3, 3, 1]), [2, 2, 2, 1], 1, "SAME")
+        conv_ops.max_pool2d(kf.ones([1, 3, 3, 1]), [2, 2, 2, 1], 1, "SAME")
 
 
 # ---------------------------------------------------------------- dropout
@@ -615,8 +616,8 @@ def test_nn_ops_inside_kf_function_match_eager():
     labels = np.array([1, 3], np.int32)
 
     def model(x, f):
-        y = nn.relu(nn.conv2d(x, f, 2, "SAME"))
-        y = nn.avg_pool2d(nn.max_pool2d(y, 2, 1, "SAME"), 3, 1, "VALID")
+        y = nn.relu(conv_ops.conv2d(x, f, 2, "SAME"))
+        y = conv_ops.avg_pool2d(conv_ops.max_pool2d(y, 2, 1, "SAME"), 3, 1, "VALID")
         return nn.sparse_softmax_cross_entropy_with_logits(labels, kf.reshape(y, [2, 4]))
 
     def train_step(x, f):
@@ -636,13 +637,13 @@ def test_conv2d_in_a_function_with_unknown_batch():
 
     @kf.function(input_signature=[kf.TensorSpec([None, 5, 5, 2], kf.float32)])
     def conv(x):
-        y = nn.conv2d(x, f, 2, "SAME")
+        y = conv_ops.conv2d(x, f, 2, "SAME")
         assert y.shape.as_list() == [None, 3, 3, 4]
         return y
 
     x = rng.standard_normal((3, 5, 5, 2)).astype(np.float32)
-    np.testing.assert_allclose(conv(kf.constant(x)).numpy(), nn.conv2d(x, f, 2, "SAME").numpy(),
-                               rtol=1e-6)
+    np.testing.assert_allclose(conv(kf.constant(x)).numpy(),
+                               conv_ops.conv2d(x, f, 2, "SAME").numpy(), rtol=1e-6)
 
 
 def test_dropout_in_a_function_draws_a_new_mask_every_call():

@@ -21,7 +21,7 @@ def gelu(x):
 def test_every_pass_is_on_by_default_and_listed_once():
     assert pipeline.get_options() == {"prune": True, "constant_fold": True, "cse": True,
                                       "simplify": True, "fuse_elementwise": True,
-                                      "plan_buffers": True}
+                                      "plan_buffers": True, "subgraphs": True}
 
 
 def test_the_report_counts_ops_and_fused_groups():
