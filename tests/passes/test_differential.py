@@ -2,7 +2,7 @@
 each pass off, and with none (the interpreter on the traced graph).
 
 The ops all have `fusable` forms (plus folds, duplicates, identities, transposes and a
-closing reduction, so every pass finds work). No op here has an inexact fused form (no
+closing reduction, loop or cond, so every pass finds work). No op here has an inexact fused form (no
 pow by a constant), so results must match bitwise, NaN for NaN and inf for inf.
 """
 import os
@@ -43,6 +43,10 @@ ENDINGS = [
     ("none", lambda a: a), ("sum", lambda a: kf.reduce_sum(a)),
     ("mean rows", lambda a: kf.reduce_mean(a, axis=0)),
     ("max cols", lambda a: kf.reduce_max(a, axis=1, keepdims=True)),
+    ("loop", lambda a: kf.while_loop(lambda i, v: i < 2, lambda i, v: (
+        i + 1, kf.tanh(v * 1.0) * 0.5 + v), [kf.constant(0), a])[1]),
+    ("cond", lambda a: kf.cond(kf.reduce_sum(a) > 0.0, lambda: kf.exp(a) + 0.0,
+                               lambda: a * a)),
 ]
 
 steps = st.lists(st.one_of(
