@@ -307,7 +307,8 @@ class RNN(Layer):
         # output. The last output needs none: a cell's output is its new first state.
         loop_vars = [convert_to_tensor(0), states]
         if self.return_sequences:
-            loop_vars.append(_output_array(length, states[0]))
+            loop_vars.append(control_flow.TensorArray(states[0].dtype, size=length,
+                                                      element_shape=states[0].shape))
 
         def one_step(t: Any, states: list, *outputs: Any) -> list:
             out, states = cell_step(projected[length - 1 - t if self.go_backwards else t],
@@ -334,19 +335,6 @@ class RNN(Layer):
         return {**super().get_config(), "return_sequences": self.return_sequences,
                 "return_state": self.return_state, "go_backwards": self.go_backwards,
                 "unroll": self.unroll}
-
-
-def _output_array(length: Any, like: Any) -> control_flow.TensorArray:
-    """A TensorArray of `length` elements shaped like `like` (zeros until written).
-
-    Its buffer is given directly: TensorArray(size=..., element_shape=[None, units]) starts
-    from a buffer of the wrong rank when the batch size is unknown, and unstack() would
-    leave the constructor's empty buffer behind as a never-used op in traced graphs.
-    """
-    dims = like.shape.as_list()
-    zeros = array.zeros([length] + _dims(like), like.dtype)
-    zeros.set_shape([length if isinstance(length, int) else None] + dims)
-    return control_flow.TensorArray(like.dtype, element_shape=dims, _buffer=zeros)
 
 
 def _cell_kwargs(kwargs: dict) -> dict:
