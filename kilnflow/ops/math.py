@@ -16,9 +16,9 @@ from kilnflow import dtypes as _dtypes
 from kilnflow.ops import rules
 from kilnflow import errors
 from kilnflow.ops.convert import binary, convert_to_tensor
-from kilnflow.ops.opdef import bind, defop, np_errors_ignored
+from kilnflow.ops.opdef import _NO_ATTRS, bind, defop, np_errors_ignored
 from kilnflow.shapes import TensorSpec
-from kilnflow.tensor import Tensor
+from kilnflow.tensor import EagerTensor, Tensor
 
 FLOATS = _dtypes.FLOATS
 INEXACT = _dtypes.INEXACT
@@ -117,20 +117,23 @@ def add(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
     >>> kf.add(kf.constant([[1, 2], [3, 4]]), 1).numpy().tolist()
     [[2, 3], [4, 5]]
     """
-    x, y = binary(x, y)
-    return bind(ADD, (x, y), name=name)
+    if type(x) is not EagerTensor or type(y) is not EagerTensor:  # fast path
+        x, y = binary(x, y)
+    return bind(ADD, (x, y), _NO_ATTRS, name)
 
 
 def subtract(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
     """Returns x - y elementwise."""
-    x, y = binary(x, y)
-    return bind(SUB, (x, y), name=name)
+    if type(x) is not EagerTensor or type(y) is not EagerTensor:  # fast path
+        x, y = binary(x, y)
+    return bind(SUB, (x, y), _NO_ATTRS, name)
 
 
 def multiply(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
     """Returns x * y elementwise."""
-    x, y = binary(x, y)
-    return bind(MUL, (x, y), name=name)
+    if type(x) is not EagerTensor or type(y) is not EagerTensor:  # fast path
+        x, y = binary(x, y)
+    return bind(MUL, (x, y), _NO_ATTRS, name)
 
 
 def divide(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
@@ -143,43 +146,43 @@ def truediv(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
     if x.dtype.is_integer and y.dtype is x.dtype:
         target = _dtypes.float32 if x.dtype.size <= 2 else _dtypes.float64
         x, y = cast(x, target), cast(y, target)
-    return bind(REAL_DIV, (x, y), name=name)
+    return bind(REAL_DIV, (x, y), _NO_ATTRS, name)
 
 
 def floordiv(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
     """Returns floor(x / y) elementwise."""
     x, y = binary(x, y)
-    return bind(FLOOR_DIV, (x, y), name=name)
+    return bind(FLOOR_DIV, (x, y), _NO_ATTRS, name)
 
 
 def floormod(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
     """Returns x - floor(x / y) * y elementwise (the sign of y, like Python's %)."""
     x, y = binary(x, y)
-    return bind(FLOOR_MOD, (x, y), name=name)
+    return bind(FLOOR_MOD, (x, y), _NO_ATTRS, name)
 
 
 def pow(x: Any, y: Any, name: Optional[str] = None) -> Tensor:  # noqa: A001 - TF's name
     """Returns x ** y elementwise."""
     x, y = binary(x, y)
-    return bind(POW, (x, y), name=name)
+    return bind(POW, (x, y), _NO_ATTRS, name)
 
 
 def maximum(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
     """Returns max(x, y) elementwise."""
     x, y = binary(x, y)
-    return bind(MAXIMUM, (x, y), name=name)
+    return bind(MAXIMUM, (x, y), _NO_ATTRS, name)
 
 
 def minimum(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
     """Returns min(x, y) elementwise."""
     x, y = binary(x, y)
-    return bind(MINIMUM, (x, y), name=name)
+    return bind(MINIMUM, (x, y), _NO_ATTRS, name)
 
 
 def squared_difference(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
     """Returns (x - y) ** 2 elementwise."""
     x, y = binary(x, y)
-    return bind(SQUARED_DIFFERENCE, (x, y), name=name)
+    return bind(SQUARED_DIFFERENCE, (x, y), _NO_ATTRS, name)
 
 
 # ---------------------------------------------------------------- unary functions
