@@ -380,11 +380,12 @@ class FusedProgram:
 
     # ------------------------------------------------------------ shapes
 
-    def spec(self, input_shapes: Sequence[TensorShape]) -> TensorSpec:
+    def spec(self, input_shapes: Sequence[TensorShape], values: bool = False) -> TensorSpec:
+        """The result's spec (with values=True: before the final reduction)."""
         shape = TensorShape([])
         for s in input_shapes:
             shape = _broadcast_static(shape, s)
-        if self.reduce is not None:
+        if self.reduce is not None and not values:
             _, axes, keepdims = self.reduce
             shape = rules.reduced_shape(shape, axes, keepdims)
         return TensorSpec(shape, _dtypes.from_numpy(np.dtype(self.dtype)))
@@ -494,36 +495,50 @@ def _fused_kernel(*arrays: Any, program: FusedProgram, into: Optional[int]) -> A
 
 
 def _fused_codegen(op: Any, emitter: Any, env: dict, indent: str) -> None:
-    """Emit the block function and the engine call (or, for small static shapes with no
-    reduction, one NumPy expression)."""
+    """Emit plain NumPy expressions when the shapes are known and small, else a call to the
+    engine with the program's block function (compiled once), shown as comment lines."""
     program: FusedProgram = op.attrs["program"]
     into = op.attrs["into"]
     emitter.globals.setdefault("np", np)
+    # kernels that silence NumPy run inside one np.errstate the generated function enters
+    silenced = not program.quiet and hasattr(emitter, "silenced")
+    if silenced:
+        emitter.silenced = True
     params = [env[id(t)] for t in op.inputs[:program.n_inputs]]
     result = emitter.namer.fresh(op.name)
-    spec = op.outputs[0]
-    small = (program.reduce is None and program.quiet and spec.shape.is_fully_defined()
-             and math.prod(spec.shape.as_list()) <= 64)
+    prog = emitter.global_ref(program, "program_" + op.name)
+    static = [t.shape for t in op.inputs[:program.n_inputs]]
     start = len(emitter.lines)
-    if small:
-        lines = program.expression_lines(params, result,
-                                         lambda: emitter.namer.fresh(op.name + "_t"))
+    if (program.quiet or silenced) and all(s.is_fully_defined() for s in static) and \
+            math.prod(program.spec(static, values=True).shape.as_list()) <= \
+            engine.SMALL_ELEMENTS:
+        temps: List[str] = []
+
+        def temp() -> str:
+            temps.append(emitter.namer.fresh(op.name + "_t"))
+            return temps[-1]
+
+        values = result if program.reduce is None else temp()
+        lines = program.expression_lines(params, values, temp)
+        if program.reduce is not None:
+            reduce = emitter.global_ref(engine.reduce_values, "fused_reduce")
+            lines.append(f"{result} = {reduce}({prog}, {values})")
+        if temps:
+            lines.append(f"del {', '.join(temps)}")
     else:
-        block = emitter.namer.fresh("block_" + op.name)
-        # parameters get their own names: the caller's may be globals or repeat
-        inner = [f"a{i}" for i in range(program.n_inputs)]
-        constants = [emitter.global_ref(array, "k") for _, array in program.constants()]
-        lines = program.block_source(block, inner, constant_names=constants)
+        block = emitter.global_ref(program.compiled(), "block_" + op.name)
+        shown = program.block_source(block, [f"a{i}" for i in range(program.n_inputs)])
         runner = emitter.global_ref(engine.run, "fused_run")
-        prog = emitter.global_ref(program, "program_" + op.name)
         buffer = env[id(op.inputs[into])] if into is not None else "None"
-        lines.append(f"{result} = {runner}({block}, {prog}, ({', '.join(params)},), {buffer})")
-    # origins map assignment lines to the op: not the `def` (codegen marked our first
-    # line) nor the block body, whose errors surface through the call line
+        lines = ["# " + line for line in shown] + [
+            f"{result} = {runner}({block}, {prog}, ({', '.join(params)},), {buffer}"
+            f"{', True' if silenced else ''})"]
+    # origins map assignment lines to the op (codegen marked our first line, which may be a
+    # comment); errors inside the block surface through the call line
     emitter.origins.pop(start + 2, None)
     for k, line in enumerate(lines):
         emitter.lines.append(indent + line)
-        if " = " in line and not line.startswith((" ", "def ")):
+        if " = " in line and not line.startswith("#"):
             emitter.origins[start + k + 2] = op
     env[id(op.outputs[0])] = result
 

@@ -60,12 +60,13 @@ def _get_pool() -> ThreadPoolExecutor:
     return _pool
 
 
-def run(block: Callable, program: Any, arrays: Sequence[Any],
-        into: Any = None) -> Any:
+def run(block: Callable, program: Any, arrays: Sequence[Any], into: Any = None,
+        silenced: bool = False) -> Any:
     """Evaluate `program` (its block function `block`) on `arrays`; write into `into` when
-    it is a usable buffer of the result's shape and dtype."""
+    it is a usable buffer of the result's shape and dtype. `silenced`: the caller already
+    runs with NumPy warnings off."""
     if _small(arrays):
-        return _run_small(program, arrays)
+        return _run_small(program, arrays, silenced)
     arrays = [np.asarray(a) for a in arrays]
     shape = tuple(np.broadcast_shapes(*[a.shape for a in arrays]))
     values_dtype = np.dtype(program.steps[program.root[1]].dtype)
@@ -314,16 +315,21 @@ def _small(arrays: Sequence[Any]) -> bool:
     return math.prod(dims) <= SMALL_ELEMENTS
 
 
-def _run_small(program: Any, arrays: Sequence[Any]) -> Any:
+def _run_small(program: Any, arrays: Sequence[Any], silenced: bool) -> Any:
     """Plain NumPy expressions, as the ops would have run unfused (warnings included when
     every kernel was a bare ufunc; silenced otherwise, as those kernels do)."""
-    if program.quiet:
+    if program.quiet or silenced:
         values = program.whole()(*arrays)
     else:
         with np.errstate(all="ignore"):
             values = program.whole()(*arrays)
     if program.reduce is None:
         return values
+    return reduce_values(program, values)
+
+
+def reduce_values(program: Any, values: Any) -> Any:
+    """The program's final reduction of `values` (whole, not in blocks)."""
     return _reduce_whole(program, np.asarray(values))
 
 
