@@ -30,7 +30,7 @@ def test_the_report_counts_ops_and_fused_groups():
     assert [r[0] for r in report] == [name for name, _ in pipeline.PASSES]
     fuse = report[[r[0] for r in report].index("fuse_elementwise")]
     assert fuse[1] == 14 and fuse.fused_groups == 1 and fuse.fused_ops == 9
-    assert str(fuse) == "fuse_elementwise: 14 -> 6 ops (1 fused groups of 9 ops)"
+    assert str(fuse) == "fuse_elementwise: 14 -> 6 ops (1 fused group of 9 ops)"
     assert all(len(tuple(r)) == 3 for r in report)   # (pass, before, after) unpacks
 
 
