@@ -40,9 +40,19 @@ def _unary(name: str, kernel: Any, grad: Any, fusable: str, dtypes: Any = FLOATS
                  dtypes=dtypes)
 
 
+RELU_GRAD = defop("ReluGrad", shape=rules.same_as(0), dtypes=REAL,
+                  kernel=lambda dy, y: np.where(y > 0, dy, 0),
+                  grad=lambda op, g: [relu_grad(g, op.inputs[1]), None],
+                  fusable="where({1} > 0, {0}, 0)")
+
+
+def relu_grad(dy: Tensor, y: Tensor) -> Tensor:
+    """dy where y > 0, else 0 (one op, as in TF: no zeros tensor to build)."""
+    return bind(RELU_GRAD, (dy, y))
+
+
 RELU = _unary("Relu", lambda x: np.maximum(x, 0),
-              lambda op, dy: [_where_positive(op.outputs[0], dy, array.zeros_like(dy))],
-              "maximum({0}, 0)", REAL)
+              lambda op, dy: [relu_grad(dy, op.outputs[0])], "maximum({0}, 0)", REAL)
 RELU6 = _unary(
     "Relu6", lambda x: np.minimum(np.maximum(x, 0), 6),
     lambda op, dy: [array.where((op.inputs[0] > 0) & (op.inputs[0] < 6), dy,
@@ -253,7 +263,7 @@ def softmax_cross_entropy_with_logits(labels: Any, logits: Any, axis: int = -1,
     return bind(SOFTMAX_XENT, (labels, logits), {"axis": _axis_attr(logits, axis)}, name=name)
 
 
-def _sparse_xent_rule(logits: Any, labels: Any) -> TensorSpec:
+def _sparse_xent_rule(logits: Any, labels: Any) -> list:
     if labels.dtype not in _INT_LABELS:
         raise ValueError(f"Value for attr 'Tlabels' of {labels.dtype.name} is not in the list "
                          f"of allowed values: int32, int64")
@@ -264,10 +274,13 @@ def _sparse_xent_rule(logits: Any, labels: Any) -> TensorSpec:
                 logits.shape[:-1]):
             raise ValueError(f"labels shape must equal logits shape without its last "
                              f"dimension; got labels {labels.shape} and logits {logits.shape}")
-    return TensorSpec(logits.shape[:-1].merge_with(labels.shape), logits.dtype)
+    return [TensorSpec(logits.shape[:-1].merge_with(labels.shape), logits.dtype),
+            TensorSpec(logits.shape, logits.dtype)]
 
 
-def _sparse_xent_kernel(x: Any, labels: Any) -> Any:
+def _sparse_xent_kernel(x: Any, labels: Any) -> tuple:
+    """(loss, backprop): like TF's op, the gradient w.r.t. logits (softmax - one_hot) comes
+    out of the forward computation, so the backward pass need not recompute softmax."""
     classes = x.shape[-1]
     bad = (labels < 0) | (labels >= classes)
     if np.any(bad):
@@ -275,7 +288,11 @@ def _sparse_xent_kernel(x: Any, labels: Any) -> Any:
             f"Received a label value of {labels[bad].reshape(-1)[0]} which is outside the "
             f"valid range of [0, {classes}). [Op:SparseSoftmaxCrossEntropyWithLogits]"))
     logp = _log_softmax_kernel(x, axis=-1)
-    return -np.take_along_axis(logp, labels[..., None].astype(np.intp), axis=-1)[..., 0]
+    index = labels[..., None].astype(np.intp)
+    loss = -np.take_along_axis(logp, index, axis=-1)[..., 0]
+    backprop = np.exp(logp, out=logp)
+    np.put_along_axis(backprop, index, np.take_along_axis(backprop, index, axis=-1) - 1, -1)
+    return loss, backprop
 
 
 def _one_hot(labels: Tensor, like: Tensor) -> Tensor:
@@ -286,15 +303,20 @@ def _one_hot(labels: Tensor, like: Tensor) -> Tensor:
     return cast(equal(array.expand_dims(labels, -1), classes), like.dtype)
 
 
-def _sparse_xent_grad(op: Any, dy: Any) -> list:
-    x, labels = op.inputs
-    return [array.expand_dims(dy, -1) * (softmax(x) - _one_hot(labels, x)), None]
+def _sparse_xent_grad(op: Any, d_loss: Any, d_backprop: Any) -> list:
+    x = op.inputs[0]
+    grad = None if d_loss is None else array.expand_dims(d_loss, -1) * op.outputs[1]
+    if d_backprop is not None:  # second order: backprop = softmax(x) - one_hot
+        s = softmax(x)
+        jvp = s * (d_backprop - reduce_sum(d_backprop * s, -1, keepdims=True))
+        grad = jvp if grad is None else grad + jvp
+    return [grad, None]
 
 
 SPARSE_SOFTMAX_XENT = defop("SparseSoftmaxCrossEntropyWithLogits", shape=_sparse_xent_rule,
                             kernel=np_errors_ignored(_sparse_xent_kernel),
                             grad=_sparse_xent_grad, dtypes=FLOATS, same_dtype=False,
-                            check_eager=True)
+                            check_eager=True, multi_output=True)
 
 
 def sparse_softmax_cross_entropy_with_logits(labels: Any, logits: Any,
@@ -303,7 +325,7 @@ def sparse_softmax_cross_entropy_with_logits(labels: Any, logits: Any,
     against `logits`; a label outside [0, num_classes) raises InvalidArgumentError."""
     logits = convert_to_tensor(logits)
     labels = convert_to_tensor(labels)
-    return bind(SPARSE_SOFTMAX_XENT, (logits, labels), name=name)
+    return bind(SPARSE_SOFTMAX_XENT, (logits, labels), name=name)[0]
 
 
 # ---------------------------------------------------------------- bias_add

@@ -24,7 +24,8 @@ from kilnflow import ops as _ops
 from kilnflow.context import ctx
 from kilnflow.ops import array as _array
 from kilnflow.ops import control_flow as _cf
-from kilnflow import nn as _nn  # kf.nn: the ops of kilnflow.ops.nn and .conv
+from kilnflow import nn as _nn
+from kilnflow.ops import nn as _nn_ops  # kf.nn: the ops of kilnflow.ops.nn and .conv
 from kilnflow.ops.convert import Literal
 from kilnflow.ops.opdef import REGISTRY, bind
 
@@ -629,6 +630,9 @@ for _op, _fn, _ref in _ACTIVATIONS:
     _add(_op, lambda x, f=_fn: f(x), (_rand(4).astype(np.float32) * 4,), _ref,
          differentiable=True, name="float32", rtol=2e-6)
 _add("Relu", _nn.relu, (_ints(2, 3),), lambda x: np.maximum(x, 0), name="int32")
+_add("ReluGrad", lambda dy, y: _nn_ops.relu_grad(dy, y),
+     (_rand(2, 3), _rand(2, 3) * 3), lambda dy, y: np.where(y > 0, dy, 0), differentiable=True,
+     wrt=(0,))
 _add("Softmax", lambda x: _nn.softmax(x, axis=0), (_rand(3, 2) * 3,),
      lambda x: _softmax(x, 0), differentiable=True, name="axis0")
 _add("LogSoftmax", lambda x: _nn.log_softmax(x, axis=1), (_rand(2, 3, 2) * 3,),
