@@ -1,7 +1,7 @@
 """The fused-kernel engine: runs a FusedProgram's block function over an output.
 
-Small results run as plain NumPy expressions. Big ones run block by block (BLOCK_BYTES of
-the widest value, so scratch buffers stay in L2) over a thread pool (ufuncs release the
+Small results run as plain NumPy expressions. Big ones run block by block (sized so that
+a block's buffers fit CACHE_BYTES: they stay in L2) over a thread pool (ufuncs release the
 GIL), each thread with its own scratch; a final reduction is done per block and combined.
 Arithmetic-only float groups run as one numba kernel when numba is installed. Results come
 from a pool of reused buffers. The figures behind each choice: kilnflow/passes/ENGINE.md.
@@ -22,7 +22,8 @@ from kilnflow.ops import rules
 from kilnflow.shapes import TensorShape
 
 # Chosen by tests/passes/measure_engine.py (figures in kilnflow/passes/ENGINE.md).
-BLOCK_BYTES = 1 << 18          # one block of the widest value: four of them fit in L2 (2 MiB)
+CACHE_BYTES = 3 << 19          # one block's buffers (scratch, inputs, output): most of L2
+BLOCK_BYTES: Optional[int] = None  # a fixed block size (of the widest value) for measuring
 PARALLEL_MIN_BLOCKS = 4        # below this many blocks a thread hand-off costs more than it saves
 SMALL_ELEMENTS = 1 << 15       # up to this, plain NumPy expressions: malloc is cheap there,
                                # and one block would gain nothing
@@ -71,8 +72,13 @@ def run(block: Callable, program: Any, arrays: Sequence[Any], into: Any = None,
     shape = tuple(np.broadcast_shapes(*[a.shape for a in arrays]))
     values_dtype = np.dtype(program.steps[program.root[1]].dtype)
     size = math.prod(shape)
-    widest = max([np.dtype(d).itemsize for d in program.slots] + [values_dtype.itemsize])
-    block_elems = max(1, BLOCK_BYTES // widest)
+    if BLOCK_BYTES:
+        widest = max([np.dtype(d).itemsize for d in program.slots] + [values_dtype.itemsize])
+        block_elems = max(1, BLOCK_BYTES // widest)
+    else:  # as many elements as keep every buffer of a block in the cache at once
+        per_element = sum(np.dtype(d).itemsize for d in program.slots) + \
+            values_dtype.itemsize + sum(a.itemsize for a in arrays if a.size == size)
+        block_elems = max(1, CACHE_BYTES // per_element)
     reduce = program.reduce
     if reduce is None:
         out = into if _usable(into, shape, values_dtype) else OUTPUTS.take(shape, values_dtype)

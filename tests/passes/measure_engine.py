@@ -185,7 +185,7 @@ def main() -> None:
     x_np = np.random.default_rng(0).standard_normal(args.size).astype(np.float32)
     print(f"{args.size:,} float32, {args.repeat} rounds, {os.cpu_count()} CPUs, "
           f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS')}, "
-          f"engine default {engine.BLOCK_BYTES >> 10} KiB blocks x "
+          f"engine default: blocks within {engine.CACHE_BYTES >> 10} KiB of cache x "
           f"{engine.get_num_threads()} threads")
     for kind in ("gelu", "poly"):
         rows = variants(kind, x_np, not args.no_sweep)

@@ -11,8 +11,12 @@ from kilnflow.passes.prune import prune
 from tests.passes._helpers import check_same, compiled, interpret, op_types, trace
 
 RNG = np.random.default_rng(11)
-# enough elements for several blocks on each thread (a block holds BLOCK_BYTES)
-BIG = 12 * engine.BLOCK_BYTES // 4
+BIG = 100_000  # past engine.SMALL_ELEMENTS: blocks (made small below, so there are many)
+
+
+@pytest.fixture(autouse=True)
+def _small_blocks(monkeypatch):
+    monkeypatch.setattr(engine, "CACHE_BYTES", 1 << 16)
 
 
 def gelu(x):
