@@ -455,8 +455,11 @@ def _sum_grad(op: Any, dy: Any) -> list:
 
 
 def _mean_grad(op: Any, dy: Any) -> list:
-    x = op.inputs[0]
-    count = cast(array_size(x), dy.dtype) / cast(array_size(op.outputs[0]), dy.dtype)
+    x, y = op.inputs[0], op.outputs[0]
+    if x.shape.is_fully_defined() and y.shape.is_fully_defined():  # a number, not two ops
+        count: Any = x.shape.num_elements() // max(y.shape.num_elements(), 1)
+    else:
+        count = cast(array_size(x), dy.dtype) / cast(array_size(y), dy.dtype)
     return [_broadcast_back(dy, x, **op.attrs) / count]
 
 

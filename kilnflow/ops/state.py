@@ -6,6 +6,7 @@ reads stay immutable, as eager tensors must.
 """
 from __future__ import annotations
 
+import sys
 from typing import Any, Optional
 
 import numpy as np
@@ -65,13 +66,33 @@ def _assign(value: Any, *, handle: VariableHandle) -> tuple:
     return ()
 
 
+def _updatable_in_place(value: Any) -> bool:
+    """True when nothing but the handle can see `value`'s memory, so updating it in place
+    is indistinguishable from storing a new array (and saves an allocation per step).
+
+    The references counted are the handle's, the caller's local and getrefcount's own
+    argument; any tensor or other holder adds one. Views (base is set) never qualify."""
+    return (type(value) is np.ndarray and value.base is None and value.flags.writeable
+            and sys.getrefcount(value) <= 4)
+
+
 def _assign_add(delta: Any, *, handle: VariableHandle) -> tuple:
-    handle.value = handle.read() + delta
+    value = handle.read()
+    if _updatable_in_place(value) and np.broadcast_shapes(value.shape, delta.shape) == \
+            value.shape:
+        np.add(value, delta, out=value)
+    else:
+        handle.value = value + delta
     return ()
 
 
 def _assign_sub(delta: Any, *, handle: VariableHandle) -> tuple:
-    handle.value = handle.read() - delta
+    value = handle.read()
+    if _updatable_in_place(value) and np.broadcast_shapes(value.shape, delta.shape) == \
+            value.shape:
+        np.subtract(value, delta, out=value)
+    else:
+        handle.value = value - delta
     return ()
 
 
