@@ -179,9 +179,11 @@ class BufferPool:
     `max_free_bytes` of free buffers are kept.
     """
 
-    def __init__(self, min_bytes: int = 1 << 20, max_free_bytes: int = 1 << 28):
+    def __init__(self, min_bytes: int = 1 << 20, max_free_bytes: int = 1 << 28,
+                 max_entries: int = 64):
         self.min_bytes = min_bytes
         self.max_free_bytes = max_free_bytes
+        self.max_entries = max_entries  # buffers still in use beyond this are forgotten
         self._bases: List[Any] = []   # least recently handed out first
         self._lock = threading.Lock()
 
@@ -212,6 +214,9 @@ class BufferPool:
                 break
             excess -= self._bases[i].nbytes
             drop.add(i)
+        # results a caller keeps (a list of outputs) need not be scanned on every call
+        in_use = [i for i in range(end) if i not in free]
+        drop.update(in_use[:max(0, len(self._bases) - len(drop) - self.max_entries)])
         self._bases = [b for i, b in enumerate(self._bases) if i not in drop]
 
     def clear(self) -> None:

@@ -217,3 +217,21 @@ def test_the_numba_backend_matches_the_numpy_blocks_bitwise():
         engine.set_backend("auto")
     np.testing.assert_array_equal(fast, slow)
     assert engine.numba_source(_program([("tanh({0})", [0])], [np.float32]), [True]) is None
+
+
+def test_the_buffer_pool_reuses_only_what_nobody_holds():
+    pool = engine.BufferPool(min_bytes=1024, max_free_bytes=8 * 4096, max_entries=4)
+    a = pool.take((1024,), np.dtype(np.float32))
+    a[:] = 1.0
+    view = a[::2]
+    del a
+    b = pool.take((1024,), np.dtype(np.float32))      # the first is still seen by `view`
+    assert not np.shares_memory(b, view)
+    base = id(b.base)                                 # (holding the base would keep it)
+    del b
+    c = pool.take((32, 32), np.dtype(np.float32))     # same bytes, nobody holds it: reused
+    assert id(c.base) == base and c.shape == (32, 32)
+    kept = [pool.take((256,), np.dtype(np.float64)) for _ in range(10)]
+    assert len(pool._bases) <= 4 + 1                  # held results are forgotten, not scanned
+    assert all(k.shape == (256,) for k in kept)
+    assert pool.take((8,), np.dtype(np.float32)).base is None   # small: plain np.empty
