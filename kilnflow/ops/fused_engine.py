@@ -50,6 +50,15 @@ def get_num_threads() -> int:
     return _threads
 
 
+def _forget_pool() -> None:
+    global _pool
+    _pool = None  # a forked child has the pool object but none of its threads
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool)
+
+
 def _get_pool() -> ThreadPoolExecutor:
     """Worker threads (the calling thread does one share of the work itself)."""
     global _pool
