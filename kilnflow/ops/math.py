@@ -730,7 +730,11 @@ def einsum(equation: str, *inputs: Any, name: Optional[str] = None) -> Tensor:
 
 
 def tensordot(a: Any, b: Any, axes: Any, name: Optional[str] = None) -> Tensor:
-    """Contracts `axes` of a with `axes` of b (an int N means the last N of a, first N of b)."""
+    """Contracts `axes` of a with `axes` of b (an int N means the last N of a, first N of b).
+
+    With known shapes it is a transpose + reshape + one matmul (BLAS); otherwise an einsum.
+    """
+    from kilnflow.ops import array
     a, b = binary(a, b)
     ra, rb = a.shape.rank, b.shape.rank
     if ra is None or rb is None:
@@ -741,13 +745,28 @@ def tensordot(a: Any, b: Any, axes: Any, name: Optional[str] = None) -> Tensor:
         axes_a, axes_b = axes
         axes_a = [axes_a] if isinstance(axes_a, int) else list(axes_a)
         axes_b = [axes_b] if isinstance(axes_b, int) else list(axes_b)
+    axes_a = [x % ra for x in axes_a] if ra else axes_a
+    axes_b = [x % rb for x in axes_b] if rb else axes_b
+    free_a = [i for i in range(ra) if i not in axes_a]
+    free_b = [j for j in range(rb) if j not in axes_b]
+    if a.shape.is_fully_defined() and b.shape.is_fully_defined():
+        da, db = a.shape.as_list(), b.shape.as_list()
+        size = 1
+        for i in axes_a:
+            size *= da[i]
+        left = array.reshape(array.transpose(a, free_a + axes_a) if free_a + axes_a !=
+                             list(range(ra)) else a, [-1, size])
+        right = array.reshape(array.transpose(b, axes_b + free_b) if axes_b + free_b !=
+                              list(range(rb)) else b, [size, -1])
+        out = matmul(left, right)
+        return array.reshape(out, [da[i] for i in free_a] + [db[j] for j in free_b],
+                             name=name)
     letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
     sa = list(letters[:ra])
     sb = list(letters[ra:ra + rb])
     for i, j in zip(axes_a, axes_b):
-        sb[j % rb] = sa[i % ra]
-    out = [c for i, c in enumerate(sa) if i not in [x % ra for x in axes_a]] + \
-        [c for j, c in enumerate(sb) if j not in [x % rb for x in axes_b]]
+        sb[j] = sa[i]
+    out = [sa[i] for i in free_a] + [sb[j] for j in free_b]
     return einsum(f"{''.join(sa)},{''.join(sb)}->{''.join(out)}", a, b, name=name)
 
 
