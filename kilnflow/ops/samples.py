@@ -382,7 +382,7 @@ _add("Einsum", lambda a, b: kf.einsum("ij,kj", a, b), (_rand(2, 3), _rand(4, 3))
      lambda a, b: np.einsum("ij,kj", a, b), differentiable=True, name="implicit_output")
 _add("Einsum", lambda a, b: kf.einsum("i,j->ij", a, b), (_rand(3), _rand(2)), np.outer,
      differentiable=True, name="outer")
-_add("Einsum", lambda a, b: kf.tensordot(a, b, 1), (_rand(2, 3), _rand(3, 2)),
+_add("MatMul", lambda a, b: kf.tensordot(a, b, 1), (_rand(2, 3), _rand(3, 2)),
      lambda a, b: np.tensordot(a, b, 1), differentiable=True, name="tensordot")
 
 # ---------------------------------------------------------------- shape, size, rank, identity
