@@ -94,6 +94,9 @@ bool = DType("bool", np.bool_, "b")  # noqa: A001 - TF's public name
 complex64 = DType("complex64", np.complex64, "c")
 complex128 = DType("complex128", np.complex128, "c")
 string = DType("string", np.object_, "s")
+# An opaque host value (a while loop's recorded states): like TF's DT_VARIANT, never
+# differentiated, never a user-visible tensor.
+variant = DType("variant", np.object_, "v")
 
 half = float16
 double = float64
@@ -107,7 +110,8 @@ INEXACT = FLOATS | frozenset((complex64, complex128))
 REAL = FLOATS | INTEGERS
 
 _by_name = {d.name: d for d in ALL}
-_by_name.update(half=float16, double=float64, float=float32, int=int32, string=string)
+_by_name.update(half=float16, double=float64, float=float32, int=int32, string=string,
+                variant=variant)
 # NumPy dtype -> DType; the hot path looks up `array.dtype` here.
 _by_numpy = {d._np: d for d in ALL}
 

@@ -17,6 +17,7 @@ from kilnflow.context import ctx
 from kilnflow.ops import array, math
 from kilnflow.ops.convert import convert_to_tensor
 from kilnflow.ops.opdef import bind, defop
+from kilnflow.dtypes import variant
 from kilnflow.shapes import TensorShape, TensorSpec
 from kilnflow.tensor import SymbolicTensor, Tensor, is_symbolic
 
@@ -289,20 +290,23 @@ def switch_case(branch_index: Any, branch_fns: Any, default: Optional[Callable] 
 # ---------------------------------------------------------------- while_loop
 
 def _while_rule(*inputs: Any, cond_graph: Subgraph, body_graph: Subgraph, n_vars: int,
-                maximum_iterations: Any, output_specs: tuple) -> list:
-    return list(output_specs)
+                maximum_iterations: Any, output_specs: tuple,
+                record_history: bool = False) -> list:
+    history = [TensorSpec([], variant)] if record_history else []
+    return list(output_specs) + history
 
 
 def _while_kernel(*inputs: Any, cond_graph: Subgraph, body_graph: Subgraph, n_vars: int,
-                  maximum_iterations: Any, output_specs: tuple) -> tuple:
+                  maximum_iterations: Any, output_specs: tuple,
+                  record_history: bool = False) -> tuple:
     state, captured = tuple(inputs[:n_vars]), inputs[n_vars:]
-    count = 0
-    while maximum_iterations is None or count < maximum_iterations:
+    history: list = []
+    while maximum_iterations is None or len(history) < maximum_iterations:
         if not cond_graph.run(state, captured)[0]:
             break
+        history.append(state)
         state = tuple(body_graph.run(state, captured))
-        count += 1
-    return state
+    return state + (history,) if record_history else state
 
 
 def _while_codegen(op: Any, emitter: Any, env: dict, indent: str) -> None:
@@ -319,6 +323,9 @@ def _while_codegen(op: Any, emitter: Any, env: dict, indent: str) -> None:
     counter = emitter.namer.fresh("iterations") if limit is not None else None
     if counter:
         emitter.lines.append(f"{indent}{counter} = 0")
+    history = emitter.namer.fresh("history") if op.attrs.get("record_history") else None
+    if history:  # the states each iteration starts from, for the gradient
+        emitter.lines.append(f"{indent}{history} = []")
     emitter.lines.append(f"{indent}while True:")
     if counter:
         emitter.lines.append(f"{inner}if {counter} >= {int(limit)}:")
@@ -332,11 +339,13 @@ def _while_codegen(op: Any, emitter: Any, env: dict, indent: str) -> None:
         if is_cond:
             emitter.lines.append(f"{inner}if not {values[0]}:")
             emitter.lines.append(f"{inner}    break")
+            if history:
+                emitter.lines.append(f"{inner}{history}.append(({', '.join(state)},))")
         elif state:
             emitter.lines.append(f"{inner}{', '.join(state)} = {', '.join(values)}")
     if counter:
         emitter.lines.append(f"{inner}{counter} += 1")
-    for t, name in zip(op.outputs, state):
+    for t, name in zip(op.outputs, state + ([history] if history else [])):
         env[id(t)] = name
 
 
@@ -345,8 +354,9 @@ def _while_grad(op: Any, *dys: Any) -> list:
     n = op.attrs["n_vars"]
     loop_vars, captured = list(op.inputs[:n]), list(op.inputs[n:])
     body = op.attrs["body_graph"]
-    dys = [d if d is not None else array.zeros_like(o) for d, o in zip(dys, op.outputs)]
+    dys = [d if d is not None else array.zeros_like(o) for d, o in zip(dys[:n], op.outputs)]
     needed = needed_inputs() or (True,) * len(op.inputs)
+    recorded = [op.outputs[n]] if op.attrs.get("record_history") else []
     # Only captured inputs whose gradient is wanted: a captured input sequence read one
     # row per step would otherwise cost a full-size zero gradient on every iteration.
     wanted = [i for i, c in enumerate(captured) if needed[n + i] and c.dtype.is_floating]
@@ -356,7 +366,7 @@ def _while_grad(op: Any, *dys: Any) -> list:
              "maximum_iterations": op.attrs["maximum_iterations"],
              "output_specs": tuple(TensorSpec(t.shape, t.dtype) for t in
                                    loop_vars + [captured[i] for i in wanted])}
-    grads = bind(WHILE_GRAD, loop_vars + captured + dys, attrs, name="while_grad")
+    grads = bind(WHILE_GRAD, loop_vars + captured + dys + recorded, attrs, name="while_grad")
     result = [g if t.dtype.is_floating else None for g, t in zip(grads[:n], loop_vars)]
     by_capture = dict(zip(wanted, grads[n:]))
     return result + [by_capture.get(i) for i in range(len(captured))]
@@ -396,18 +406,22 @@ def _while_grad_kernel(*inputs: Any, cond_graph: Subgraph, body_graph: Subgraph,
     n_caps = n_captured
     state = tuple(inputs[:n_vars])
     captured = tuple(inputs[n_vars:n_vars + n_caps])
-    d_state = list(inputs[n_vars + n_caps:])
-    history = []  # the forward states each iteration started from
-    while maximum_iterations is None or len(history) < maximum_iterations:
-        if not cond_graph.run(state, captured)[0]:
-            break
-        history.append(state)
-        state = tuple(body_graph.run(state, captured))
+    d_state = list(inputs[n_vars + n_caps:n_vars + n_caps + n_vars])
+    if len(inputs) > 2 * n_vars + n_caps:
+        history = inputs[-1]  # recorded by the forward loop
+    else:  # recompute the states each iteration started from
+        history = []
+        while maximum_iterations is None or len(history) < maximum_iterations:
+            if not cond_graph.run(state, captured)[0]:
+                break
+            history.append(state)
+            state = tuple(body_graph.run(state, captured))
     d_captured = [np.zeros_like(captured[i]) for i in wanted]
     for past in reversed(history):
         grads = vjp_graph.run(list(past) + list(captured) + d_state, ())
         d_state = list(grads[:n_vars])
-        d_captured = [a + b for a, b in zip(d_captured, grads[n_vars:])]
+        for total, g in zip(d_captured, grads[n_vars:]):
+            total += g  # our own zeros buffers: accumulate in place
     return tuple(d_state) + tuple(d_captured)
 
 
@@ -507,8 +521,10 @@ def while_loop(cond: Callable, body: Callable, loop_vars: Any, shape_invariants:
     attrs = {"cond_graph": Subgraph(cond_graph, len(specs), cond_pos),
              "body_graph": Subgraph(body_graph, len(specs), body_pos), "n_vars": len(specs),
              "maximum_iterations": maximum_iterations, "output_specs": tuple(specs)}
+    if ctx.tapes and back_prop:  # it may be differentiated: keep the states, not recompute
+        attrs["record_history"] = True
     outs = bind(opdef, tensors + captured, attrs, name=name or "while")
-    result = rebuild(list(outs))
+    result = rebuild(list(outs)[:len(specs)])
     return result[0] if single else result
 
 
