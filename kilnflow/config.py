@@ -27,5 +27,13 @@ def _set_experimental_options(options: Dict[str, Any]) -> None:
     _pipeline.set_options(options)
 
 
+def _set_threads(count: int) -> None:
+    from kilnflow.ops.fused_engine import set_num_threads
+    set_num_threads(count)
+
+
+threading = SimpleNamespace(set_intra_op_parallelism_threads=_set_threads,
+                            set_inter_op_parallelism_threads=lambda count: None)
+
 optimizer = SimpleNamespace(set_experimental_options=_set_experimental_options,
                             get_experimental_options=_pipeline.get_options)

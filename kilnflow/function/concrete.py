@@ -139,8 +139,8 @@ class ConcreteFunction:
         return f"<ConcreteFunction {self.name}({', '.join(self._arg_names)}) at {id(self):#x}>"
 
     def optimization_report(self) -> str:
-        lines = [f"{name}: {before} -> {after} ops" for name, before, after in self.pass_report]
-        return "\n".join(lines)
+        """One line per pass: ops before -> after (and fused groups)."""
+        return "\n".join(str(entry) for entry in self.pass_report)
 
 
 def _identifier(name: str) -> str:

@@ -192,11 +192,12 @@ def _size_rule(x: Any, *, out_type: _dtypes.DType) -> TensorSpec:
     return TensorSpec([], out_type)
 
 
-SHAPE = defop("Shape", shape=_shape_rule,
+_SHAPE_ONLY = {"shape_only": True}  # known static shape -> a constant (constant_fold)
+SHAPE = defop("Shape", shape=_shape_rule, props=_SHAPE_ONLY,
               kernel=lambda x, *, out_type: np.array(x.shape, out_type.as_numpy_dtype))
-SIZE = defop("Size", shape=_size_rule,
+SIZE = defop("Size", shape=_size_rule, props=_SHAPE_ONLY,
              kernel=lambda x, *, out_type: np.asarray(x.size, out_type.as_numpy_dtype))
-RANK = defop("Rank", shape=lambda x: TensorSpec([], _dtypes.int32),
+RANK = defop("Rank", shape=lambda x: TensorSpec([], _dtypes.int32), props=_SHAPE_ONLY,
              kernel=lambda x: np.asarray(x.ndim, np.int32))
 
 
@@ -227,7 +228,7 @@ def rank(input: Any, name: Optional[str] = None) -> Tensor:  # noqa: A002
 # ---------------------------------------------------------------- identity, stop_gradient
 
 IDENTITY = defop("Identity", shape=rules.same_as(0), kernel=lambda x: x,
-                 grad=lambda op, dy: [dy], same_dtype=False)
+                 grad=lambda op, dy: [dy], same_dtype=False, props={"identity": True})
 STOP_GRADIENT = defop("StopGradient", shape=rules.same_as(0), kernel=lambda x: x,
                       same_dtype=False)
 
@@ -274,7 +275,7 @@ RESHAPE = defop(
     "Reshape",
     shape=lambda x, *, shape: TensorSpec(_reshape_dims(x.shape, shape), x.dtype),
     kernel=lambda x, *, shape: np.reshape(x, shape),
-    grad=lambda op, dy: [_reshape_like(dy, op.inputs[0])], same_dtype=False)
+    grad=lambda op, dy: [_reshape_like(dy, op.inputs[0])], same_dtype=False, props={"reshape_attr": "shape"})
 DYNAMIC_RESHAPE = defop(
     "DynamicReshape", shape=lambda x, s: TensorSpec(_dims_from(s), x.dtype),
     kernel=_dynamic_reshape_kernel,
@@ -445,7 +446,7 @@ def _transpose_rule(x: Any, *, perm: tuple) -> TensorSpec:
 TRANSPOSE = defop("Transpose", shape=_transpose_rule,
                   kernel=lambda x, *, perm: np.transpose(x, perm),
                   grad=lambda op, dy: [transpose(dy, np.argsort(op.attrs["perm"]).tolist())],
-                  same_dtype=False)
+                  same_dtype=False, props={"permutation_attr": "perm"})
 CONJUGATE_TRANSPOSE = defop(
     "ConjugateTranspose", shape=_transpose_rule, same_dtype=False,
     kernel=lambda x, *, perm: np.conj(np.transpose(x, perm)),

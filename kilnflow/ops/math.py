@@ -483,7 +483,7 @@ def array_size(x: Tensor) -> Tensor:
     return array.size(x)
 
 
-SUM = defop("Sum", shape=rules.reduce(), kernel=_reduce_kernel(np.sum), grad=_sum_grad,
+SUM = defop("Sum", shape=rules.reduce(), props={"reduction": "sum"}, kernel=_reduce_kernel(np.sum), grad=_sum_grad,
             dtypes=NUMERIC)
 def _mean(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
     """np.mean without its Python-level overhead (a sum and one division)."""
@@ -495,16 +495,16 @@ def _mean(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
             else total / count
 
 
-MEAN = defop("Mean", shape=rules.reduce(), kernel=_reduce_kernel(_mean), grad=_mean_grad,
+MEAN = defop("Mean", shape=rules.reduce(), props={"reduction": "mean"}, kernel=_reduce_kernel(_mean), grad=_mean_grad,
              dtypes=NUMERIC)
-MAX = defop("Max", shape=rules.reduce(), kernel=_reduce_kernel(np.max), grad=_extremum_grad,
+MAX = defop("Max", shape=rules.reduce(), props={"reduction": "max"}, kernel=_reduce_kernel(np.max), grad=_extremum_grad,
             dtypes=REAL)
-MIN = defop("Min", shape=rules.reduce(), kernel=_reduce_kernel(np.min), grad=_extremum_grad,
+MIN = defop("Min", shape=rules.reduce(), props={"reduction": "min"}, kernel=_reduce_kernel(np.min), grad=_extremum_grad,
             dtypes=REAL)
-PROD = defop("Prod", shape=rules.reduce(), kernel=_reduce_kernel(np.prod), grad=_prod_grad,
+PROD = defop("Prod", shape=rules.reduce(), props={"reduction": "prod"}, kernel=_reduce_kernel(np.prod), grad=_prod_grad,
              dtypes=NUMERIC)
-ANY = defop("Any", shape=rules.reduce(), kernel=_reduce_kernel(np.any), dtypes=BOOL)
-ALL = defop("All", shape=rules.reduce(), kernel=_reduce_kernel(np.all), dtypes=BOOL)
+ANY = defop("Any", shape=rules.reduce(), props={"reduction": "any"}, kernel=_reduce_kernel(np.any), dtypes=BOOL)
+ALL = defop("All", shape=rules.reduce(), props={"reduction": "all"}, kernel=_reduce_kernel(np.all), dtypes=BOOL)
 
 
 def _reduction(opdef: Any, doc: str):
@@ -647,7 +647,7 @@ def _matmul_grad(op: Any, dy: Any) -> list:
 
 
 MATMUL = defop("MatMul", shape=_matmul_rule, kernel=_matmul_kernel, grad=_matmul_grad,
-               dtypes=NUMERIC)
+               dtypes=NUMERIC, props={"transpose_flags": ("transpose_a", "transpose_b")})
 
 
 def matmul(a: Any, b: Any, transpose_a: bool = False, transpose_b: bool = False,

@@ -26,12 +26,12 @@ class OpDef:
 
     __slots__ = ("name", "shape", "kernel", "grad", "stateful", "random", "commutative",
                  "fusable", "multi_output", "same_dtype", "dtypes", "check_eager", "watch_attr",
-                 "codegen", "np_dtypes", "simple", "ok_dtype", "__weakref__")
+                 "codegen", "np_dtypes", "simple", "ok_dtype", "props", "__weakref__")
 
     def __init__(self, name: str, shape: Callable, kernel: Callable, grad: Optional[Callable],
                  stateful: bool, random: bool, commutative: bool, fusable: Optional[str],
                  multi_output: bool, same_dtype: Any, dtypes: Optional[frozenset],
-                 check_eager: bool, watch_attr: Optional[str]):
+                 check_eager: bool, watch_attr: Optional[str], props: dict):
         self.name = name
         self.shape = shape
         self.kernel = kernel
@@ -51,6 +51,7 @@ class OpDef:
         self.ok_dtype: Any = None
         self.check_eager = check_eager
         self.watch_attr = watch_attr
+        self.props = props
         # codegen(op, emitter, env, indent): emits source itself (control flow); None: a call
         self.codegen: Optional[Callable] = None
 
@@ -66,7 +67,7 @@ def defop(name: str, *, shape: Callable, kernel: Callable, grad: Optional[Callab
           stateful: bool = False, random: bool = False, commutative: bool = False,
           fusable: Optional[str] = None, multi_output: bool = False, same_dtype: Any = True,
           dtypes: Optional[Sequence] = None, check_eager: bool = False,
-          watch_attr: Optional[str] = None) -> OpDef:
+          watch_attr: Optional[str] = None, props: Optional[dict] = None) -> OpDef:
     """Declare an op.
 
     shape(*inputs, **attrs) -> TensorSpec or list of TensorSpecs (inputs have .shape/.dtype)
@@ -77,12 +78,16 @@ def defop(name: str, *, shape: Callable, kernel: Callable, grad: Optional[Callab
     check_eager: also run the shape rule eagerly (for kernels NumPy would not reject)
     watch_attr: the attr holding an object (a variable's handle) that tapes treat as this
         op's input, so gradients of its output reach that object (ReadVariableOp)
+    props: further facts graph passes may use, e.g. {"reduction": "sum"},
+        {"identity": True}, {"shape_only": True} (the result depends only on the input's
+        static shape), {"permutation_attr": "perm"}, {"reshape_attr": "shape"},
+        {"transpose_flags": ("transpose_a", "transpose_b")}
     """
     if name in REGISTRY:
         raise ValueError(f"Op {name} is declared twice")
     op = OpDef(name, shape, kernel, grad, stateful, random, commutative, fusable, multi_output,
                same_dtype, frozenset(dtypes) if dtypes is not None else None, check_eager,
-               watch_attr)
+               watch_attr, dict(props or {}))
     REGISTRY[name] = op
     return op
 

@@ -3,6 +3,9 @@
     before:  a = Const(2.0); b = Const(3.0); c = Mul(a, b); out = AddV2(x, c)
     after:   c = Const(6.0); out = AddV2(x, c)          (a and b are left to prune)
 
+Ops declared `shape_only` (Shape, Size, Rank) fold whenever their input's static shape
+is fully known, constant or not.
+
 Respects: `stateful` and `random` ops are never evaluated, and neither is anything fed
 by one (a variable read is not a constant); graph inputs (placeholders, captures) are
 never constant; ops with a `codegen` hook (control flow) are left alone; an op with
@@ -64,9 +67,17 @@ def constant_fold(graph: Any) -> Any:
             if id(op.outputs[0]) not in graph_inputs:
                 values[id(op.outputs[0])] = op.attrs["value"].array
             return None
-        if not _foldable(op, graph_inputs) or any(id(t) not in values for t in op.inputs):
+        if not _foldable(op, graph_inputs):
             return None
-        arrays = _evaluate(op, [values[id(t)] for t in op.inputs])
+        if op.opdef.props.get("shape_only") and all(t.shape.is_fully_defined()
+                                                    for t in op.inputs):
+            # Shape/Size/Rank of a statically known shape: evaluate on a stand-in array
+            arrays = _evaluate(op, [np.empty(t.shape.as_list(), t.dtype.as_numpy_dtype)
+                                    for t in op.inputs])
+        elif any(id(t) not in values for t in op.inputs):
+            return None
+        else:
+            arrays = _evaluate(op, [values[id(t)] for t in op.inputs])
         if arrays is None:
             return None
         tensors = []

@@ -4,11 +4,8 @@ Most facts come from the `fusable` template, which states the op's meaning as a 
 expression: `({0} * {1})` is a multiplication whatever the op is called, so `x * 1 -> x`
 holds for it; `(-{0})` is its own inverse; `{0}.astype({dtype})` is a cast.
 
-The rest (identity, permutation, reshape, matmul transpose flags, reductions) are not yet
-OpDef fields. Until they are, each fact reads the proposed field first and falls back to a
-small table keyed by OpDef object; adding the field to those OpDefs makes the table dead
-code to delete. Proposed fields: identity=True, permutation_attr="perm",
-reshape_attr="shape", transpose_flags=("transpose_a", "transpose_b"), reduction="sum".
+The rest (identity, permutation, reshape, matmul transpose flags, reductions, shape-only
+results) are declared in each OpDef's `props`.
 """
 from __future__ import annotations
 
@@ -64,29 +61,8 @@ def cast_attr(opdef: Any) -> Optional[str]:
     return None
 
 
-# ---------------------------------------------------------------- stopgap table
-
-@functools.lru_cache(maxsize=1)
-def _table() -> dict:
-    """OpDef object -> facts it does not declare yet (see the module docstring)."""
-    from kilnflow.ops import array, math
-    return {
-        array.IDENTITY: {"identity": True},
-        array.TRANSPOSE: {"permutation_attr": "perm"},
-        array.RESHAPE: {"reshape_attr": "shape"},
-        math.MATMUL: {"transpose_flags": ("transpose_a", "transpose_b")},
-        math.SUM: {"reduction": "sum"}, math.MEAN: {"reduction": "mean"},
-        math.MAX: {"reduction": "max"}, math.MIN: {"reduction": "min"},
-        math.PROD: {"reduction": "prod"}, math.ANY: {"reduction": "any"},
-        math.ALL: {"reduction": "all"},
-    }
-
-
 def _fact(opdef: Any, field: str) -> Any:
-    declared = getattr(opdef, field, None)
-    if declared is not None:
-        return declared
-    return _table().get(opdef, {}).get(field)
+    return opdef.props.get(field)
 
 
 def is_identity(opdef: Any) -> bool:
