@@ -25,6 +25,7 @@ PASSES: List[Tuple[str, Callable[[Any], Any]]] = [
     ("cse", cse),
     ("simplify", simplify),                # after folding: x * (2 - 1) is x * 1 by now
     ("constant_fold", constant_fold),      # simplify can expose constant subgraphs
+    ("prune", prune),                      # before fusion: a dead reader splits a group
     ("fuse_elementwise", fuse_elementwise),  # after every algebraic rewrite: it hides ops
     ("prune", prune),                      # drop what the rewrites left unused
     ("plan_buffers", plan_buffers),        # after the rewrites: it needs final consumers

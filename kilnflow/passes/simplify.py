@@ -7,6 +7,7 @@
     Transpose(Transpose(x, p), q)                       ->  x, or Transpose(x, p.q)
     Reshape(Reshape(x, s1), s2)                         ->  Reshape(x, s2)
     MatMul(Transpose(a, last two swapped), b)           ->  MatMul(a, b, transpose_a=True)
+    f(Reshape(g(x), s))   (f, g elementwise, f unary)   ->  Reshape(f(g(x)), s)
 
 Ops are recognised by their OpDef only (passes/facts.py): a `fusable` template `({0} * {1})`
 is a multiplication whatever its name. A rewrite applies only when the result has exactly
@@ -159,8 +160,26 @@ def fold_transpose_into_matmul(op: Any, inputs: tuple, graph: Any) -> Any:
     return add_op(graph, op.opdef, tuple(new_inputs), attrs, op.name, like=op).outputs[0]
 
 
+def sink_elementwise_below_reshape(op: Any, inputs: tuple, graph: Any) -> Any:
+    """f(Reshape(y, s)) -> Reshape(f(y), s) for an elementwise one-input f (a Cast, say)
+    when y itself comes from an elementwise op: f can then fuse with what computed y, and
+    the reshape of the fused result is free."""
+    if op.opdef.fusable is None or len(inputs) != 1:
+        return None
+    inner = inputs[0].op
+    if facts.reshape_attr(inner.opdef) is None or inner.control_inputs:
+        return None
+    y = inner.inputs[0]
+    if y.op.opdef.fusable is None:
+        return None
+    moved = add_op(graph, op.opdef, (y,), dict(op.attrs), op.name, like=op).outputs[0]
+    return add_op(graph, inner.opdef, (moved,), dict(inner.attrs), inner.name,
+                  like=inner).outputs[0]
+
+
 RULES = [remove_identity, drop_identity_operand, cancel_involution, cancel_cast_round_trip,
-         merge_transposes, merge_reshapes, fold_transpose_into_matmul]
+         merge_transposes, merge_reshapes, fold_transpose_into_matmul,
+         sink_elementwise_below_reshape]
 
 
 def simplify(graph: Any) -> Any:
