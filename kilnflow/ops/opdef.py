@@ -130,23 +130,7 @@ def bind(op: OpDef, inputs: Sequence, attrs: dict = _NO_ATTRS, name: Optional[st
 
 
 def _run_eagerly(op: OpDef, inputs: Sequence, attrs: dict) -> Any:
-    if op.simple and len(inputs) == 2:
-        a = inputs[0]._value
-        b = inputs[1]._value
-        dtype = a.dtype
-        if dtype is not op.ok_dtype or b.dtype is not dtype:
-            _check_binary(op, inputs, dtype)
-        try:
-            out = op.kernel(a, b, **attrs) if attrs else op.kernel(a, b)
-        except errors.OpError:
-            raise
-        except Exception as exc:
-            raise kernel_error(op, inputs, attrs, exc) from None
-        if type(out) is np.ndarray:
-            t = _new_eager(EagerTensor)
-            t._value = out
-            return t
-        return wrap(out)
+    """Eager execution (bind inlines the commonest case, a simple binary op)."""
     if len(inputs) == 2:  # unpacked by arity: cheaper than building a list
         a = inputs[0]._value
         b = inputs[1]._value
