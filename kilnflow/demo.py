@@ -80,7 +80,7 @@ def compare_step_times(model: kf.keras.Model, x: np.ndarray, y: np.ndarray) -> N
     eager_ms, compiled_ms = median_ms(eager_step), median_ms(compiled_step)
     print(f"eager: {eager_ms:.2f} ms/step   @kf.function: {compiled_ms:.2f} ms/step   "
           f"({eager_ms / compiled_ms:.1f}x)")
-    function = getattr(compiled_step, "function", compiled_step)
+    function = compiled_step
     print(f"traces of the compiled step: {function.experimental_get_tracing_count()}")
     concrete = function.get_concrete_function(xb, yb, None)
     print(f"train-step graph: {len(concrete.traced_graph.get_operations())} ops traced -> "

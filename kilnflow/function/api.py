@@ -176,6 +176,7 @@ class Function:
             self._variables_created = True
             concrete = self._trace_once(args, kwargs, trace_key)
         self._variables_created = True
+        self._warn_pruned(concrete.traced_graph)  # the trace kept (not one retraced away)
         self._trace_log.append((key, reasons))  # only traces that succeeded count
         if len(self._trace_log) > RETRACE_WARNING_THRESHOLD and "retrace" not in self._warned:
             self._warned.add("retrace")
@@ -254,7 +255,6 @@ class Function:
         concrete = ConcreteFunction(self._name, graph, names, input_specs, template,
                                     (args, kwargs))
         self._tracing_count += 1
-        self._warn_pruned(graph)
         return concrete
 
     def _warn_pruned(self, graph: FuncGraph) -> None:

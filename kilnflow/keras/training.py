@@ -4,7 +4,6 @@ driving callbacks. Model (models.py) owns the steps; this module owns the iterat
 """
 from __future__ import annotations
 
-import warnings
 from typing import Any, Callable, Iterator, Optional
 
 import numpy as np
@@ -157,20 +156,7 @@ def compiled(step: Callable, run_eagerly: bool) -> Callable:
     function = getattr(kilnflow, "function", None)
     if function is None:
         return step
-    traced = function(step, reduce_retracing=True)
-    try:
-        from kilnflow.function.diagnostics import PrunedComputationWarning
-    except ImportError:  # pragma: no cover - ships with kf.function
-        return traced
-
-    def call(*args: Any) -> Any:
-        # Gradient rules compute partials for inputs nobody asked for (labels, counts);
-        # the pruning pass drops them, which is expected here, not the user's mistake.
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", PrunedComputationWarning)
-            return traced(*args)
-    call.function = traced  # type: ignore[attr-defined]
-    return call
+    return function(step, reduce_retracing=True)
 
 
 def _python_logs(logs: Any) -> dict:

@@ -64,7 +64,7 @@ def test_compiled_step_traces_at_most_twice_and_creates_slots_once():
     x, y = _blobs(70)  # 32 + 32 + 6: the short last batch relaxes the batch dim once
     model = _compile(_mlp())
     model.fit(x, y, batch_size=32, epochs=3, verbose=0)
-    function = model.train_function.function
+    function = model.train_function
     # One trace for the full batches, one relaxed to [None, 4] for the short one (the first
     # call may trace twice internally when it creates variables: slots, metric state).
     assert len(function.explain_retracing().splitlines()) == 2
