@@ -360,6 +360,8 @@ def _while_grad(op: Any, *dys: Any) -> list:
     # Only captured inputs whose gradient is wanted: a captured input sequence read one
     # row per step would otherwise cost a full-size zero gradient on every iteration.
     wanted = [i for i, c in enumerate(captured) if needed[n + i] and c.dtype.is_floating]
+    if ctx.tapes:  # an outer tape records this gradient: build it from differentiable ops
+        return _while_grad_as_loops(op, loop_vars, captured, dys, wanted)
     vjp = _body_vjp(body, loop_vars, captured, wanted)
     attrs = {"cond_graph": op.attrs["cond_graph"], "body_graph": body, "vjp_graph": vjp,
              "n_vars": n, "n_captured": len(captured), "wanted": tuple(wanted),
@@ -369,6 +371,59 @@ def _while_grad(op: Any, *dys: Any) -> list:
     grads = bind(WHILE_GRAD, loop_vars + captured + dys + recorded, attrs, name="while_grad")
     result = [g if t.dtype.is_floating else None for g, t in zip(grads[:n], loop_vars)]
     by_capture = dict(zip(wanted, grads[n:]))
+    return result + [by_capture.get(i) for i in range(len(captured))]
+
+
+def _while_grad_as_loops(op: Any, loop_vars: list, captured: list, dys: list,
+                         wanted: list) -> list:
+    """The same gradient as WhileGrad, but built from public ops (two while loops and
+    TensorArrays), so that a tape recording it can differentiate it again (second order).
+
+    Loop 1 re-runs the forward loop, writing each iteration's starting state into a
+    TensorArray; loop 2 walks the iterations backwards, replaying the body under a tape
+    to get that step's vector-Jacobian product."""
+    from kilnflow.autodiff.tape import GradientTape
+    n = len(loop_vars)
+    cond_graph, body = op.attrs["cond_graph"], op.attrs["body_graph"]
+    limit = op.attrs["maximum_iterations"]
+    arrays = [TensorArray(v.dtype, size=0, dynamic_size=True, element_shape=v.shape)
+              for v in loop_vars]
+
+    def forward_cond(i: Any, *rest: Any) -> Any:
+        keep_going = replay(cond_graph.graph, cond_graph.feed(rest[:n], captured))[0]
+        return keep_going if limit is None else math.logical_and(keep_going, i < limit)
+
+    def forward_body(i: Any, *rest: Any) -> tuple:
+        state, history = rest[:n], rest[n:]
+        history = [ta.write(i, s) for ta, s in zip(history, state)]
+        new = replay(body.graph, body.feed(state, captured))
+        return (i + 1,) + tuple(new) + tuple(history)
+
+    start = convert_to_tensor(0)
+    out = while_loop(forward_cond, forward_body, [start] + loop_vars + arrays)
+    count, history = out[0], out[1 + n:]
+    wanted_caps = [captured[i] for i in wanted]
+
+    def backward_body(j: Any, *rest: Any) -> tuple:
+        d_state, d_caps = list(rest[:n]), list(rest[n:])
+        state = [ta.read(j) for ta in history]
+        with GradientTape(watch_accessed_variables=False) as tape:
+            tape.watch(state + wanted_caps)
+            outs = replay(body.graph, body.feed(state, captured))
+        pairs = [(o, d) for o, d in zip(outs, d_state) if o.dtype.is_floating]
+        found = tape.gradient([o for o, _ in pairs], state + wanted_caps,
+                              output_gradients=[d for _, d in pairs])
+        new_state = [g if g is not None else array.zeros_like(s)
+                     for g, s in zip(found[:n], state)]
+        new_caps = [c + g if g is not None else c for c, g in zip(d_caps, found[n:])]
+        return (j - 1,) + tuple(new_state) + tuple(new_caps)
+
+    zeros = [array.zeros_like(c) for c in wanted_caps]
+    back = while_loop(lambda j, *rest: j >= 0, backward_body,
+                      [count - 1] + list(dys) + zeros)
+    d_state, d_caps = back[1:1 + n], back[1 + n:]
+    result = [g if t.dtype.is_floating else None for g, t in zip(d_state, loop_vars)]
+    by_capture = dict(zip(wanted, d_caps))
     return result + [by_capture.get(i) for i in range(len(captured))]
 
 

@@ -399,8 +399,6 @@ def repeated_square(x):
     return x
 
 
-@pytest.mark.xfail(strict=True, reason="WhileGrad has no gradient rule: second-order "
-                                       "gradients through while_loop are not supported")
 def test_second_order_through_while_loop():
     @kf.function
     def second(x):

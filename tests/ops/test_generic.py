@@ -435,11 +435,7 @@ def test_graph_with_unknown_dims_matches_eager(sample):
 
 
 # Graph gradients that differ from eager ones because of a known bug (an xfail each).
-GRAPH_GRADIENT_BUGS = {
-    "WhileGrad": "WhileGrad has no gradient rule, so inside @kf.function the gradient of a "
-                 "while_loop's gradient (second order through a loop) is None; eagerly (Python "
-                 "loop) and in TF it is the second derivative",
-}
+GRAPH_GRADIENT_BUGS: dict = {}
 
 
 def _graph_gradient_param(sample: S.Sample) -> Any:
