@@ -74,6 +74,9 @@ class Variable(TensorOps):
             with v1_graph.as_default(), v1_graph.name_scope(unique + "/"):
                 bind(ASSIGN, (value,), {"handle": self._handle}, name="Assign")
                 self._initializer_op = v1_graph.operations[-1]
+                # what fetching the variable itself reads (TF1's `Variable/Read`)
+                with v1_graph.name_scope("Read/"):
+                    self._graph_read = self.read_value()
 
     # ---------------------------------------------------------------- properties
 

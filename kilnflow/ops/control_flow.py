@@ -602,15 +602,18 @@ def _eager_while(cond: Callable, body: Callable, structure: Any, single: bool,
 
 # ---------------------------------------------------------------- TensorArray
 
-def _set_item_rule(buffer: Any, index: Any, value: Any) -> TensorSpec:
+def _set_item_rule(buffer: Any, index: Any, value: Any, *, limit: Any = None) -> TensorSpec:
     return TensorSpec(TensorShape([None]).concatenate(value.shape), buffer.dtype)
 
 
-def _set_item_kernel(buffer: Any, index: Any, value: Any) -> Any:
+def _set_item_kernel(buffer: Any, index: Any, value: Any, *, limit: Any = None) -> Any:
     i = int(index)
     n = buffer.shape[0]
     if i < 0:
         raise IndexError(f"TensorArray index {i} is negative")
+    if limit is not None and i >= limit:
+        raise IndexError(f"Tried to write to index {i} but array is not resizeable and size "
+                         f"is: {limit}")
     if buffer.size == 0 or buffer.shape[1:] != value.shape:
         if buffer.size and buffer.shape[1:] != value.shape:
             raise ValueError(f"TensorArray has elements of shape {buffer.shape[1:]}; cannot "
@@ -668,6 +671,8 @@ class TensorArray:
             with quiet_ops():  # replaced by unstack(), or pruned when never written
                 _buffer = self._empty(size)
         self._buffer = _buffer
+        # a fixed-size array refuses writes past its size, as TF's does
+        self._limit = int(size) if not self.dynamic_size and isinstance(size, int) else None
 
     def _empty(self, size: Any) -> Any:
         n = 0 if size is None else size
@@ -677,14 +682,17 @@ class TensorArray:
         return array.zeros(array.concat([array.reshape(n, [1]), dims], 0), self.dtype)
 
     def _like(self, buffer: Any) -> "TensorArray":
-        return TensorArray(self.dtype, dynamic_size=self.dynamic_size,
-                           element_shape=self.element_shape, _buffer=buffer)
+        ta = TensorArray(self.dtype, dynamic_size=self.dynamic_size,
+                         element_shape=self.element_shape, _buffer=buffer)
+        ta._limit = self._limit
+        return ta
 
     def write(self, index: Any, value: Any, name: Optional[str] = None) -> "TensorArray":
         value = convert_to_tensor(value, self.dtype)
         index = math.cast(convert_to_tensor(index), array.shape(self._buffer).dtype) \
             if isinstance(index, Tensor) else convert_to_tensor(int(index))
-        ta = self._like(bind(SET_ITEM, (self._buffer, index, value), name=name))
+        attrs = {"limit": self._limit} if self._limit is not None else {}
+        ta = self._like(bind(SET_ITEM, (self._buffer, index, value), attrs, name=name))
         if ta.element_shape.rank is None:
             ta.element_shape = value.shape
         return ta

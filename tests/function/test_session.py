@@ -214,9 +214,6 @@ def test_running_an_assign_updates_the_variable():
         assert sess.run(v) == 3.0
 
 
-@pytest.mark.xfail(strict=True, reason="compat/v1/session.py _element: fetching a Variable "
-                   "calls read_value() on every run, adding a ReadVariableOp to the graph and "
-                   "compiling a new callable each time (and failing on a finalized graph)")
 def test_fetching_a_variable_does_not_grow_the_graph():
     g = kf.Graph()
     with g.as_default():

@@ -358,8 +358,6 @@ def test_tensor_array_as_a_while_loop_variable():
     assert result.numpy().tolist() == [0., 1., 4., 9.]
 
 
-@pytest.mark.xfail(strict=True, reason="control_flow.py: TensorArray.write past `size` grows "
-                                       "a fixed-size array (TF raises: not resizeable)")
 def test_write_past_the_size_of_a_fixed_size_array_is_an_error():
     with pytest.raises((kf.errors.InvalidArgumentError, ValueError, IndexError)):
         kf.TensorArray(F32, size=2).write(5, 1.).stack()

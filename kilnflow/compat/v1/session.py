@@ -120,6 +120,9 @@ class Session:
             return self.graph.get_tensor_by_name(fetch) if ":" in fetch else \
                 self.graph.get_operation_by_name(fetch)
         if hasattr(fetch, "_handle") and hasattr(fetch, "read_value"):  # a Variable
+            read = getattr(fetch, "_graph_read", None)
+            if read is not None and read.graph is self.graph:
+                return read
             read = self._variable_reads.get(id(fetch))
             if read is None:
                 with self.graph.as_default():
