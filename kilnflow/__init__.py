@@ -28,24 +28,24 @@ from kilnflow.dtypes import uint16 as uint16
 from kilnflow.dtypes import uint32 as uint32
 from kilnflow.dtypes import uint64 as uint64
 from kilnflow.ops import bitwise as bitwise
-from kilnflow.ops.array import argsort as argsort
-from kilnflow.ops.array import boolean_mask as boolean_mask
+from kilnflow.ops.sorting import argsort as argsort
+from kilnflow.ops.slicing import boolean_mask as boolean_mask
 from kilnflow.ops.array import eye as eye
 from kilnflow.ops.array import linspace as linspace
-from kilnflow.ops.array import meshgrid as meshgrid
+from kilnflow.ops.slicing import meshgrid as meshgrid
 from kilnflow.ops.array import newaxis as newaxis
 from kilnflow.ops.array import one_hot as one_hot
 from kilnflow.ops.array import pad as pad
 from kilnflow.ops.array import reverse as reverse
-from kilnflow.ops.array import slice as slice  # noqa: A004
-from kilnflow.ops.array import sort as sort
+from kilnflow.ops.slicing import slice as slice  # noqa: A004
+from kilnflow.ops.sorting import sort as sort
 from kilnflow.ops.array import squeeze as squeeze
 from kilnflow.ops.array import tile as tile
 from kilnflow.ops.array import broadcast_to as broadcast_to
 from kilnflow.ops.array import concat as concat
 from kilnflow.ops.array import expand_dims as expand_dims
 from kilnflow.ops.array import fill as fill
-from kilnflow.ops.array import gather as gather
+from kilnflow.ops.slicing import gather as gather
 from kilnflow.ops.array import identity as identity
 from kilnflow.ops.array import ones as ones
 from kilnflow.ops.array import ones_like as ones_like

@@ -28,4 +28,4 @@ from kilnflow.ops.nn import softplus as softplus
 from kilnflow.ops.nn import sparse_softmax_cross_entropy_with_logits as \
     sparse_softmax_cross_entropy_with_logits
 from kilnflow.ops.nn import swish as swish
-from kilnflow.ops.array import top_k as top_k  # noqa: F401,E402
+from kilnflow.ops.sorting import top_k as top_k  # noqa: F401,E402

@@ -6,7 +6,8 @@ from types import SimpleNamespace
 
 from kilnflow import tensor as _tensor
 from kilnflow.ops import array, bitwise, convert, math  # noqa: F401 - registers the OpDefs
-from kilnflow.ops import control_flow, conv, logging, nn, random, state  # noqa: F401
+from kilnflow.ops import control_flow, conv, logging, nn, random, slicing, sorting  # noqa: F401
+from kilnflow.ops import state  # noqa: F401
 
 _tensor.ops = SimpleNamespace(
     add=math.add, subtract=math.subtract, multiply=math.multiply, truediv=math.truediv,
@@ -15,5 +16,5 @@ _tensor.ops = SimpleNamespace(
     or_=math.or_, xor_=math.xor_, less=math.less, less_equal=math.less_equal,
     greater=math.greater, greater_equal=math.greater_equal,
     tensor_equals=math.tensor_equals, tensor_not_equals=math.tensor_not_equals,
-    getitem=array.getitem,
+    getitem=slicing.getitem,
 )

@@ -14,7 +14,7 @@ import numpy as np
 
 from kilnflow import errors, nest
 from kilnflow.context import ctx
-from kilnflow.ops import array, math
+from kilnflow.ops import array, math, slicing
 from kilnflow.ops.convert import convert_to_tensor
 from kilnflow.ops.opdef import bind, defop
 from kilnflow.dtypes import variant
@@ -637,7 +637,7 @@ def _set_item_grad(op: Any, dy: Any) -> list:
     for _ in range((dy.shape.rank or 1) - 1):
         overwritten = array.expand_dims(overwritten, -1)
     d_buffer = (dy * (1 - overwritten))[:array.shape(buffer)[0]]
-    return [d_buffer, None, array.gather(dy, index)]
+    return [d_buffer, None, slicing.gather(dy, index)]
 
 
 SET_ITEM = defop("TensorListSetItem", shape=_set_item_rule, kernel=_set_item_kernel,
@@ -698,13 +698,13 @@ class TensorArray:
         return ta
 
     def read(self, index: Any, name: Optional[str] = None) -> Any:
-        return array.gather(self._buffer, convert_to_tensor(index), name=name)
+        return slicing.gather(self._buffer, convert_to_tensor(index), name=name)
 
     def stack(self, name: Optional[str] = None) -> Any:
         return array.identity(self._buffer, name=name)
 
     def gather(self, indices: Any, name: Optional[str] = None) -> Any:
-        return array.gather(self._buffer, convert_to_tensor(indices), name=name)
+        return slicing.gather(self._buffer, convert_to_tensor(indices), name=name)
 
     def unstack(self, value: Any, name: Optional[str] = None) -> "TensorArray":
         value = convert_to_tensor(value, self.dtype)

@@ -23,6 +23,7 @@ from kilnflow import graph as _graph  # noqa: F401 - registers Placeholder and N
 from kilnflow import ops as _ops
 from kilnflow.context import ctx
 from kilnflow.ops import array as _array
+from kilnflow.ops import sorting as _sorting
 from kilnflow.ops import control_flow as _cf
 from kilnflow import nn as _nn
 from kilnflow.ops import nn as _nn_ops  # kf.nn: the ops of kilnflow.ops.nn and .conv
@@ -585,22 +586,22 @@ _add("OneHot", lambda i: _array.one_hot(i, 2, on_value=5, off_value=-1, axis=0),
      (_i32([[1, 0], [0, 0]]),),
      lambda i: np.where(np.arange(2)[:, None, None] == i, 5, -1).astype(np.int32),
      name="values_axis0")
-_add("ArgSort", _array.argsort, (_rand(2, 5),), lambda x: np.argsort(x, -1).astype(np.int32))
-_add("ArgSort", lambda x: _array.argsort(x, axis=0, direction="DESCENDING"),
+_add("ArgSort", _sorting.argsort, (_rand(2, 5),), lambda x: np.argsort(x, -1).astype(np.int32))
+_add("ArgSort", lambda x: _sorting.argsort(x, axis=0, direction="DESCENDING"),
      (_i32([[3, 1], [3, 2], [1, 2]]),), lambda x: _i32([[0, 1], [1, 2], [2, 0]]),
      name="descending_ties")
-_add("TakeAlongAxis", _array.sort, (_rand(3, 4),), lambda x: np.sort(x, -1),
+_add("TakeAlongAxis", _sorting.sort, (_rand(3, 4),), lambda x: np.sort(x, -1),
      differentiable=True)
-_add("TakeAlongAxis", lambda x: _array.sort(x, axis=0, direction="DESCENDING"), (_ints(4, 2),),
+_add("TakeAlongAxis", lambda x: _sorting.sort(x, axis=0, direction="DESCENDING"), (_ints(4, 2),),
      lambda x: -np.sort(-x, 0), name="descending")
 _add("ScatterAlongAxis", _direct("ScatterAlongAxis", axis=1),
      (_rand(2, 2), _i32([[2, 0], [1, 1]]), _i32([2, 3])),
      lambda u, i, s: _scatter_along(u, i, s, 1), differentiable=True, wrt=(0,),
      static_shape=False)
-_add("TopKV2", lambda x: _array.top_k(x, k=2), (_rand(3, 4),),
+_add("TopKV2", lambda x: _sorting.top_k(x, k=2), (_rand(3, 4),),
      lambda x: [np.take_along_axis(x, np.argsort(-x, -1)[:, :2], -1),
                 np.argsort(-x, -1)[:, :2].astype(np.int32)], differentiable=True)
-_add("TopKV2", lambda x: _array.top_k(x, k=3), (_i32([1, 5, 3, 5]),),
+_add("TopKV2", lambda x: _sorting.top_k(x, k=3), (_i32([1, 5, 3, 5]),),
      lambda x: [_i32([5, 5, 3]), _i32([1, 3, 2])], name="ties")
 
 
@@ -891,7 +892,7 @@ ERRORS = [
                 errors.InvalidArgumentError, ("Tile", "length"), name="multiples_length"),
     ErrorSample("OneHot", lambda i: _array.one_hot(i, 3), (_rand(2),),
                 errors.InvalidArgumentError, ("OneHot", "float64"), name="float_indices"),
-    ErrorSample("TopKV2", lambda x: _array.top_k(x, k=3), (_rand(2),),
+    ErrorSample("TopKV2", lambda x: _sorting.top_k(x, k=3), (_rand(2),),
                 errors.InvalidArgumentError, ("TopKV2", "3"), name="k_too_large"),
     ErrorSample("Squeeze", lambda x: _array.squeeze(x, axis=[0]), (_rand(2, 1),),
                 errors.InvalidArgumentError, ("Squeeze",), name="not_size_1"),

@@ -15,6 +15,8 @@ from hypothesis.extra import numpy as hnp
 import kilnflow as kf
 from kilnflow import errors
 from kilnflow.ops import array as A
+from kilnflow.ops import slicing as SL
+from kilnflow.ops import sorting as SO
 from kilnflow.shapes import TensorSpec
 
 FAST = settings(max_examples=25, deadline=None)
@@ -99,19 +101,19 @@ GRAD_CASES = {
     "stack": (lambda x, y: kf.stack([x, y], axis=-1), rand(2, 3), rand(2, 3)),
     "unstack": (lambda x: kf.unstack(x, axis=1), rand(2, 3)),
     "split": (lambda x: kf.split(x, [1, -1], axis=1), rand(2, 4)),
-    "slice": (lambda x: A.slice(x, [1, 0], [1, -1]), rand(3, 4)),
+    "slice": (lambda x: SL.slice(x, [1, 0], [1, -1]), rand(3, 4)),
     "getitem": (lambda x: x[1:, ::-2, None, 0], rand(3, 4, 2)),
     "getitem_int": (lambda x: x[-1, ..., 1], rand(3, 4, 2)),
     "gather_repeats": (lambda p: kf.gather(p, [2, 0, 2]), rand(3, 2)),
     "gather_axis1": (lambda p: kf.gather(p, [[1], [1]], axis=1), rand(2, 3)),
     "where": (lambda x, y: kf.where([[True], [False]], x, y), rand(2, 3), rand(3)),
-    "sort": (lambda x: A.sort(x, axis=0), rand(4, 3)),
-    "sort_descending": (lambda x: A.sort(x, direction="DESCENDING"), rand(2, 5)),
-    "top_k": (lambda x: A.top_k(x, k=2), rand(3, 4)),
+    "sort": (lambda x: SO.sort(x, axis=0), rand(4, 3)),
+    "sort_descending": (lambda x: SO.sort(x, direction="DESCENDING"), rand(2, 5)),
+    "top_k": (lambda x: SO.top_k(x, k=2), rand(3, 4)),
     "linspace": (lambda a, b: A.linspace(a, b, 4, axis=-1), rand(2, 1), rand(3)),
-    "boolean_mask": (lambda x: A.boolean_mask(x, [[True, False], [True, True]], axis=1),
+    "boolean_mask": (lambda x: SL.boolean_mask(x, [[True, False], [True, True]], axis=1),
                      rand(3, 2, 2)),
-    "meshgrid": (lambda x, y: A.meshgrid(x, y), rand(3), rand(2)),
+    "meshgrid": (lambda x, y: SL.meshgrid(x, y), rand(3), rand(2)),
 }
 
 
@@ -154,7 +156,7 @@ def test_not_differentiable_ops_give_no_gradient():
     with kf.GradientTape(persistent=True) as tape:
         tape.watch([on, x])
         hot = A.one_hot([0, 2], 3, on_value=on, off_value=0.0)
-        order = kf.cast(A.argsort(x), kf.float32)
+        order = kf.cast(SO.argsort(x), kf.float32)
     assert tape.gradient(hot, on) is None
     assert tape.gradient(order, x) is None
 
@@ -225,7 +227,7 @@ def test_gather_slice_split_unstack(x, data):
     begin = [data.draw(st.integers(0, d)) for d in x.shape]
     sizes = [data.draw(st.sampled_from([-1, d - b])) for b, d in zip(begin, x.shape)]
     want = x[tuple(slice(b, None if s == -1 else b + s) for b, s in zip(begin, sizes))]
-    np.testing.assert_array_equal(A.slice(x, begin, sizes).numpy(), want)
+    np.testing.assert_array_equal(SL.slice(x, begin, sizes).numpy(), want)
     cut = data.draw(st.integers(0, n))
     pieces = kf.split(x, [cut, n - cut], axis=axis)
     for got, ref in zip(pieces, np.split(x, [cut], axis)):
@@ -260,25 +262,25 @@ def test_sort_argsort_top_k_with_ties(x, data):
     axis = data.draw(st.integers(-x.ndim, x.ndim - 1))
     ascending = np.argsort(x, axis=axis, kind="stable")
     descending = np.argsort(-x, axis=axis, kind="stable")  # ties keep their order
-    np.testing.assert_array_equal(A.argsort(x, axis).numpy(), ascending)
-    np.testing.assert_array_equal(A.argsort(x, axis, "DESCENDING").numpy(), descending)
-    np.testing.assert_array_equal(A.sort(x, axis).numpy(), np.sort(x, axis))
-    np.testing.assert_array_equal(A.sort(x, axis, "DESCENDING").numpy(),
+    np.testing.assert_array_equal(SO.argsort(x, axis).numpy(), ascending)
+    np.testing.assert_array_equal(SO.argsort(x, axis, "DESCENDING").numpy(), descending)
+    np.testing.assert_array_equal(SO.sort(x, axis).numpy(), np.sort(x, axis))
+    np.testing.assert_array_equal(SO.sort(x, axis, "DESCENDING").numpy(),
                                   np.take_along_axis(x, descending, axis))
     k = data.draw(st.integers(0, x.shape[-1]))
-    values, indices = A.top_k(x, k)
+    values, indices = SO.top_k(x, k)
     last = np.argsort(-x, axis=-1, kind="stable")[..., :k]
     np.testing.assert_array_equal(indices.numpy(), last)
     np.testing.assert_array_equal(values.numpy(), np.take_along_axis(x, last, -1))
     assert indices.dtype is kf.int32
-    assert A.top_k(x, k, index_type=kf.int64)[1].dtype is kf.int64
+    assert SO.top_k(x, k, index_type=kf.int64)[1].dtype is kf.int64
 
 
 def test_sort_float_and_unsigned():
     x = np.array([[0.5, -2.0, 3.0], [1.0, 1.0, -1.0]], np.float32)
-    np.testing.assert_array_equal(A.sort(x, direction="DESCENDING").numpy(), -np.sort(-x))
+    np.testing.assert_array_equal(SO.sort(x, direction="DESCENDING").numpy(), -np.sort(-x))
     u = np.array([3, 250, 0, 7], np.uint8)  # descending must not rely on negation
-    np.testing.assert_array_equal(A.sort(u, direction="DESCENDING").numpy(), [250, 7, 3, 0])
+    np.testing.assert_array_equal(SO.sort(u, direction="DESCENDING").numpy(), [250, 7, 3, 0])
 
 
 @FAST
@@ -352,7 +354,7 @@ def test_boolean_mask(x, data):
     axis = data.draw(st.integers(0, x.ndim - 1))
     k = data.draw(st.integers(1, x.ndim - axis))
     mask = data.draw(hnp.arrays(np.bool_, x.shape[axis:axis + k]))
-    got = A.boolean_mask(x, mask, axis=axis)
+    got = SL.boolean_mask(x, mask, axis=axis)
     flat = x.reshape(x.shape[:axis] + (-1,) + x.shape[axis + k:])
     want = np.compress(mask.reshape(-1), flat, axis=axis)
     np.testing.assert_array_equal(got.numpy(), want)
@@ -361,7 +363,7 @@ def test_boolean_mask(x, data):
 @pytest.mark.parametrize("indexing", ["xy", "ij"])
 def test_meshgrid(indexing):
     vectors = [np.arange(3), np.arange(2) * 10, np.arange(4) * 100]
-    for got, want in zip(A.meshgrid(*vectors, indexing=indexing),
+    for got, want in zip(SL.meshgrid(*vectors, indexing=indexing),
                          np.meshgrid(*vectors, indexing=indexing)):
         np.testing.assert_array_equal(got.numpy(), want)
 
@@ -396,7 +398,7 @@ BAD_CALLS = {
     "split_axis": (lambda x: kf.split(x, 2, axis=5), I, ["SplitV", "axis"]),
     "reverse_axis": (lambda x: A.reverse(x, [3]), I, ["ReverseV2", "axis"]),
     "reverse_twice": (lambda x: A.reverse(x, [0, -3]), I, ["ReverseV2", "more than once"]),
-    "sort_axis": (lambda x: A.sort(x, axis=3), I, ["ArgSort", "axis"]),
+    "sort_axis": (lambda x: SO.sort(x, axis=3), I, ["ArgSort", "axis"]),
     "one_hot_axis": (lambda x: A.one_hot([1, 2], 3, axis=3), I, ["OneHot", "axis"]),
     "linspace_axis": (lambda x: A.linspace(0.0, 1.0, 3, axis=2), I, ["LinSpace", "axis"]),
     # wrong dtypes
@@ -410,8 +412,8 @@ BAD_CALLS = {
                         ["PadV2", "int32"]),
     "where_int_condition": (lambda x: kf.where(kf.constant([1]), x, x), TypeError,
                             ["condition"]),
-    "sort_bool": (lambda x: A.sort([True, False]), I, ["ArgSort", "bool"]),
-    "top_k_bool": (lambda x: A.top_k([True, False]), I, ["TopKV2", "bool"]),
+    "sort_bool": (lambda x: SO.sort([True, False]), I, ["ArgSort", "bool"]),
+    "top_k_bool": (lambda x: SO.top_k([True, False]), I, ["TopKV2", "bool"]),
     "gather_bool_indices": (lambda x: kf.gather(x, [True]), TypeError, ["GatherV2", "indices"]),
     "transpose_negative_perm": (lambda x: kf.transpose(x, [0, 1, -1]), I, ["Transpose"]),
     "linspace_int": (lambda x: A.linspace(kf.constant(0), 1, 3), I, ["LinSpace", "int32"]),
@@ -444,12 +446,12 @@ BAD_CALLS = {
     "pad_mode": (lambda x: A.pad(x, [[0, 0]] * 3, "WRAP"), ValueError, ["mode", "WRAP"]),
     "pad_matrix": (lambda x: A.pad(x, [1, 2, 3]), I, ["Pad", "2 columns"]),
     "transpose_perm": (lambda x: kf.transpose(x, [0, 1, 1]), I, ["Transpose", "perm"]),
-    "slice_size": (lambda x: A.slice(x, [1, 0, 0], [2, -1, -1]), I, ["Slice", "size[0]"]),
-    "slice_begin": (lambda x: A.slice(x, [0, 4, 0], [-1, -1, -1]), I, ["Slice", "begin[1]"]),
-    "slice_length": (lambda x: A.slice(x, [0, 0], [1, 1]), I, ["Slice", "size 3"]),
-    "top_k_large": (lambda x: A.top_k(x, k=5), I, ["TopKV2", "Had 4, needed 5"]),
-    "top_k_negative": (lambda x: A.top_k(x, k=-1), I, ["TopKV2", "k >= 0"]),
-    "top_k_scalar": (lambda x: A.top_k(x[0, 0, 0]), I, ["TopKV2", "1-D"]),
+    "slice_size": (lambda x: SL.slice(x, [1, 0, 0], [2, -1, -1]), I, ["Slice", "size[0]"]),
+    "slice_begin": (lambda x: SL.slice(x, [0, 4, 0], [-1, -1, -1]), I, ["Slice", "begin[1]"]),
+    "slice_length": (lambda x: SL.slice(x, [0, 0], [1, 1]), I, ["Slice", "size 3"]),
+    "top_k_large": (lambda x: SO.top_k(x, k=5), I, ["TopKV2", "Had 4, needed 5"]),
+    "top_k_negative": (lambda x: SO.top_k(x, k=-1), I, ["TopKV2", "k >= 0"]),
+    "top_k_scalar": (lambda x: SO.top_k(x[0, 0, 0]), I, ["TopKV2", "1-D"]),
     "one_hot_depth": (lambda x: A.one_hot([1], -1), I, ["OneHot", "depth"]),
     "eye_negative": (lambda x: A.eye(-1), I, ["Eye", "num_rows"]),
     "fill_value_shape": (lambda x: kf.fill([2], [1, 2]), I, ["Fill", "scalar"]),
@@ -459,9 +461,9 @@ BAD_CALLS = {
     "range_delta": (lambda x: kf.range(0, 5, 0), I, ["Range", "delta != 0"]),
     "range_direction": (lambda x: kf.range(5, 0), I, ["Range", "start <= limit"]),
     "range_negative_direction": (lambda x: kf.range(0, 5, -1), I, ["Range", "start >= limit"]),
-    "boolean_mask_shape": (lambda x: A.boolean_mask(x, [True, False, True]), ValueError,
+    "boolean_mask_shape": (lambda x: SL.boolean_mask(x, [True, False, True]), ValueError,
                            ["boolean_mask", "incompatible"]),
-    "argsort_direction": (lambda x: A.argsort(x, direction="UP"), ValueError, ["direction"]),
+    "argsort_direction": (lambda x: SO.argsort(x, direction="UP"), ValueError, ["direction"]),
     # indices
     "index_float": (lambda x: x[1.5], TypeError, ["valid indices", "1.5"]),
     "index_float_tensor": (lambda x: x[kf.constant(1.0)], TypeError, ["valid indices"]),
@@ -502,30 +504,30 @@ def test_strided_slice_rule_with_fed_values():
     x = TensorSpec([None, 4, 5], kf.float32)
     i = TensorSpec([], kf.int32)
     full = ("slice", None, None, None)
-    assert _rule(A.STRIDED_SLICE, x, i, spec=("*",)) == [[4, 5]]
-    assert _rule(A.STRIDED_SLICE, x, i, spec=(full, "*")) == [[None, 5]]
-    assert _rule(A.STRIDED_SLICE, x, i, i, spec=(("slice", "*", "*", None),)) == [[None, 4, 5]]
-    assert _rule(A.STRIDED_SLICE, x, i, spec=(full, ("slice", 1, "*", None), None)) == \
+    assert _rule(SL.STRIDED_SLICE, x, i, spec=("*",)) == [[4, 5]]
+    assert _rule(SL.STRIDED_SLICE, x, i, spec=(full, "*")) == [[None, 5]]
+    assert _rule(SL.STRIDED_SLICE, x, i, i, spec=(("slice", "*", "*", None),)) == [[None, 4, 5]]
+    assert _rule(SL.STRIDED_SLICE, x, i, spec=(full, ("slice", 1, "*", None), None)) == \
         [[None, None, 1, 5]]
-    assert _rule(A.STRIDED_SLICE, x, i, spec=("...", "*")) == [[None, 4]]
+    assert _rule(SL.STRIDED_SLICE, x, i, spec=("...", "*")) == [[None, 4]]
     # eager values are known: the rule resolves them and checks bounds
-    assert _rule(A.STRIDED_SLICE, kf.zeros([3, 4]), kf.constant(1),
+    assert _rule(SL.STRIDED_SLICE, kf.zeros([3, 4]), kf.constant(1),
                  spec=(full, ("slice", "*", None, None))) == [[3, 3]]
     with pytest.raises(ValueError, match="out of bounds"):
-        A.STRIDED_SLICE.shape(kf.zeros([3, 4]), kf.constant(7), spec=(full, "*"))
+        SL.STRIDED_SLICE.shape(kf.zeros([3, 4]), kf.constant(7), spec=(full, "*"))
     with pytest.raises(TypeError, match="valid indices"):
-        A.STRIDED_SLICE.shape(x, TensorSpec([], kf.float32), spec=("*",))
+        SL.STRIDED_SLICE.shape(x, TensorSpec([], kf.float32), spec=("*",))
     with pytest.raises(TypeError, match="valid indices"):
-        A.STRIDED_SLICE.shape(x, TensorSpec([2], kf.int32), spec=("*",))
+        SL.STRIDED_SLICE.shape(x, TensorSpec([2], kf.int32), spec=("*",))
 
 
 def test_strided_slice_kernels_with_fed_values():
     x = np.arange(24.0).reshape(2, 3, 4)
     spec = (("slice", None, None, None), "*", ("slice", "*", None, "*"))
     values = (np.int32(-1), np.int64(3), np.int32(-2))
-    got = A.STRIDED_SLICE.kernel(x, *values, spec=spec)
+    got = SL.STRIDED_SLICE.kernel(x, *values, spec=spec)
     np.testing.assert_array_equal(got, x[:, -1, 3::-2])
-    dx = A.STRIDED_SLICE_GRAD.kernel(np.ones_like(got), np.array(x.shape), *values, spec=spec)
+    dx = SL.STRIDED_SLICE_GRAD.kernel(np.ones_like(got), np.array(x.shape), *values, spec=spec)
     want = np.zeros_like(x)
     want[:, -1, 3::-2] = 1
     np.testing.assert_array_equal(dx, want)
@@ -540,7 +542,7 @@ def test_dynamic_op_rules_keep_known_counts():
         A.DYNAMIC_TILE.shape(x, s)
     assert _rule(A.PAD, x, TensorSpec([], kf.float32), paddings=((1, 1), (0, 2))) == \
         [[None, 4]]
-    assert _rule(A.TOP_K, x, k=1, sorted=True, index_type=kf.int32) == [[None, 1]] * 2
+    assert _rule(SO.TOP_K, x, k=1, sorted=True, index_type=kf.int32) == [[None, 1]] * 2
     assert _rule(A.ONE_HOT, TensorSpec([None], kf.int64), TensorSpec([], kf.float32),
                  TensorSpec([], kf.float32), depth=4, axis=0) == [[4, None]]
     assert _rule(A.SQUEEZE, TensorSpec([None, 1], kf.float32), axis=None) == [None]
@@ -607,10 +609,10 @@ def test_dynamic_shapes_in_a_function():
     def f(x, begin):
         with kf.GradientTape() as tape:
             tape.watch(x)
-            parts = [A.slice(x, begin, [2, -1]), A.tile(x, [kf.shape(x)[0] // 2, 1]),
+            parts = [SL.slice(x, begin, [2, -1]), A.tile(x, [kf.shape(x)[0] // 2, 1]),
                      kf.concat([x, x[1:]], 0), A.pad(x, [[1, 0], [0, 2]], "REFLECT"),
-                     A.boolean_mask(x, x[:, 0] > 0), kf.reshape(x, [-1, 2]),
-                     kf.fill(kf.shape(x), x[0, 0]), A.top_k(x, 2)[0], A.sort(x, 0)]
+                     SL.boolean_mask(x, x[:, 0] > 0), kf.reshape(x, [-1, 2]),
+                     kf.fill(kf.shape(x), x[0, 0]), SO.top_k(x, 2)[0], SO.sort(x, 0)]
             loss = kf.add_n([kf.reduce_sum(p * p) for p in parts])
         return parts + [tape.gradient(loss, x)]
 
@@ -622,9 +624,9 @@ def test_dynamic_shapes_in_a_function():
     for g, w in zip(got, want):
         np.testing.assert_allclose(g, w)
     eager = tape_grad(lambda t: kf.add_n([kf.reduce_sum(p * p) for p in [
-        A.slice(t, [1, 2], [2, -1]), A.tile(t, [2, 1]), kf.concat([t, t[1:]], 0),
-        A.pad(t, [[1, 0], [0, 2]], "REFLECT"), A.boolean_mask(t, t[:, 0] > 0),
-        kf.reshape(t, [-1, 2]), kf.fill([4, 4], t[0, 0]), A.top_k(t, 2)[0], A.sort(t, 0)]]),
+        SL.slice(t, [1, 2], [2, -1]), A.tile(t, [2, 1]), kf.concat([t, t[1:]], 0),
+        A.pad(t, [[1, 0], [0, 2]], "REFLECT"), SL.boolean_mask(t, t[:, 0] > 0),
+        kf.reshape(t, [-1, 2]), kf.fill([4, 4], t[0, 0]), SO.top_k(t, 2)[0], SO.sort(t, 0)]]),
         [x], [np.ones(())], (0,))[0]
     np.testing.assert_allclose(got[-1], eager.numpy())
 

@@ -13,7 +13,7 @@ from kilnflow.keras import backend
 from kilnflow.keras import initializers as _initializers
 from kilnflow.keras import regularizers as _regularizers
 from kilnflow.keras.layers.base import KerasTensor, Layer, Node
-from kilnflow.ops import array
+from kilnflow.ops import array, slicing
 from kilnflow.ops import math as kmath
 from kilnflow.shapes import TensorShape, TensorSpec
 
@@ -247,7 +247,7 @@ class Embedding(Layer):
     def call(self, inputs: Any) -> Any:
         if inputs.dtype not in (_dtypes.int32, _dtypes.int64):
             inputs = kmath.cast(inputs, _dtypes.int32)
-        return array.gather(self.embeddings, inputs)
+        return slicing.gather(self.embeddings, inputs)
 
     def compute_output_shape(self, input_shape: Any) -> TensorShape:
         return TensorShape(input_shape).concatenate([self.output_dim])

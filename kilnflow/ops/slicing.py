@@ -1,0 +1,335 @@
+"""Slicing ops: x[...] (StridedSlice, with symbolic indices fed as extra inputs), slice,
+gather, boolean_mask, meshgrid. Each op is one defop() beside its public function.
+Imports ops.array (shape helpers); ops.math only inside functions.
+"""
+from __future__ import annotations
+
+import builtins
+from typing import Any, Optional, Sequence
+
+import numpy as np
+
+from kilnflow import dtypes as _dtypes
+from kilnflow import errors
+from kilnflow.ops import rules
+from kilnflow.ops.convert import constant, convert_to_tensor
+from kilnflow.ops.opdef import bind, defop
+from kilnflow.shapes import TensorSpec
+from kilnflow.tensor import Tensor
+from kilnflow.ops.array import (INTEGERS, _BAD_INDEX, _axis, _dims_from, _int_vector, _invalid,
+                                _is_int, _is_tensorish, _type_error, broadcast_to, cast_int32,
+                                concat, reshape, shape, size, where)
+
+
+# ---------------------------------------------------------------- slicing: x[...]
+#
+# A StridedSlice `spec` has one entry per index item: an int, ("slice", start, stop, step),
+# None (newaxis) or "..." (Ellipsis; a string so graphs serialize). Any int, start, stop or
+# step may be _FED: its value is the next extra input of the op (a symbolic scalar), so
+# x[i:j] works while a graph is built.
+
+_FED = "*"
+_ELLIPSIS = "..."
+_FULL = ("slice", None, None, None)
+
+
+class _IndexSpec:
+    """Builds a spec and the list of fed values from a Python index key."""
+
+    def __init__(self) -> None:
+        self.values: list = []
+
+    def scalar(self, k: Any) -> Any:
+        if _is_tensorish(k):
+            t = convert_to_tensor(k)
+            if t.dtype not in INTEGERS or t.shape.rank not in (0, None):
+                raise _type_error(f"{_BAD_INDEX}, got {t!r}")
+            known = rules.constant_value(t)
+            if known is None:
+                self.values.append(t)
+                return _FED
+            return int(known)
+        if _is_int(k):
+            return int(k)
+        raise _type_error(f"{_BAD_INDEX}, got {k!r}")
+
+    def entry(self, k: Any) -> Any:
+        if k is None:
+            return k
+        if k is Ellipsis:
+            return _ELLIPSIS
+        if isinstance(k, builtins.slice):
+            parts = tuple(None if p is None else self.scalar(p)
+                          for p in (k.start, k.stop, k.step))
+            if parts[2] == 0:
+                raise _invalid("slice step cannot be zero", "StridedSlice")
+            return ("slice",) + parts
+        return self.scalar(k)
+
+
+def _fill_spec(spec: tuple, values: Sequence) -> tuple:
+    """Replace the _FED entries of spec with `values` in order (None keeps _FED)."""
+    feed = iter(values)
+
+    def take(e: Any) -> Any:
+        if not isinstance(e, str) or e != _FED:
+            return e
+        v = next(feed)
+        return _FED if v is None else int(v)
+
+    return tuple(("slice",) + tuple(take(p) for p in e[1:]) if isinstance(e, tuple)
+                 else take(e) for e in spec)
+
+
+def _numpy_index(spec: tuple) -> tuple:
+    return tuple(builtins.slice(*e[1:]) if isinstance(e, tuple) else
+                 Ellipsis if e == _ELLIPSIS else e for e in spec)
+
+
+def _strided_slice_rule(x: Any, *values: Any, spec: tuple) -> TensorSpec:
+    for v in values:
+        if v.dtype not in INTEGERS or v.shape.rank not in (0, None):
+            raise TypeError(f"{_BAD_INDEX}, got a {v.dtype.name} tensor of shape {v.shape}")
+    if values:
+        spec = _fill_spec(spec, [rules.constant_value(v) for v in values])
+    if spec.count(_ELLIPSIS) > 1:
+        raise ValueError("Multiple ellipses in slice spec not allowed")
+    if x.shape.rank is None:
+        return TensorSpec(None, x.dtype)
+    dims = x.shape.as_list()
+    consumed = sum(1 for e in spec if e is not None and e != _ELLIPSIS)
+    if consumed > len(dims):
+        raise ValueError(f"Index out of range: too many indices ({consumed}) for a tensor of "
+                         f"rank {len(dims)}")
+    out, i = [], 0
+    for e in spec:
+        if e is None:
+            out.append(1)
+        elif e == _ELLIPSIS:
+            n = len(dims) - consumed
+            out.extend(dims[i:i + n])
+            i += n
+        elif isinstance(e, tuple):
+            d = dims[i]
+            known = d is not None and _FED not in e
+            out.append(len(builtins.range(d)[builtins.slice(*e[1:])]) if known else None)
+            i += 1
+        else:
+            d = dims[i]
+            if d is not None and e != _FED and not -d <= e < d:
+                raise ValueError(f"slice index {e} of dimension {i} out of bounds for shape "
+                                 f"{x.shape}")
+            i += 1
+    out.extend(dims[i:])
+    return TensorSpec(out, x.dtype)
+
+
+def _strided_slice_kernel(x: Any, *values: Any, spec: tuple) -> Any:
+    if values:
+        spec = _fill_spec(spec, values)
+    return x[_numpy_index(spec)]
+
+
+def _strided_slice_grad(op: Any, dy: Any) -> list:
+    x, values = op.inputs[0], op.inputs[1:]
+    dx = bind(STRIDED_SLICE_GRAD, (dy, shape(x)) + tuple(values), {"spec": op.attrs["spec"]})
+    return [dx] + [None] * len(values)
+
+
+def _strided_slice_grad_kernel(dy: Any, x_shape: Any, *values: Any, spec: tuple) -> Any:
+    if values:
+        spec = _fill_spec(spec, values)
+    out = np.zeros(tuple(int(d) for d in x_shape), dy.dtype)
+    out[_numpy_index(spec)] = dy
+    return out
+
+
+# NumPy rejects every bad basic index TF rejects, so eagerly the rule runs only on failure.
+STRIDED_SLICE = defop("StridedSlice", shape=_strided_slice_rule, kernel=_strided_slice_kernel,
+                      grad=_strided_slice_grad, same_dtype=False)
+STRIDED_SLICE_GRAD = defop(
+    "StridedSliceGrad", shape=lambda dy, s, *values, spec: TensorSpec(_dims_from(s), dy.dtype),
+    kernel=_strided_slice_grad_kernel, same_dtype=False,
+    grad=lambda op, g: [bind(STRIDED_SLICE, (g,) + tuple(op.inputs[2:]), op.attrs)]
+    + [None] * (len(op.inputs) - 1))
+
+
+def getitem(x: Any, key: Any) -> Tensor:
+    """x[key] with TF's strided-slice semantics: ints, slices, Ellipsis and newaxis, where
+    ints and slice bounds may be scalar int tensors (symbolic ones included)."""
+    x = convert_to_tensor(x)
+    builder = _IndexSpec()
+    spec = tuple(builder.entry(k) for k in (key if isinstance(key, tuple) else (key,)))
+    return bind(STRIDED_SLICE, (x,) + tuple(builder.values), {"spec": spec},
+                name="strided_slice")
+
+
+def slice(input_: Any, begin: Any, size: Any, name: Optional[str] = None) -> Tensor:  # noqa: A001
+    """The part of `input_` starting at `begin` with `size` elements per dim (-1: the rest).
+    `begin` and `size` may be symbolic int tensors.
+
+    >>> import kilnflow as kf
+    >>> kf.slice(kf.reshape(kf.range(6), [2, 3]), [0, 1], [2, -1]).numpy().tolist()
+    [[1, 2], [4, 5]]
+    """
+    x = convert_to_tensor(input_)
+    begin_t, begin_v = _int_vector(begin, "Slice", "begin")
+    size_t, size_v = _int_vector(size, "Slice", "size")
+    counts = [len(v) if v is not None else t.shape[0]
+              for t, v in ((begin_t, begin_v), (size_t, size_v))]
+    known = [c for c in [x.shape.rank] + counts if c is not None]
+    if len(set(known)) > 1:
+        raise _invalid(f"Expected begin and size arguments to be 1-D tensors of size "
+                       f"{x.shape.rank}, but got shapes [{counts[0]}] and [{counts[1]}] "
+                       f"instead.", "Slice")
+    n = known[0] if known else None
+    rank = x.shape.rank
+    if n is None:
+        raise ValueError(errors.with_location("slice needs an input of known rank"))
+    if begin_v is not None and size_v is not None:
+        dims = x.shape.as_list() if rank is not None else [None] * n
+        spec = []
+        for i, (b, s, d) in enumerate(zip(begin_v, size_v, dims)):
+            if b < 0 or (d is not None and b > d):
+                raise _invalid(f"Expected begin[{i}] in [0, {d}], but got {b}", "Slice")
+            if s < -1 or (s != -1 and d is not None and b + s > d):
+                raise _invalid(f"Expected size[{i}] in [0, {d - b if d is not None else '?'}]"
+                               f", but got {s}", "Slice")
+            spec.append(("slice", b, None if s == -1 else b + s, None))
+        return bind(STRIDED_SLICE, (x,), {"spec": tuple(spec)}, name=name or "Slice")
+    begin_t = cast_int32(begin_t) if begin_t is not None else constant(begin_v, _dtypes.int32)
+    size_t = cast_int32(size_t) if size_t is not None else constant(size_v, _dtypes.int32)
+    dims = shape(x)
+    values = []
+    for i in builtins.range(n):
+        b, s = begin_t[i], size_t[i]
+        values += [b, where(s < 0, dims[i], b + s)]  # size -1 runs to the end of the dim
+    spec = (("slice", _FED, _FED, None),) * n
+    return bind(STRIDED_SLICE, (x,) + tuple(values), {"spec": spec}, name=name or "Slice")
+
+
+# ---------------------------------------------------------------- gather, boolean_mask
+
+def _gather_rule(params: Any, indices: Any, *, axis: int) -> TensorSpec:
+    if indices.dtype not in INTEGERS:
+        raise TypeError(f"gather: `indices` must be an integer tensor, got {indices.dtype.name}")
+    if params.shape.rank is None or indices.shape.rank is None:
+        return TensorSpec(None, params.dtype)
+    dims = params.shape.as_list()
+    if not dims:
+        raise ValueError("params must be at least 1 dimensional")
+    axis = rules.normalize_axis(axis, len(dims))
+    return TensorSpec(dims[:axis] + indices.shape.as_list() + dims[axis + 1:], params.dtype)
+
+
+def _gather_kernel(params: Any, indices: Any, *, axis: int) -> Any:
+    if indices.dtype.kind not in "iu":  # np.take would quietly take bools as 0 and 1
+        raise TypeError(f"indices must be integers, got {indices.dtype}")
+    n = params.shape[axis]
+    if indices.size and (indices.min() < 0 or indices.max() >= n):
+        bad = indices[(indices < 0) | (indices >= n)].reshape(-1)[0]
+        raise IndexError(f"indices = {bad} is not in [0, {n})")
+    return np.take(params, indices, axis=axis)
+
+
+def _gather_grad(op: Any, dy: Any) -> list:
+    params, indices = op.inputs
+    return [bind(GATHER_GRAD, (dy, indices, shape(params)), {"axis": op.attrs["axis"]}), None]
+
+
+def _gather_grad_kernel(dy: Any, indices: Any, params_shape: Any, *, axis: int) -> Any:
+    out = np.zeros(tuple(int(d) for d in params_shape), dy.dtype)
+    np.add.at(out, (builtins.slice(None),) * axis + (indices,), dy)  # repeats accumulate
+    return out
+
+
+GATHER = defop("GatherV2", shape=_gather_rule, kernel=_gather_kernel, grad=_gather_grad,
+               same_dtype=False)
+GATHER_GRAD = defop(
+    "GatherGrad", shape=lambda dy, i, s, *, axis: TensorSpec(_dims_from(s), dy.dtype),
+    kernel=_gather_grad_kernel, same_dtype=False,
+    grad=lambda op, g: [gather(g, op.inputs[1], axis=op.attrs["axis"]), None, None])
+
+
+def gather(params: Any, indices: Any, validate_indices: Any = None, axis: Any = None,
+           batch_dims: int = 0, name: Optional[str] = None) -> Tensor:
+    """Gathers slices of `params` along `axis` (default 0) at `indices`.
+
+    >>> import kilnflow as kf
+    >>> kf.gather(kf.constant([10, 20, 30]), [2, 0]).numpy().tolist()
+    [30, 10]
+    """
+    if batch_dims:
+        raise NotImplementedError("gather: batch_dims other than 0 is not supported yet")
+    p = convert_to_tensor(params)
+    i = convert_to_tensor(indices)
+    if p.shape.rank == 0:
+        raise _invalid("params must be at least 1 dimensional", "GatherV2")
+    axis = _axis(0 if axis is None else axis, p.shape.rank, "GatherV2")
+    return bind(GATHER, (p, i), {"axis": axis}, name=name)
+
+
+def boolean_mask(tensor: Any, mask: Any, axis: Any = None,
+                 name: str = "boolean_mask") -> Tensor:
+    """The entries of `tensor` where the bool `mask` is True; mask covers dims
+    [axis, axis + mask.rank), which become one dim in the result.
+
+    >>> import kilnflow as kf
+    >>> kf.boolean_mask(kf.constant([1, 2, 3]), [True, False, True]).numpy().tolist()
+    [1, 3]
+    """
+    x = convert_to_tensor(tensor)
+    m = convert_to_tensor(mask)
+    if not m.dtype.is_bool:
+        raise _type_error(f"boolean_mask: `mask` must be a bool tensor, got {m.dtype.name}")
+    k = m.shape.rank
+    if k is None or x.shape.rank is None:
+        raise ValueError(errors.with_location(
+            "boolean_mask needs tensor and mask of known rank"))
+    if k == 0:
+        raise ValueError(errors.with_location("boolean_mask: mask cannot be scalar."))
+    axis = _axis(0 if axis is None else axis, x.shape.rank, "boolean_mask")
+    covered = x.shape[axis:axis + k]
+    if covered.rank != k or not covered.is_compatible_with(m.shape):
+        raise ValueError(errors.with_location(
+            f"boolean_mask: shapes {covered} and {m.shape} are incompatible"))
+    dims = x.shape.as_list()
+    if None in dims[:axis] + dims[axis + k:]:
+        full = shape(x)
+        flat_shape = concat([full[:axis], [-1], full[axis + k:]], 0)
+    else:
+        flat_shape = dims[:axis] + [-1] + dims[axis + k:]
+    flat = reshape(x, flat_shape)
+    chosen = reshape(where(reshape(m, [-1])), [-1])
+    return gather(flat, chosen, axis=axis, name=name)
+
+
+def meshgrid(*args: Any, **kwargs: Any) -> list:
+    """Coordinate grids from 1-D tensors; indexing='xy' (default) swaps the first two dims.
+
+    >>> import kilnflow as kf
+    >>> x, y = kf.meshgrid([1, 2, 3], [4, 5])
+    >>> x.numpy().tolist()
+    [[1, 2, 3], [1, 2, 3]]
+    """
+    indexing = kwargs.pop("indexing", "xy")
+    name = kwargs.pop("name", None)
+    if kwargs:
+        raise TypeError(f"meshgrid: unexpected arguments {sorted(kwargs)}")
+    if indexing not in ("xy", "ij"):
+        raise ValueError(errors.with_location(
+            f"meshgrid: `indexing` must be 'xy' or 'ij', got {indexing!r}"))
+    vectors = [reshape(convert_to_tensor(a), [-1]) for a in args]
+    n = len(vectors)
+    sizes = [v.shape[0] if v.shape[0] is not None else size(v) for v in vectors]
+    if indexing == "xy" and n > 1:
+        sizes[0], sizes[1] = sizes[1], sizes[0]
+    out = []
+    for i, v in enumerate(vectors):
+        position = i
+        if indexing == "xy" and n > 1 and i < 2:
+            position = 1 - i
+        ones_shape = [1] * n
+        ones_shape[position] = -1
+        out.append(broadcast_to(reshape(v, ones_shape), sizes, name=name))
+    return out
