@@ -20,6 +20,7 @@ needs_random = pytest.mark.skipif(not _has("random"), reason="kf.random not avai
 # ---------------------------------------------------------------- 000: tf.function & AutoGraph
 
 def test_E1_tf1_graph_and_session():
+    """E1 - TF1 style: a Graph made default, a = [[10,10],[11.,1.]], x = identity,"""
     g = tf.Graph()
     with g.as_default():
         a = tf.constant([[10, 10], [11., 1.]])
@@ -33,6 +34,7 @@ def test_E1_tf1_graph_and_session():
 
 
 def test_E2_eager_gives_the_value_at_once():
+    """E2 - The same lines run eagerly give the same value at once; `y.numpy()` works."""
     a = tf.constant([[10, 10], [11., 1.]])
     x = tf.constant([[1., 0.], [0., 1.]])
     b = tf.Variable(12.)
@@ -41,6 +43,7 @@ def test_E2_eager_gives_the_value_at_once():
 
 
 def test_E3_plain_python_function_eagerly():
+    """E3 - Wrapping the lines in a plain Python function and calling it eagerly works."""
     def f():
         a = tf.constant([[10, 10], [11., 1.]])
         x = tf.constant([[1., 0.], [0., 1.]])
@@ -52,6 +55,7 @@ def test_E3_plain_python_function_eagerly():
 
 @needs_print
 def test_E4_python_print_at_trace_time_tf_print_every_call(capsys):
+    """E4 - With `@function` and a Python `print` plus `tf.print` inside: the Python"""
     b = tf.Variable(12.)
 
     @tf.function
@@ -74,6 +78,7 @@ def test_E4_python_print_at_trace_time_tf_print_every_call(capsys):
 
 
 def test_E5_creating_a_variable_on_every_trace_raises():
+    """E5 - That function creates `tf.Variable(12.)` unconditionally: calling it"""
     @tf.function
     def f():
         a = tf.constant([[10, 10], [11., 1.]])
@@ -87,6 +92,7 @@ def test_E5_creating_a_variable_on_every_trace_raises():
 
 
 def test_E6_variable_passed_in_as_argument():
+    """E6 - Workaround 1: the variable passed in as an argument works."""
     @tf.function
     def f(b):
         a = tf.constant([[10, 10], [11., 1.]])
@@ -99,6 +105,7 @@ def test_E6_variable_passed_in_as_argument():
 
 
 def test_E7_lazily_created_attribute_variable():
+    """E7 - Workaround 2: the variable as a lazily created class attribute"""
     class F:
         def __init__(self):
             self._b = None
@@ -117,6 +124,7 @@ def test_E7_lazily_created_attribute_variable():
 
 
 def test_E8_assign_add_is_visible_outside():
+    """E8 - `a = tf.Variable(0)`, `@function def g(x): x.assign_add(1); return x`;"""
     a = tf.Variable(0)
 
     @tf.function
@@ -129,6 +137,7 @@ def test_E8_assign_add_is_visible_outside():
 
 
 def test_E9_graph_cache_keyed_by_input_signature(capsys):
+    """E9 - The cache: a graph is keyed by the function and its input signature;"""
     @tf.function
     def f(x):
         print("tracing")
@@ -154,6 +163,7 @@ def char_unpack(inputs):
 
 
 def test_E11_char_unpack_same_eager_and_function():
+    """E11 - The CharUnpack layer (uint8 [B,400] -> float32 [B,3200] of bits via"""
     data = np.random.default_rng(0).integers(0, 256, size=(4, 400), dtype=np.uint8)
     eager = char_unpack(tf.constant(data)).numpy()
     expected = np.unpackbits(data, axis=1).astype(np.float32)
@@ -163,6 +173,7 @@ def test_E11_char_unpack_same_eager_and_function():
 
 
 def test_E12_wrapper_without_return_is_pruned_and_warned():
+    """E12 - A `@function` wrapper that calls the layer but returns nothing: its graph"""
     @tf.function
     def fun(x):
         char_unpack(x)
@@ -175,6 +186,7 @@ def test_E12_wrapper_without_return_is_pruned_and_warned():
 
 
 def test_E13_concrete_function_prints_args_and_returns():
+    """E13 - `get_concrete_function(TensorSpec([None, 400], uint8))` gives a concrete"""
     @tf.function
     def fun(x):
         char_unpack(x)
@@ -194,6 +206,7 @@ def test_E13_concrete_function_prints_args_and_returns():
 
 
 def test_E14_graph_def_nodes_list_inputs_and_names():
+    """E14 - `concrete.graph.as_graph_def().node` lists `input -> name` pairs;"""
     @tf.function
     def fun(x):
         char_unpack(x)
@@ -208,6 +221,7 @@ def test_E14_graph_def_nodes_list_inputs_and_names():
 
 
 def test_E16_function_with_return_does_the_work():
+    """E16 - With `return out` added, function and eager take similar time on large"""
     @tf.function
     def fun(x):
         out = char_unpack(x)
@@ -222,6 +236,7 @@ def test_E16_function_with_return_does_the_work():
 # ---------------------------------------------------------------- 002: eager vs graph
 
 def test_E18_placeholder_must_be_fed():
+    """E18 - `x = placeholder(float32, (1024,1024))`, `y = matmul(x, x)`,"""
     with tf.Graph().as_default():
         x = tf.compat.v1.placeholder(tf.float32, shape=(1024, 1024), name="x")
         y = tf.matmul(x, x)
@@ -234,6 +249,7 @@ def test_E18_placeholder_must_be_fed():
 
 
 def test_E20_executing_eagerly():
+    """E20 - Eager: `tf.executing_eagerly()` is True; keras layers work eagerly."""
     assert tf.executing_eagerly()
     with tf.Graph().as_default():
         assert not tf.executing_eagerly()
@@ -241,6 +257,7 @@ def test_E20_executing_eagerly():
 
 
 def test_E21_gradient_tape():
+    """E21 - GradientTape: w = Variable([[1.0]]), loss = w*w, gradient [[2.0]]."""
     w = tf.Variable([[1.0]])
     with tf.GradientTape() as tape:
         loss = w * w
@@ -249,6 +266,7 @@ def test_E21_gradient_tape():
 
 
 def test_E22_eager_values_are_plain_python_objects():
+    """E22 - Eager results can be debugged with ordinary Python (pdb, print)."""
     x = tf.constant([1.0, 2.0, 3.0])
     y = x * 2
     assert float(y[1]) == 4.0          # inspect mid-computation, as in a debugger
@@ -257,6 +275,7 @@ def test_E22_eager_values_are_plain_python_objects():
 
 
 def test_E23_add_and_numpy_interop():
+    """E23 - `a = constant([[1,2],[3,4]])`, `b = tf.add(a, 1)` -> [[2,3],[4,5]];"""
     a = tf.constant([[1, 2], [3, 4]])
     b = tf.add(a, 1)
     np.testing.assert_array_equal(b.numpy(), [[2, 3], [4, 5]])
@@ -267,6 +286,7 @@ def test_E23_add_and_numpy_interop():
 
 
 def test_E24_placeholder_in_eager_mode_raises():
+    """E24 - `placeholder` in eager mode raises"""
     with pytest.raises(RuntimeError,
                        match=r"tf.placeholder\(\) is not compatible with eager execution"):
         tf.compat.v1.placeholder(tf.float32, shape=(2, 2))
@@ -276,6 +296,7 @@ def test_E24_placeholder_in_eager_mode_raises():
 
 @needs_random
 def test_E26_np_random_frozen_tf_random_fresh():
+    """E26 - `np.random.randn` inside `@function` is frozen at trace time (same"""
     @tf.function
     def f(x):
         a = np.random.randn()
@@ -290,6 +311,7 @@ def test_E26_np_random_frozen_tf_random_fresh():
 
 
 def test_E28_outer_variable_updated_every_call_and_creation_inside_raises():
+    """E28 - An outer Variable updated with assign_add inside `@function` works on"""
     a = tf.Variable(1.0)
 
     @tf.function
@@ -310,6 +332,7 @@ def test_E28_outer_variable_updated_every_call_and_creation_inside_raises():
 
 
 def test_E29_outer_list_append_happens_at_trace_time_only():
+    """E29 - Appending to an outer Python list inside `@function`: after two calls"""
     external_list = []
 
     @tf.function
@@ -331,6 +354,7 @@ def _op_types(concrete):
 
 
 def test_E10_autograph_converts_loops_branches_and_asserts():
+    """E10 - AutoGraph converts while -> while loop, for -> while loop, if -> cond,"""
     @tf.function
     def f(x, n):
         i = tf.constant(0)
@@ -357,6 +381,7 @@ def test_E10_autograph_converts_loops_branches_and_asserts():
 
 @needs_print
 def test_E10_statements_keep_program_order(capsys):
+    """E10 - AutoGraph converts while -> while loop, for -> while loop, if -> cond,"""
     v = tf.Variable(1.0)
 
     @tf.function
@@ -373,6 +398,7 @@ def test_E10_statements_keep_program_order(capsys):
 
 
 def test_E15_to_code_prints_the_converted_function():
+    """E15 - `tf.autograph.to_code(fun.python_function)` prints the converted code."""
     @tf.function
     def fun(x):
         if tf.reduce_sum(x) > 0:
@@ -385,6 +411,7 @@ def test_E15_to_code_prints_the_converted_function():
 
 
 def test_E27_tf_range_print_constant_vs_python_semantics(capsys):
+    """E27 - Use tf.range / tf.print / tf.constant(True) inside functions; Python"""
     @tf.function
     def python_loop(x):
         for _ in range(3):              # Python range: unrolled at trace time
@@ -413,6 +440,7 @@ def test_E27_tf_range_print_constant_vs_python_semantics(capsys):
 # ---------------------------------------------------------------- sessions on devices (002)
 
 def test_E19_session_kinds_and_devices():
+    """E19 - Session kinds: Session, InteractiveSession, a Session on a named device"""
     with tf.Graph().as_default() as g:
         with tf.device("/cpu:0"):
             a = tf.constant([1.0, 2.0])
@@ -476,6 +504,7 @@ class CharUnpack(tf.keras.layers.Layer):
 
 
 def test_E17_subclassed_layer_with_function_methods_and_output_signature():
+    """E17 - Layer methods decorated with `@function`, and layers with"""
     layer = CharUnpack()
     data = np.random.default_rng(1).integers(0, 256, size=(8, 400), dtype=np.uint8)
     expected = np.unpackbits(data, axis=1).astype(np.float32)
@@ -510,6 +539,7 @@ def _small_model():
 
 
 def test_E25_checkpoint_eager_to_graph_and_back(tmp_path):
+    """E25 - A model built eagerly can be saved to a checkpoint and restored in"""
     x = np.random.default_rng(2).normal(size=(5, 3)).astype(np.float32)
     eager_model = _small_model()
     expected = eager_model(x).numpy()
@@ -533,6 +563,7 @@ def test_E25_checkpoint_eager_to_graph_and_back(tmp_path):
 
 
 def test_E30_tf_module_tracks_variables_and_function_methods():
+    """E30 - Building functions with tf.Module: variables as module attributes,"""
     class Dense(tf.Module):
         def __init__(self, in_features, out_features, name=None):
             super().__init__(name=name)
