@@ -287,10 +287,13 @@ def _sparse_xent_kernel(x: Any, labels: Any) -> tuple:
         raise errors.InvalidArgumentError(errors.with_location(
             f"Received a label value of {labels[bad].reshape(-1)[0]} which is outside the "
             f"valid range of [0, {classes}). [Op:SparseSoftmaxCrossEntropyWithLogits]"))
-    logp = _log_softmax_kernel(x, axis=-1)
     index = labels[..., None].astype(np.intp)
-    loss = -np.take_along_axis(logp, index, axis=-1)[..., 0]
-    backprop = np.exp(logp, out=logp)
+    top = np.max(x, axis=-1, keepdims=True)
+    backprop = np.exp(x - top)
+    total = np.sum(backprop, axis=-1, keepdims=True)
+    picked = np.take_along_axis(x, index, axis=-1)
+    loss = (np.log(total) + top - picked)[..., 0]
+    backprop /= total  # softmax, then minus one at each label
     np.put_along_axis(backprop, index, np.take_along_axis(backprop, index, axis=-1) - 1, -1)
     return loss, backprop
 
