@@ -63,7 +63,7 @@ from kilnflow.ops.array import where as where
 from kilnflow.ops.array import zeros as zeros
 from kilnflow.ops.array import zeros_like as zeros_like
 from kilnflow.ops.control_flow import Assert as Assert
-from kilnflow.ops.control_flow import TensorArray as TensorArray
+from kilnflow.ops.tensor_array import TensorArray as TensorArray
 from kilnflow.ops.control_flow import case as case
 from kilnflow.ops.control_flow import cond as cond
 from kilnflow.ops.control_flow import switch_case as switch_case

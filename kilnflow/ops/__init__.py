@@ -7,7 +7,7 @@ from types import SimpleNamespace
 from kilnflow import tensor as _tensor
 from kilnflow.ops import array, bitwise, convert, math  # noqa: F401 - registers the OpDefs
 from kilnflow.ops import control_flow, conv, logging, nn, random, slicing, sorting  # noqa: F401
-from kilnflow.ops import state  # noqa: F401
+from kilnflow.ops import state, tensor_array  # noqa: F401
 
 _tensor.ops = SimpleNamespace(
     add=math.add, subtract=math.subtract, multiply=math.multiply, truediv=math.truediv,

@@ -19,6 +19,7 @@ from kilnflow.keras import regularizers as _regularizers
 from kilnflow.keras.layers.base import Layer
 from kilnflow.ops import array
 from kilnflow.ops import control_flow
+from kilnflow.ops.tensor_array import TensorArray
 from kilnflow.ops import math as kmath
 from kilnflow.ops.convert import convert_to_tensor
 from kilnflow.shapes import TensorShape
@@ -326,7 +327,7 @@ class RNN(Layer):
         # output. The last output needs none: a cell's output is its new first state.
         loop_vars = [convert_to_tensor(0), states]
         if self.return_sequences:
-            loop_vars.append(control_flow.TensorArray(states[0].dtype, size=length,
+            loop_vars.append(TensorArray(states[0].dtype, size=length,
                                                       element_shape=states[0].shape))
 
         def one_step(t: Any, states: list, *outputs: Any) -> list:
