@@ -17,7 +17,7 @@ from kilnflow import context, errors
 from kilnflow import dtypes as _dtypes
 from kilnflow.context import ctx
 from kilnflow.ops import convert
-from kilnflow.ops.opdef import REGISTRY, OpDef, defop, infer
+from kilnflow.ops.opdef import OpDef, defop, infer
 from kilnflow.shapes import TensorShape, TensorSpec
 from kilnflow.tensor import EagerTensor, SymbolicTensor
 

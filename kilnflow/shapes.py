@@ -4,7 +4,7 @@ Shape rules in ops/rules.py build on these. Imports only dtypes.
 """
 from __future__ import annotations
 
-from typing import Any, Iterable, Optional
+from typing import Any, Optional
 
 from kilnflow import dtypes as _dtypes
 
@@ -154,10 +154,6 @@ def as_shape(shape: Any) -> TensorShape:
     return shape if isinstance(shape, TensorShape) else TensorShape(shape)
 
 
-def unknown_shape() -> TensorShape:
-    return TensorShape(None)
-
-
 def broadcast_shapes(a: TensorShape, b: TensorShape) -> TensorShape:
     """NumPy broadcasting on static shapes; raises ValueError on a definite mismatch."""
     if a._dims is None or b._dims is None:
@@ -213,7 +209,3 @@ class TensorSpec:
     def __repr__(self) -> str:
         name = repr(self.name) if self.name is not None else "None"
         return f"TensorSpec(shape={self.shape}, dtype={self.dtype!r}, name={name})"
-
-
-def shape_from_iterable(dims: Iterable) -> TensorShape:
-    return TensorShape(list(dims))

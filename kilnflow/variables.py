@@ -11,7 +11,6 @@ from typing import Any, Optional
 import numpy as np
 
 from kilnflow import dtypes as _dtypes
-from kilnflow import errors
 from kilnflow.context import ctx, eager_mode
 from kilnflow.ops.convert import convert_to_tensor
 from kilnflow.ops.opdef import bind
@@ -221,9 +220,3 @@ class Variable(TensorOps):
                         name=self.name.split(":")[0], dtype=self.dtype)
         memo[id(self)] = copy
         return copy
-
-
-def is_variable(x: Any) -> bool:
-    return isinstance(x, Variable)
-
-

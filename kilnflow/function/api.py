@@ -102,10 +102,6 @@ class Function:
         bound.apply_defaults()
         return bound.args, bound.kwargs
 
-    @functools.cached_property
-    def _has_defaults(self) -> bool:
-        return self._signature is not None and any(
-            p.default is not inspect.Parameter.empty for p in self._signature.parameters.values())
 
     def _concrete_for(self, args: tuple, kwargs: dict) -> tuple:
         if self.input_signature is not None:

@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import sys
 import traceback
-from typing import Any, List, Optional, Sequence
+from typing import Any, List, Sequence
 
 import numpy as np
 
 from kilnflow import errors, nest
 from kilnflow.passes import pipeline
 from kilnflow.runtime import codegen, loader
-from kilnflow.shapes import TensorSpec
 from kilnflow.tensor import EagerTensor, Tensor, wrap
 
 _new_eager = EagerTensor.__new__

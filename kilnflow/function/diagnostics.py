@@ -140,10 +140,3 @@ def warn(message: str, category: type) -> None:
         warnings.warn(message, category, stacklevel=2)
     else:
         warnings.warn_explicit(message, category, frame[0], frame[1])
-
-
-def pruned_summary(traced: Any, optimized: Any) -> List[Any]:
-    """Ops of the traced graph that do real work but were dropped because nothing used them."""
-    kept = {op.name for op in optimized.operations}
-    boring = {"Const", "Placeholder", "Identity", "NoOp", "ReadVariableOp"}
-    return [op for op in traced.operations if op.name not in kept and op.type not in boring]

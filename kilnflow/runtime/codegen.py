@@ -14,7 +14,6 @@ from typing import Any, Dict, List, Sequence, Tuple
 import numpy as np
 
 from kilnflow import dtypes as _dtypes
-from kilnflow.ops.convert import Literal
 
 _LITERAL_TYPES = (int, float, bool, str, type(None))
 _FUNCTION_CALL = re.compile(r"\b([a-z_][a-z0-9_]*)\(")
