@@ -369,7 +369,9 @@ def _while_grad(op: Any, *dys: Any) -> list:
              "maximum_iterations": op.attrs["maximum_iterations"],
              "output_specs": tuple(TensorSpec(t.shape, t.dtype) for t in
                                    loop_vars + [captured[i] for i in wanted])}
-    grads = bind(WHILE_GRAD, loop_vars + captured + dys + recorded, attrs, name="while_grad")
+    finals = list(op.outputs[:n])  # the last iteration's new state, for the VJP
+    grads = bind(WHILE_GRAD, loop_vars + captured + dys + finals + recorded, attrs,
+                 name="while_grad")
     result = [g if t.dtype.is_floating else None for g, t in zip(grads[:n], loop_vars)]
     by_capture = dict(zip(wanted, grads[n:]))
     return result + [by_capture.get(i) for i in range(len(captured))]
@@ -429,41 +431,60 @@ def _while_grad_as_loops(op: Any, loop_vars: list, captured: list, dys: list,
 
 
 def _body_vjp(body: Subgraph, loop_vars: list, captured: list, wanted: list) -> Subgraph:
-    """A graph (state, captured, d_new_state) -> (d_state, d_captured[wanted]) for one
-    iteration."""
+    """A graph (state, captured, d_new_state, new_state) -> (d_state, d_captured[wanted])
+    for one iteration.
+
+    The iteration's result `new_state` is known (it is the next iteration's start, or the
+    loop's output), so gradient rules that read a body output (tanh, sigmoid, exp, ...)
+    read that input instead: the forward ops feeding only those outputs are then pruned
+    rather than replayed."""
     from kilnflow.autodiff.tape import GradientTape
     from kilnflow.function.func_graph import FuncGraph
     from kilnflow.context import building
     graph = FuncGraph("while_body_vjp")
     with building(graph):
-        state = [graph.placeholder(t.dtype, p.shape, name=f"state{i}")
-                 for i, (t, p) in enumerate(zip(loop_vars, body.graph.inputs))]
+        def placeholders(prefix: str, like: Sequence) -> list:
+            return [graph.placeholder(t.dtype, p.shape, name=f"{prefix}{i}")
+                    for i, (t, p) in enumerate(zip(loop_vars, like))]
+        state = placeholders("state", body.graph.inputs)
         caps = [graph.placeholder(t.dtype, t.shape, name=f"captured{i}")
                 for i, t in enumerate(captured)]
-        seeds = [graph.placeholder(t.dtype, p.shape, name=f"d_state{i}")
-                 for i, (t, p) in enumerate(zip(loop_vars, body.graph.inputs))]
-        graph.inputs = state + caps + seeds
+        seeds = placeholders("d_state", body.graph.inputs)
+        known = placeholders("new_state", body.graph.outputs)
+        graph.inputs = state + caps + seeds + known
         sources = state + [caps[i] for i in wanted]
         with GradientTape(watch_accessed_variables=False) as tape:
             tape.watch(sources)
             outs = replay(body.graph, body.feed(state, caps))
+        replayed = len(graph.operations)
         float_outs = [(o, s) for o, s in zip(outs, seeds) if o.dtype.is_floating]
         found = tape.gradient([o for o, _ in float_outs], sources,
                               output_gradients=[s for _, s in float_outs]) \
             if float_outs else [None] * len(sources)
         graph.outputs = [graph.capture(g if g is not None else array.zeros_like(s))
                          for g, s in zip(found, sources)]
+        _read_known_outputs(graph, replayed, outs, known)
     return Subgraph(graph, len(graph.inputs), ())
+
+
+def _read_known_outputs(graph: Any, first_grad_op: int, outs: list, known: list) -> None:
+    """Gradient ops (those from `first_grad_op` on) read `known[i]` instead of `outs[i]`."""
+    swap = {id(o): k for o, k in zip(outs, known) if o.op.type != "Placeholder"}
+    for op in graph.operations[first_grad_op:]:
+        if any(id(t) in swap for t in op.inputs):
+            op.inputs = tuple(swap.get(id(t), t) for t in op.inputs)
+    graph.outputs = [swap.get(id(t), t) for t in graph.outputs]
 
 
 def _while_grad_kernel(*inputs: Any, cond_graph: Subgraph, body_graph: Subgraph,
                        vjp_graph: Subgraph, n_vars: int, n_captured: int, wanted: tuple,
                        maximum_iterations: Any, output_specs: tuple) -> tuple:
-    n_caps = n_captured
     state = tuple(inputs[:n_vars])
-    captured = tuple(inputs[n_vars:n_vars + n_caps])
-    d_state = list(inputs[n_vars + n_caps:n_vars + n_caps + n_vars])
-    if len(inputs) > 2 * n_vars + n_caps:
+    captured = tuple(inputs[n_vars:n_vars + n_captured])
+    at = n_vars + n_captured
+    d_state = list(inputs[at:at + n_vars])
+    finals = tuple(inputs[at + n_vars:at + 2 * n_vars])
+    if len(inputs) > 3 * n_vars + n_captured:
         history = inputs[-1]  # recorded by the forward loop
     else:  # recompute the states each iteration started from
         history = []
@@ -473,8 +494,9 @@ def _while_grad_kernel(*inputs: Any, cond_graph: Subgraph, body_graph: Subgraph,
             history.append(state)
             state = tuple(body_graph.run(state, captured))
     d_captured = [np.zeros_like(captured[i]) for i in wanted]
-    for past in reversed(history):
-        grads = vjp_graph.run(list(past) + list(captured) + d_state, ())
+    nexts = list(history[1:]) + [finals]
+    for past, new in zip(reversed(history), reversed(nexts)):
+        grads = vjp_graph.run(list(past) + list(captured) + d_state + list(new), ())
         d_state = list(grads[:n_vars])
         for total, g in zip(d_captured, grads[n_vars:]):
             total += g  # our own zeros buffers: accumulate in place

@@ -8,7 +8,7 @@ higher orders alike. Broadcast inputs get reduced gradients from the reverse wal
 from __future__ import annotations
 
 import math as _pymath
-from typing import Any, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
@@ -407,8 +407,17 @@ def cast(x: Any, dtype: Any, name: Optional[str] = None) -> Tensor:
 
 # ---------------------------------------------------------------- add_n
 
-ADD_N = defop("AddN", shape=rules.broadcast(), kernel=lambda *xs: np.sum(xs, axis=0,
-                                                                        dtype=xs[0].dtype),
+def _add_n_kernel(*xs: Any) -> Any:
+    total = xs[0] + xs[1]
+    for x in xs[2:]:  # in place into our own sum: no stacked copy of every input
+        if isinstance(total, np.ndarray) and x.shape == total.shape:
+            np.add(total, x, out=total)
+        else:
+            total = total + x
+    return total
+
+
+ADD_N = defop("AddN", shape=rules.broadcast(), kernel=_add_n_kernel,
               grad=lambda op, dy: [dy] * len(op.inputs), dtypes=NUMERIC)
 
 
@@ -483,8 +492,14 @@ def array_size(x: Tensor) -> Tensor:
     return array.size(x)
 
 
-SUM = defop("Sum", shape=rules.reduce(), props={"reduction": "sum"}, kernel=_reduce_kernel(np.sum), grad=_sum_grad,
-            dtypes=NUMERIC)
+def _ufunc_reduce(ufunc: np.ufunc, accumulate_in_dtype: bool) -> Callable:
+    """ufunc.reduce, which skips np.sum/np.max's Python wrappers (about 2 us a call)."""
+    def reduce(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+        dtype = x.dtype if accumulate_in_dtype else None
+        return ufunc.reduce(x, axis=axis, dtype=dtype, keepdims=keepdims)
+    return reduce
+
+
 def _mean(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
     """np.mean without its Python-level overhead (a sum and one division)."""
     total = np.add.reduce(x, axis=axis, keepdims=keepdims,
@@ -495,16 +510,18 @@ def _mean(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
             else total / count
 
 
-MEAN = defop("Mean", shape=rules.reduce(), props={"reduction": "mean"}, kernel=_reduce_kernel(_mean), grad=_mean_grad,
-             dtypes=NUMERIC)
-MAX = defop("Max", shape=rules.reduce(), props={"reduction": "max"}, kernel=_reduce_kernel(np.max), grad=_extremum_grad,
-            dtypes=REAL)
-MIN = defop("Min", shape=rules.reduce(), props={"reduction": "min"}, kernel=_reduce_kernel(np.min), grad=_extremum_grad,
-            dtypes=REAL)
-PROD = defop("Prod", shape=rules.reduce(), props={"reduction": "prod"}, kernel=_reduce_kernel(np.prod), grad=_prod_grad,
-             dtypes=NUMERIC)
-ANY = defop("Any", shape=rules.reduce(), props={"reduction": "any"}, kernel=_reduce_kernel(np.any), dtypes=BOOL)
-ALL = defop("All", shape=rules.reduce(), props={"reduction": "all"}, kernel=_reduce_kernel(np.all), dtypes=BOOL)
+def _reduce_op(name: str, kernel: Callable, dtypes: Any, grad: Optional[Callable] = None):
+    return defop(name.capitalize(), shape=rules.reduce(), props={"reduction": name},
+                 kernel=_reduce_kernel(kernel), grad=grad, dtypes=dtypes)
+
+
+SUM = _reduce_op("sum", _ufunc_reduce(np.add, True), NUMERIC, _sum_grad)
+MEAN = _reduce_op("mean", _mean, NUMERIC, _mean_grad)
+MAX = _reduce_op("max", _ufunc_reduce(np.maximum, False), REAL, _extremum_grad)
+MIN = _reduce_op("min", _ufunc_reduce(np.minimum, False), REAL, _extremum_grad)
+PROD = _reduce_op("prod", _ufunc_reduce(np.multiply, True), NUMERIC, _prod_grad)
+ANY = _reduce_op("any", np.any, BOOL)
+ALL = _reduce_op("all", np.all, BOOL)
 
 
 def _reduction(opdef: Any, doc: str):

@@ -86,6 +86,9 @@ def _numpy_index(spec: tuple) -> tuple:
                  Ellipsis if e == _ELLIPSIS else e for e in spec)
 
 
+_ONE_FED = (_FED,)
+
+
 def _strided_slice_rule(x: Any, *values: Any, spec: tuple) -> TensorSpec:
     for v in values:
         if v.dtype not in INTEGERS or v.shape.rank not in (0, None):
@@ -125,6 +128,8 @@ def _strided_slice_rule(x: Any, *values: Any, spec: tuple) -> TensorSpec:
 
 
 def _strided_slice_kernel(x: Any, *values: Any, spec: tuple) -> Any:
+    if spec == _ONE_FED:  # x[i] with a tensor i, as in a loop over a sequence
+        return x[int(values[0])]
     if values:
         spec = _fill_spec(spec, values)
     return x[_numpy_index(spec)]

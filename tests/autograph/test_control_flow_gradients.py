@@ -334,6 +334,49 @@ def test_rnn_with_variables_trains_under_kf_function():
     assert losses[-1] < 0.5 * losses[0]
 
 
+def _vjp_ops(concrete):
+    [grad_op] = [op for op in concrete.graph.operations if op.type == "WhileGrad"]
+    return grad_op.attrs["vjp_graph"].graph.operations
+
+
+def _vjp_op_types(concrete):
+    return [op.type for op in _vjp_ops(concrete)]
+
+
+def _pruned_traced_vjp_op_types(concrete):
+    """The VJP graph as traced (before fusion hides op types), with dead ops pruned."""
+    from kilnflow.passes.prune import prune
+    [grad_op] = [op for op in concrete.traced_graph.operations if op.type == "WhileGrad"]
+    return [op.type for op in prune(grad_op.attrs["vjp_graph"].graph).operations]
+
+
+def test_rnn_while_gradient_reads_the_recorded_states_instead_of_replaying():
+    """Each backward step gets the state its forward step produced, so tanh's gradient
+    reads it and the forward matmuls (neither operand transposed) are pruned."""
+    args = _rnn_inputs()
+    concrete = tape_gradients(rnn_loss).get_concrete_function(*args)
+    assert "Tanh" not in _vjp_op_types(concrete)
+    matmuls = [op for op in _vjp_ops(concrete) if op.type == "MatMul"]
+    assert len(matmuls) == 4  # d xs[i], d wx, d wh, d h
+    assert all(op.attrs["transpose_a"] or op.attrs["transpose_b"] for op in matmuls)
+
+
+def test_while_gradient_with_known_new_state_and_maximum_iterations():
+    """The last iteration's new state comes from the loop's outputs; the loop stops early
+    on maximum_iterations and one loop variable passes through unchanged."""
+    def loop(x):
+        def body(i, h, c):
+            return i + 1, kf.sigmoid(h * c + 0.3), c
+        _, h, _ = kf.while_loop(lambda i, h, c: i < 100, body, [kf.constant(0), x, x * 2.],
+                                maximum_iterations=4)
+        return h
+
+    x = f64([0.2, -0.4, 0.9])
+    check(loop, x)
+    concrete = tape_gradients(loop).get_concrete_function(x)
+    assert "Sigmoid" not in _pruned_traced_vjp_op_types(concrete)
+
+
 W_VARIABLE = kf.Variable(np.float64(1.5))
 
 
