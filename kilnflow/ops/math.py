@@ -643,11 +643,16 @@ def _matmul_rule(a: Any, b: Any, *, transpose_a: bool, transpose_b: bool) -> Ten
 def _matmul_kernel(a: Any, b: Any, *, transpose_a: bool, transpose_b: bool) -> Any:
     if a.ndim < 2 or b.ndim < 2:  # np.matmul would accept vectors; TF does not
         raise ValueError("matmul needs inputs of rank >= 2")
-    if transpose_a:
-        a = np.swapaxes(a, -1, -2)
-    if transpose_b:
-        b = np.swapaxes(b, -1, -2)
-    return np.matmul(a, b)
+    return (a.mT if transpose_a else a) @ (b.mT if transpose_b else b)
+
+
+def _matmul_inline(op: Any) -> Optional[str]:
+    """`a @ b.mT` in generated code once both ranks are known to be >= 2."""
+    if any(t.shape.rank is None or t.shape.rank < 2 for t in op.inputs):
+        return None
+    a = "{0}.mT" if op.attrs["transpose_a"] else "{0}"
+    b = "{1}.mT" if op.attrs["transpose_b"] else "{1}"
+    return f"{a} @ {b}"
 
 
 def _matmul_grad(op: Any, dy: Any) -> list:
@@ -664,7 +669,8 @@ def _matmul_grad(op: Any, dy: Any) -> list:
 
 
 MATMUL = defop("MatMul", shape=_matmul_rule, kernel=_matmul_kernel, grad=_matmul_grad,
-               dtypes=NUMERIC, props={"transpose_flags": ("transpose_a", "transpose_b")})
+               dtypes=NUMERIC, props={"transpose_flags": ("transpose_a", "transpose_b"),
+                                      "inline": _matmul_inline})
 
 
 def matmul(a: Any, b: Any, transpose_a: bool = False, transpose_b: bool = False,

@@ -81,7 +81,9 @@ def defop(name: str, *, shape: Callable, kernel: Callable, grad: Optional[Callab
     props: further facts graph passes may use, e.g. {"reduction": "sum"},
         {"identity": True}, {"shape_only": True} (the result depends only on the input's
         static shape), {"permutation_attr": "perm"}, {"reshape_attr": "shape"},
-        {"transpose_flags": ("transpose_a", "transpose_b")}
+        {"transpose_flags": ("transpose_a", "transpose_b")}, {"inline": fn} (fn(op) gives
+        a Python expression over {0}, {1}.. that generated code uses instead of a call,
+        or None)
     """
     if name in REGISTRY:
         raise ValueError(f"Op {name} is declared twice")

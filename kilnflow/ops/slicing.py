@@ -150,8 +150,19 @@ def _strided_slice_grad_kernel(dy: Any, x_shape: Any, *values: Any, spec: tuple)
 
 
 # NumPy rejects every bad basic index TF rejects, so eagerly the rule runs only on failure.
+def _strided_slice_inline(op: Any) -> Optional[str]:
+    """`x[i]` / `x[1, 2]` in generated code for integer indices (fed or fixed)."""
+    spec = op.attrs["spec"]
+    if spec == _ONE_FED:
+        return "{0}[{1}]"
+    if spec and all(type(e) is int for e in spec):
+        return "{0}[" + ", ".join(str(e) for e in spec) + "]"
+    return None
+
+
 STRIDED_SLICE = defop("StridedSlice", shape=_strided_slice_rule, kernel=_strided_slice_kernel,
-                      grad=_strided_slice_grad, same_dtype=False)
+                      grad=_strided_slice_grad, same_dtype=False,
+                      props={"inline": _strided_slice_inline})
 STRIDED_SLICE_GRAD = defop(
     "StridedSliceGrad", shape=lambda dy, s, *values, spec: TensorSpec(_dims_from(s), dy.dtype),
     kernel=_strided_slice_grad_kernel, same_dtype=False,

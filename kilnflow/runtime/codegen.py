@@ -19,14 +19,20 @@ _LITERAL_TYPES = (int, float, bool, str, type(None))
 _FUNCTION_CALL = re.compile(r"\b([a-z_][a-z0-9_]*)\(")
 
 
-def _inline_template(opdef: Any) -> Any:
-    """The fusable expression of an attr-less op whose kernel is a bare NumPy ufunc.
+def _inline_template(op: Any) -> Any:
+    """A Python expression over {0}, {1}.. that computes `op`, emitted instead of a call.
 
-    Emitting `a * b` instead of `k_Mul(a, b)` computes the same thing (the operator is the
-    ufunc) but skips a call, which is most of the cost on scalars inside loops. Kernels
-    that silence NumPy warnings are wrappers, not ufuncs, so they keep their call.
+    An attr-less op whose kernel is a bare NumPy ufunc uses its fusable template:
+    `a * b` computes what `k_Mul(a, b)` does (the operator is the ufunc) but skips a
+    call, which is most of the cost on small arrays inside loops. Kernels that silence
+    NumPy warnings are wrappers, not ufuncs, so they keep their call. Other ops may give
+    one for a given node through `props["inline"]` (e.g. MatMul of known ranks: `a @ b`).
     """
-    if opdef.fusable is None or not isinstance(opdef.kernel, np.ufunc):
+    opdef = op.opdef
+    inline = opdef.props.get("inline")
+    if inline is not None:
+        return inline(op)
+    if op.attrs or opdef.fusable is None or not isinstance(opdef.kernel, np.ufunc):
         return None
     if "{" in opdef.fusable.replace("{0}", "").replace("{1}", "").replace("{2}", ""):
         return None
@@ -114,7 +120,7 @@ def emit_body(graph_ops: Sequence, emitter: Emitter, env: Dict[int, str], indent
             env[id(op.outputs[0])] = emitter.global_ref(value, "c_" + op.name)
             continue
         emitter.origins[len(emitter.lines) + 2] = op  # +1: the def line, +1: 1-based
-        template = None if hook is not None or op.attrs else _inline_template(op.opdef)
+        template = None if hook is not None else _inline_template(op)
         if hook is not None:
             hook(op, emitter, env, indent)
         elif template is not None:

@@ -222,3 +222,34 @@ def test_interpreter_and_codegen_agree_on_a_session_graph_with_feeds():
         got = sess.run(out, {a: value_a, b: value_b})
     (want,) = evaluate(g.get_operations(), [a, b], [out], [value_a, value_b])
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("transpose_a, transpose_b", [(False, False), (True, False),
+                                                      (False, True), (True, True)])
+def test_matmul_of_known_ranks_and_integer_indexing_are_inline_expressions(transpose_a,
+                                                                            transpose_b):
+    @kf.function
+    def step(x, w, i):
+        return kf.matmul(x[i], w, transpose_a=transpose_a, transpose_b=transpose_b), x[1, 0]
+
+    x = np.arange(2 * 3 * 3, dtype=np.float32).reshape(2, 3, 3)
+    w = np.linspace(-1, 1, 9).astype(np.float32).reshape(3, 3)
+    concrete = step.get_concrete_function(x, w, kf.constant(1))
+    code = concrete.code
+    assert "k_MatMul" not in code and "k_StridedSlice" not in code
+    assert "x[i]" in code and "x[1, 0]" in code
+    assert (".mT @" in code) == transpose_a and ("@ w.mT" in code) == transpose_b
+    product, row = concrete(x, w, kf.constant(1))
+    a, b = (x[1].T if transpose_a else x[1]), (w.T if transpose_b else w)
+    np.testing.assert_allclose(product.numpy(), a @ b, rtol=1e-6)
+    np.testing.assert_array_equal(row.numpy(), x[1, 0])
+
+
+def test_matmul_of_unknown_rank_keeps_its_kernel_and_its_rank_check():
+    @kf.function(input_signature=[kf.TensorSpec(None, kf.float32)] * 2)
+    def product(a, b):
+        return kf.matmul(a, b)
+
+    assert "k_MatMul(" in product.get_concrete_function().code
+    with pytest.raises(kf.errors.InvalidArgumentError, match="rank"):
+        product(np.ones(3, np.float32), np.ones(3, np.float32))
