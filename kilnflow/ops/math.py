@@ -501,13 +501,17 @@ def _ufunc_reduce(ufunc: np.ufunc, accumulate_in_dtype: bool) -> Callable:
 
 
 def _mean(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
-    """np.mean without its Python-level overhead (a sum and one division)."""
-    total = np.add.reduce(x, axis=axis, keepdims=keepdims,
-                          dtype=x.dtype if x.dtype.kind in "fc" else np.float64)
-    count = x.size // max(np.size(total), 1) if x.size else 0
-    with np.errstate(all="ignore"):
-        return np.true_divide(total, count, dtype=total.dtype) if x.dtype.kind in "fc" \
-            else total / count
+    """np.mean without its Python-level overhead (a sum and one division by a scalar of the
+    sum's own dtype); float16 sums in float32, integers in float64 (cast back after)."""
+    kind = x.dtype.kind
+    accumulate = np.float32 if x.dtype == np.float16 else x.dtype if kind in "fc" \
+        else np.float64
+    total = np.add.reduce(x, axis=axis, keepdims=keepdims, dtype=accumulate)
+    count = x.size // total.size if total.size else 0
+    if count == 0:  # an empty reduction: NaN like TF, without NumPy's warning
+        with np.errstate(all="ignore"):
+            return total / total.dtype.type(0)
+    return total / total.dtype.type(count)
 
 
 def _reduce_op(name: str, kernel: Callable, dtypes: Any, grad: Optional[Callable] = None):

@@ -282,20 +282,24 @@ def _sparse_xent_kernel(x: Any, labels: Any) -> tuple:
     """(loss, backprop): like TF's op, the gradient w.r.t. logits (softmax - one_hot) comes
     out of the forward computation, so the backward pass need not recompute softmax."""
     classes = x.shape[-1]
-    bad = (labels < 0) | (labels >= classes)
-    if np.any(bad):
+    flat_labels = labels.reshape(-1)
+    if flat_labels.size and (flat_labels.min() < 0 or flat_labels.max() >= classes):
+        bad = flat_labels[(flat_labels < 0) | (flat_labels >= classes)]
         raise errors.InvalidArgumentError(errors.with_location(
-            f"Received a label value of {labels[bad].reshape(-1)[0]} which is outside the "
+            f"Received a label value of {bad[0]} which is outside the "
             f"valid range of [0, {classes}). [Op:SparseSoftmaxCrossEntropyWithLogits]"))
-    index = labels[..., None].astype(np.intp)
-    top = np.max(x, axis=-1, keepdims=True)
-    backprop = np.exp(x - top)
-    total = np.sum(backprop, axis=-1, keepdims=True)
-    picked = np.take_along_axis(x, index, axis=-1)
-    loss = (np.log(total) + top - picked)[..., 0]
+    rows = np.arange(flat_labels.size)
+    logits = x.reshape(flat_labels.size, classes)
+    top = np.maximum.reduce(logits, axis=1, keepdims=True)
+    backprop = logits - top
+    np.exp(backprop, out=backprop)
+    total = np.add.reduce(backprop, axis=1, keepdims=True)
+    loss = np.log(total[:, 0])
+    loss += top[:, 0]
+    loss -= logits[rows, flat_labels]
     backprop /= total  # softmax, then minus one at each label
-    np.put_along_axis(backprop, index, np.take_along_axis(backprop, index, axis=-1) - 1, -1)
-    return loss, backprop
+    backprop[rows, flat_labels] -= 1
+    return loss.reshape(labels.shape), backprop.reshape(x.shape)
 
 
 def _one_hot(labels: Tensor, like: Tensor) -> Tensor:

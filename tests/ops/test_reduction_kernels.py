@@ -44,3 +44,17 @@ def test_int32_sum_wraps_in_int32_like_tf():
 def test_sum_of_an_empty_axis_is_zero():
     x = kf.zeros([0, 3])
     np.testing.assert_array_equal(kf.reduce_sum(x, axis=0).numpy(), np.zeros(3, np.float32))
+
+
+def test_mean_of_many_float16_values_sums_in_float32():
+    x = kf.constant(np.full(100_000, 3, np.float16))  # a float16 sum would overflow
+    result = kf.reduce_mean(x).numpy()
+    assert result.dtype == np.float16 and result == 3
+
+
+def test_mean_of_an_empty_tensor_is_nan_and_integer_means_truncate():
+    assert np.isnan(kf.reduce_mean(kf.zeros([0])).numpy())
+    assert kf.reduce_mean(kf.zeros([0, 3]), axis=1).numpy().shape == (0,)
+    assert kf.reduce_mean(kf.constant([1, 2, 4])).numpy() == 2
+    np.testing.assert_allclose(kf.reduce_mean(kf.constant([[1., 2.], [3., 5.]]), axis=0,
+                                              keepdims=True).numpy(), [[2., 3.5]])
