@@ -188,6 +188,25 @@ def test_engine_threads_and_blocks_match_one_call():
             engine.set_num_threads(engine._default_threads())
 
 
+@pytest.mark.parametrize("cache_bytes", [1 << 16, 1 << 24])  # blocks of rows; one call
+@pytest.mark.parametrize("shapes", [((40, 400, 1), (1, 1, 8)), ((BIG // 3, 1), (3,)),
+                                    ((3, 1000, 1), (1000, 16)), ((7, 30, 9), (9,))])
+def test_a_short_broadcast_last_axis_runs_one_call_per_index(monkeypatch, cache_bytes,
+                                                             shapes):
+    """Like seed 001's bit unpacking: [B, 400, 1] against [1, 1, 8] would give NumPy an
+    inner loop of 8; the engine loops over the 8 itself, with the same results."""
+    monkeypatch.setattr(engine, "CACHE_BYTES", cache_bytes)
+    calls = []
+    by_index = engine._by_last_index
+    monkeypatch.setattr(engine, "_by_last_index", lambda *a: calls.append(1) or by_index(*a))
+    program = _program([("({0} * {1})", [0, 1]), ("tanh({0})", [2])], [np.float32] * 2)
+    a, b = (RNG.normal(size=s).astype(np.float32) for s in shapes)
+    np.testing.assert_allclose(engine.run(program.compiled(), program, [a, b]),
+                               np.tanh(a * b), rtol=1e-6)
+    broadcast = any(x.shape[-1] == 1 for x in (a, b))
+    assert bool(calls) == broadcast
+
+
 def test_untranslatable_templates_are_refused():
     builder = fused.ProgramBuilder()
     x = builder.input(0, np.float32)
