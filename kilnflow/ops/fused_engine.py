@@ -80,7 +80,7 @@ def run(block: Callable, program: Any, arrays: Sequence[Any], into: Any = None,
     if _small(arrays):
         return _run_small(program, arrays, silenced)
     arrays = [np.asarray(a) for a in arrays]
-    shape = tuple(np.broadcast_shapes(*[a.shape for a in arrays]))
+    shape = _result_shape(arrays)
     values_dtype = np.dtype(program.steps[program.root[1]].dtype)
     size = math.prod(shape)
     if BLOCK_BYTES:
@@ -94,7 +94,11 @@ def run(block: Callable, program: Any, arrays: Sequence[Any], into: Any = None,
     if reduce is None:
         out = into if _usable(into, shape, values_dtype) else OUTPUTS.take(shape, values_dtype)
     by_index = reduce is None and _short_broadcast_last_axis(arrays, shape)
-    if size <= block_elems or not shape:  # one call on whole arrays
+    # One call on whole arrays when there is one block, or when a single-step program
+    # (no scratch: nothing to keep in cache) would not be worth a thread hand-off
+    whole_call = size <= block_elems or (not program.slots and
+                                         size < PARALLEL_MIN_BLOCKS * block_elems)
+    if whole_call or not shape:
         with np.errstate(all="ignore"):
             if by_index:
                 _by_last_index(block, out, arrays, program.slots)
@@ -182,6 +186,14 @@ def run(block: Callable, program: Any, arrays: Sequence[Any], into: Any = None,
     final_shape = rules.reduced_shape(TensorShape(shape), axes, keepdims).as_list()
     total = np.asarray(target).reshape(final_shape)
     return _finish(program, total, size // max(1, total.size))
+
+
+def _result_shape(arrays: Sequence[Any]) -> tuple:
+    """np.broadcast_shapes, without its ~3 us when operands are one shape and scalars."""
+    shapes = {a.shape for a in arrays if a.ndim}
+    if len(shapes) == 1:
+        return shapes.pop()
+    return tuple(np.broadcast_shapes(*[a.shape for a in arrays]))
 
 
 def _short_broadcast_last_axis(arrays: Sequence[Any], shape: tuple) -> bool:

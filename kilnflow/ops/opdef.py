@@ -81,7 +81,9 @@ def defop(name: str, *, shape: Callable, kernel: Callable, grad: Optional[Callab
     props: further facts graph passes may use, e.g. {"reduction": "sum"},
         {"identity": True}, {"shape_only": True} (the result depends only on the input's
         static shape), {"permutation_attr": "perm"}, {"reshape_attr": "shape"},
-        {"transpose_flags": ("transpose_a", "transpose_b")}, {"inline": fn} (fn(op) gives
+        {"transpose_flags": ("transpose_a", "transpose_b")}, {"fresh_output": True} (the
+        kernel always returns a new array, never a view: its buffer may be reused),
+        {"inline": fn} (fn(op) gives
         a Python expression over {0}, {1}.. that generated code uses instead of a call,
         or None)
     """

@@ -10,9 +10,11 @@ FusedElementwise, or an op with a translatable `fusable` template (it becomes a 
 FusedElementwise). The donated buffer becomes an extra input (attr `into` gives its
 position), so codegen keeps it alive until then and the graph shows the reuse. The
 engine checks shape, dtype and contiguity at run time and allocates when they differ.
-Donors are only results the engine or an elementwise kernel allocated, whose every reader
+Donors are only results the engine, an elementwise kernel or an op declaring
+`props["fresh_output"]` (MatMul: `a @ b` always allocates) allocated, whose every reader
 is elementwise (so no view of them survives): never a graph input, a constant, a
-variable's value or a returned array. A buffer dying at the recipient is reused in place.
+variable's value or a returned array. So `w -= lr * (x.T @ d)` scales the gradient in
+place instead of faulting in a new array the size of `w`. A buffer dying at the recipient is reused in place.
 """
 from __future__ import annotations
 
@@ -72,7 +74,8 @@ def plan(graph: Any) -> Dict[int, Any]:
 
     def donor(t: Any) -> bool:
         return (id(t) not in outputs and id(t) not in inputs and id(t) in users
-                and _elementwise(t.op, controlled) and _big_enough(t)
+                and (_elementwise(t.op, controlled) or t.op.opdef.props.get("fresh_output"))
+                and _big_enough(t)
                 and all(_elementwise(u, controlled) for u in users[id(t)]))
 
     free: List[Any] = []      # dead donors, oldest first

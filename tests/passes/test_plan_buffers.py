@@ -104,3 +104,16 @@ def test_a_select_never_writes_over_its_operands():
     graph = prune(trace(f, SPEC))
     assert "add:0" not in [t for op, t in _chosen(graph).items() if op == "SelectV2"]
     check_same(graph, plan_buffers(graph), [_x()])
+
+
+def test_a_matmul_result_is_scaled_in_place_but_a_transposed_view_is_not():
+    """`lr * (x.T @ d)`, as in an SGD update: MatMul always allocates its result, so the
+    scaling may write over it; a Transpose's result is a view of its input and may not."""
+    def f(x, w):
+        scaled = 0.01 * kf.matmul(x, w, transpose_a=True)
+        viewed = 2.0 * kf.transpose(x)
+        return scaled, viewed
+
+    graph = prune(trace(f, SPEC, SPEC))
+    assert _chosen(graph) == {"mul": "MatMul:0"}
+    check_same(graph, plan_buffers(graph), [_x(), _x()])
