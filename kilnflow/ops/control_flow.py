@@ -111,12 +111,18 @@ def _any_stateful(*graphs: Any) -> bool:
     return any(op.opdef.stateful for g in graphs for op in g.operations)
 
 
-def replay(graph: Any, inputs: Sequence) -> list:
+def replay(graph: Any, inputs: Sequence, known: Optional[dict] = None) -> list:
     """Re-apply graph's ops (except output-less side effects) to `inputs` in the current
-    mode; returns the values of graph.outputs. Used to differentiate subgraphs."""
+    mode; returns the values of graph.outputs. Used to differentiate subgraphs. `known`
+    maps id(tensor) of an op's output to the value to use instead of re-running the op
+    (what a random op drew in the forward pass)."""
     env = {id(p): x for p, x in zip(graph.inputs, inputs)}
+    known = known or {}
     for op in graph.operations:
         if op.type == "Placeholder" or not op.outputs:
+            continue
+        if all(id(t) in known for t in op.outputs):
+            env.update((id(t), known[id(t)]) for t in op.outputs)
             continue
         result = bind(op.opdef, [env[id(t)] for t in op.inputs], op.attrs)
         outs = result if op.opdef.multi_output else (result,)
@@ -125,17 +131,22 @@ def replay(graph: Any, inputs: Sequence) -> list:
     return [env[id(t)] for t in graph.outputs]
 
 
+def _random_outputs(graph: Any) -> list:
+    """What the graph's random ops draw: a gradient replaying the graph must reuse it."""
+    return [t for op in graph.operations if op.opdef.random for t in op.outputs]
+
+
 # ---------------------------------------------------------------- cond
 
 def _if_rule(pred: Any, *captured: Any, then_branch: Subgraph, else_branch: Subgraph,
-             output_specs: tuple) -> list:
+             output_specs: tuple, recorded: tuple = (0, 0)) -> list:
     if pred.shape.rank not in (None, 0):
         raise ValueError(f"cond: the predicate must be a scalar, got shape {pred.shape}")
     return list(output_specs)
 
 
 def _if_kernel(pred: Any, *captured: Any, then_branch: Subgraph, else_branch: Subgraph,
-               output_specs: tuple) -> tuple:
+               output_specs: tuple, recorded: tuple = (0, 0)) -> tuple:
     return (then_branch if pred else else_branch).run((), captured)
 
 
@@ -164,15 +175,20 @@ def _if_codegen(op: Any, emitter: Any, env: dict, indent: str) -> None:
 
 def _if_grad(op: Any, *dys: Any) -> list:
     pred, captured = op.inputs[0], list(op.inputs[1:])
-    dys = [d if d is not None else array.zeros_like(o) for d, o in zip(dys, op.outputs)]
+    n_then, n_else = op.attrs.get("recorded", (0, 0))
+    n_user = len(op.outputs) - n_then - n_else
+    dys = [d if d is not None else array.zeros_like(o)
+           for d, o in zip(dys[:n_user], op.outputs[:n_user])]
 
-    def branch_grads(branch: Subgraph) -> Callable:
+    def branch_grads(branch: Subgraph, first: int, count: int) -> Callable:
         def grads() -> list:
             from kilnflow.autodiff.tape import GradientTape
             inputs = branch.feed((), captured)
+            drawn = branch.graph.outputs[first:first + count]
+            known = {id(t): v for t, v in zip(drawn, op.outputs[first:first + count])}
             with GradientTape(watch_accessed_variables=False) as tape:
                 tape.watch(captured)
-                outs = replay(branch.graph, inputs)
+                outs = replay(branch.graph, inputs, known)[:n_user]
             found = tape.gradient(outs, captured, output_gradients=dys)
             return [g if g is not None else array.zeros_like(c)
                     for g, c in zip(found, captured)]
@@ -181,8 +197,8 @@ def _if_grad(op: Any, *dys: Any) -> list:
     differentiable = [c.dtype.is_floating for c in captured]
     if not captured:
         return [None]
-    grads = cond(pred, branch_grads(op.attrs["then_branch"]),
-                 branch_grads(op.attrs["else_branch"]))
+    grads = cond(pred, branch_grads(op.attrs["then_branch"], n_user, n_then),
+                 branch_grads(op.attrs["else_branch"], n_user + n_then, n_else))
     grads = grads if isinstance(grads, (list, tuple)) else [grads]
     return [None] + [g if ok else None for g, ok in zip(grads, differentiable)]
 
@@ -232,15 +248,33 @@ def cond(pred: Any, true_fn: Optional[Callable] = None, false_fn: Optional[Calla
                                               "returned a value"))
     then_graph.outputs = [t for t in then_flat if t is not None]
     else_graph.outputs = [t for t in else_flat if t is not None]
+    recorded = _record_random_draws(then_graph, else_graph) if ctx.tapes else (0, 0)
     specs = tuple(_merge_specs(a, b, f"output {i}")
                   for i, (a, b) in enumerate(zip(then_graph.outputs, else_graph.outputs)))
     captured, (then_pos, else_pos) = _unify_captures([then_graph, else_graph])
     opdef = IF if _any_stateful(then_graph, else_graph) else STATELESS_IF
     attrs = {"then_branch": Subgraph(then_graph, 0, then_pos),
              "else_branch": Subgraph(else_graph, 0, else_pos), "output_specs": specs}
+    if recorded != (0, 0):
+        attrs["recorded"] = recorded
     outs = iter(bind(opdef, [pred] + captured, attrs, name=name or "cond"))
     return nest.pack_sequence_as(then_result, [next(outs) if t is not None else None
                                                for t in then_flat])
+
+
+def _record_random_draws(then_graph: Any, else_graph: Any) -> tuple:
+    """When a tape may differentiate the cond, each branch also returns what its random
+    ops drew (then's draws, then else's; the branch not taken returns scalar zeros in the
+    other's places), so the gradient reuses those numbers instead of drawing new ones."""
+    from kilnflow.context import building
+    from kilnflow.ops.convert import constant
+    drawn = [_random_outputs(then_graph), _random_outputs(else_graph)]
+    for k, graph in enumerate((then_graph, else_graph)):
+        with building(graph):
+            fillers = [[constant(0, dtype=t.dtype) for t in ts] for ts in drawn]
+        fillers[k] = drawn[k]
+        graph.outputs = graph.outputs + fillers[0] + fillers[1]
+    return len(drawn[0]), len(drawn[1])
 
 
 def case(pred_fn_pairs: Sequence, default: Optional[Callable] = None,
@@ -305,8 +339,9 @@ def _while_kernel(*inputs: Any, cond_graph: Subgraph, body_graph: Subgraph, n_va
     while maximum_iterations is None or len(history) < maximum_iterations:
         if not cond_graph.run(state, captured)[0]:
             break
-        history.append(state)
-        state = tuple(body_graph.run(state, captured))
+        outs = body_graph.run(state, captured)
+        history.append(state + tuple(outs[n_vars:]))  # + what random ops drew
+        state = tuple(outs[:n_vars])
     return state + (history,) if record_history else state
 
 
@@ -340,10 +375,12 @@ def _while_codegen(op: Any, emitter: Any, env: dict, indent: str) -> None:
         if is_cond:
             emitter.lines.append(f"{inner}if not {values[0]}:")
             emitter.lines.append(f"{inner}    break")
-            if history:
-                emitter.lines.append(f"{inner}{history}.append(({', '.join(state)},))")
-        elif state:
-            emitter.lines.append(f"{inner}{', '.join(state)} = {', '.join(values)}")
+            continue
+        if history:  # the state this iteration started from, and what random ops drew
+            entry = "".join(f"{v}, " for v in state + values[n:])
+            emitter.lines.append(f"{inner}{history}.append(({entry}))")
+        if state:
+            emitter.lines.append(f"{inner}{', '.join(state)} = {', '.join(values[:n])}")
     if counter:
         emitter.lines.append(f"{inner}{counter} += 1")
     for t, name in zip(op.outputs, state + ([history] if history else [])):
@@ -399,7 +436,7 @@ def _while_grad_as_loops(op: Any, loop_vars: list, captured: list, dys: list,
     def forward_body(i: Any, *rest: Any) -> tuple:
         state, history = rest[:n], rest[n:]
         history = [ta.write(i, s) for ta, s in zip(history, state)]
-        new = replay(body.graph, body.feed(state, captured))
+        new = replay(body.graph, body.feed(state, captured))[:n]
         return (i + 1,) + tuple(new) + tuple(history)
 
     start = convert_to_tensor(0)
@@ -412,7 +449,7 @@ def _while_grad_as_loops(op: Any, loop_vars: list, captured: list, dys: list,
         state = [ta.read(j) for ta in history]
         with GradientTape(watch_accessed_variables=False) as tape:
             tape.watch(state + wanted_caps)
-            outs = replay(body.graph, body.feed(state, captured))
+            outs = replay(body.graph, body.feed(state, captured))[:n]
         pairs = [(o, d) for o, d in zip(outs, d_state) if o.dtype.is_floating]
         found = tape.gradient([o for o, _ in pairs], state + wanted_caps,
                               output_gradients=[d for _, d in pairs])
@@ -451,11 +488,15 @@ def _body_vjp(body: Subgraph, loop_vars: list, captured: list, wanted: list) -> 
                 for i, t in enumerate(captured)]
         seeds = placeholders("d_state", body.graph.inputs)
         known = placeholders("new_state", body.graph.outputs)
-        graph.inputs = state + caps + seeds + known
+        drawn = body.graph.outputs[len(loop_vars):]  # what the body's random ops drew
+        recorded = [graph.placeholder(t.dtype, t.shape, name=f"drawn{i}")
+                    for i, t in enumerate(drawn)]
+        graph.inputs = state + caps + seeds + known + recorded
         sources = state + [caps[i] for i in wanted]
         with GradientTape(watch_accessed_variables=False) as tape:
             tape.watch(sources)
-            outs = replay(body.graph, body.feed(state, caps))
+            outs = replay(body.graph, body.feed(state, caps),
+                          {id(t): r for t, r in zip(drawn, recorded)})[:len(loop_vars)]
         replayed = len(graph.operations)
         float_outs = [(o, s) for o, s in zip(outs, seeds) if o.dtype.is_floating]
         found = tape.gradient([o for o, _ in float_outs], sources,
@@ -491,12 +532,15 @@ def _while_grad_kernel(*inputs: Any, cond_graph: Subgraph, body_graph: Subgraph,
         while maximum_iterations is None or len(history) < maximum_iterations:
             if not cond_graph.run(state, captured)[0]:
                 break
-            history.append(state)
-            state = tuple(body_graph.run(state, captured))
+            outs = body_graph.run(state, captured)
+            history.append(state + tuple(outs[n_vars:]))
+            state = tuple(outs[:n_vars])
     d_captured = [np.zeros_like(captured[i]) for i in wanted]
-    nexts = list(history[1:]) + [finals]
+    nexts = [entry[:n_vars] for entry in history[1:]] + [finals]
     for past, new in zip(reversed(history), reversed(nexts)):
-        grads = vjp_graph.run(list(past) + list(captured) + d_state + list(new), ())
+        # past: the iteration's starting state, then what its random ops drew
+        args = list(past[:n_vars]) + list(captured) + d_state + list(new) + list(past[n_vars:])
+        grads = vjp_graph.run(args, ())
         d_state = list(grads[:n_vars])
         for total, g in zip(d_captured, grads[n_vars:]):
             total += g  # our own zeros buffers: accumulate in place
@@ -593,13 +637,14 @@ def while_loop(cond: Callable, body: Callable, loop_vars: Any, shape_invariants:
                 f"while_loop: loop variable {i} enters the loop with shape {spec.shape}, but "
                 f"has shape {out.shape} after one iteration. To allow the shape to vary "
                 f"across iterations, pass shape_invariants (e.g. with None dims)."))
-    body_graph.outputs = body_flat
+    record = bool(ctx.tapes) and back_prop  # it may be differentiated: keep the states
+    body_graph.outputs = body_flat + (_random_outputs(body_graph) if record else [])
     captured, (cond_pos, body_pos) = _unify_captures([cond_graph, body_graph])
     opdef = WHILE if _any_stateful(cond_graph, body_graph) else STATELESS_WHILE
     attrs = {"cond_graph": Subgraph(cond_graph, len(specs), cond_pos),
              "body_graph": Subgraph(body_graph, len(specs), body_pos), "n_vars": len(specs),
              "maximum_iterations": maximum_iterations, "output_specs": tuple(specs)}
-    if ctx.tapes and back_prop:  # it may be differentiated: keep the states, not recompute
+    if record:
         attrs["record_history"] = True
     outs = bind(opdef, tensors + captured, attrs, name=name or "while")
     result = rebuild(list(outs)[:len(specs)])

@@ -51,9 +51,20 @@ def _set_item_grad(op: Any, dy: Any) -> list:
     buffer, index, value = op.inputs
     rows = array.range(array.shape(dy)[0])
     overwritten = math.cast(math.equal(rows, math.cast(index, rows.dtype)), dy.dtype)
-    for _ in range((dy.shape.rank or 1) - 1):
+    # one flag per row, broadcast over the element's dims (whose rank the element knows
+    # even when the buffer's, as a loop variable, is unknown)
+    if value.shape.rank is None:
+        overwritten = array.reshape(overwritten, array.concat(
+            [array.shape(rows), array.ones_like(array.shape(value))], 0))
+    for _ in range(value.shape.rank or 0):
         overwritten = array.expand_dims(overwritten, -1)
-    d_buffer = (dy * (1 - overwritten))[:array.shape(buffer)[0]]
+    d_buffer = dy * (1 - overwritten)
+    rank = buffer.shape.rank if buffer.shape.rank is not None else \
+        None if value.shape.rank is None else value.shape.rank + 1
+    if rank is None:
+        d_buffer = d_buffer[:array.shape(buffer)[0]]
+    else:  # crop to the buffer, which may be a TensorArray's empty [size, 0] start
+        d_buffer = slicing.slice(d_buffer, [0] * rank, array.shape(buffer))
     return [d_buffer, None, slicing.gather(dy, index)]
 
 

@@ -456,3 +456,65 @@ def test_second_order_through_while_loop():
     result = second(f64(1.5))
     assert result is not None
     np.testing.assert_allclose(result.numpy(), 12. * 1.5 ** 2, rtol=1e-10)
+
+
+# ---------------------------------------------------------------- random draws
+
+def random_scaling_in_a_branch(x, flag):
+    if flag > 0:
+        mask = kf.random.uniform([4], dtype=F64)
+        h = x * mask
+    else:
+        h = x
+    return h
+
+
+def test_cond_gradient_reuses_what_the_branch_drew():
+    """d(x * mask)/dx is the mask the forward pass drew, not a new draw."""
+    @kf.function
+    def grads(x, flag):
+        with kf.GradientTape() as tape:
+            tape.watch(x)
+            h = random_scaling_in_a_branch(x, flag)
+            y = kf.reduce_sum(h)
+        return tape.gradient(y, x), h / x
+
+    x = f64([1., 2., 3., 4.])
+    for flag in (1, 1, 0):
+        g, mask = grads(x, kf.constant(flag))
+        np.testing.assert_allclose(g.numpy(), mask.numpy(), rtol=1e-12)
+
+
+def random_steps(x):
+    drawn = kf.TensorArray(F64, size=3)
+    h = x
+    for i in kf.range(3):
+        m = kf.random.uniform([4], dtype=F64)
+        drawn = drawn.write(i, m)
+        h = h * m + m * m * (kf.cast(i, F64) + 1.)   # the order of the draws matters
+        h = h * h
+    return h, drawn.stack()
+
+
+def test_while_gradient_reuses_what_each_iteration_drew():
+    """Against the chain rule by hand, on the draws the loop reports (a TensorArray whose
+    element shape is unknown until its first write, so its gradient starts empty)."""
+    @kf.function
+    def grads(x):
+        with kf.GradientTape() as tape:
+            tape.watch(x)
+            h, drawn = random_steps(x)
+            y = kf.reduce_sum(h)
+        return y, tape.gradient(y, x), drawn
+
+    x = f64([0.1, 0.2, 0.3, 0.4])
+    for _ in range(2):
+        y, g, drawn = grads(x)
+        h, d, pre = x.numpy(), np.ones(4), []
+        for i, m in enumerate(drawn.numpy()):
+            pre.append(h * m + m * m * (i + 1))
+            h = pre[-1] ** 2
+        for i in reversed(range(3)):
+            d = d * 2 * pre[i] * drawn.numpy()[i]
+        np.testing.assert_allclose(y.numpy(), h.sum(), rtol=1e-12)
+        np.testing.assert_allclose(g.numpy(), d, rtol=1e-10)
