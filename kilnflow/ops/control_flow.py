@@ -468,8 +468,9 @@ def _while_grad_as_loops(op: Any, loop_vars: list, captured: list, dys: list,
 
 
 def _body_vjp(body: Subgraph, loop_vars: list, captured: list, wanted: list) -> Subgraph:
-    """A graph (state, captured, d_new_state, new_state) -> (d_state, d_captured[wanted])
-    for one iteration.
+    """A graph (state, captured, d_new_state, new_state, drawn) -> (d_state,
+    d_captured[wanted]) for one iteration; `drawn` is what the body's random ops drew in
+    that iteration (recorded with the state), which the replay reuses.
 
     The iteration's result `new_state` is known (it is the next iteration's start, or the
     loop's output), so gradient rules that read a body output (tanh, sigmoid, exp, ...)
