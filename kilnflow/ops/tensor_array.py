@@ -10,6 +10,7 @@ from typing import Any, Optional
 
 import numpy as np
 
+from kilnflow.dtypes import int32
 from kilnflow.ops import array, math, slicing
 from kilnflow.ops.convert import convert_to_tensor
 from kilnflow.ops.opdef import bind, defop
@@ -117,7 +118,7 @@ class TensorArray:
 
     def write(self, index: Any, value: Any, name: Optional[str] = None) -> "TensorArray":
         value = convert_to_tensor(value, self.dtype)
-        index = math.cast(convert_to_tensor(index), array.shape(self._buffer).dtype) \
+        index = math.cast(convert_to_tensor(index), int32) \
             if isinstance(index, Tensor) else convert_to_tensor(int(index))
         attrs = {"limit": self._limit} if self._limit is not None else {}
         ta = self._like(bind(SET_ITEM, (self._buffer, index, value), attrs, name=name))
