@@ -413,3 +413,10 @@ def test_assert_inside_a_loop_body_checks_every_iteration():
     assert float(f(kf.constant([1., 2., 3.]))) == 6.
     with pytest.raises(kf.errors.InvalidArgumentError, match="is not positive"):
         f(kf.constant([1., 2., -3.]))
+
+
+def test_tensor_array_writes_at_tensor_indices_leave_nothing_to_prune(recwarn):
+    def write_at(i, v):
+        return kf.TensorArray(F32, size=3, element_shape=[]).write(i, v).stack()
+    kf.function(write_at)(kf.constant(2), kf.constant(5.))
+    assert not [w for w in recwarn if "never used" in str(w.message)]
