@@ -13,7 +13,6 @@ kilnflow/passes/ENGINE.md.
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import statistics
 import time
@@ -27,39 +26,9 @@ from kilnflow.ops import fused
 from kilnflow.ops import fused_engine as engine
 from kilnflow.passes import pipeline
 
-K = math.sqrt(2.0 / math.pi)
-POLY = (0.02, -0.1, 0.3, -0.5, 0.7, 1.1, 0.25)  # highest power first
-
-
-def gelu(x: Any, ops: Any) -> Any:
-    return 0.5 * x * (1.0 + ops.tanh(K * (x + 0.044715 * (x * x * x))))
-
-
-def poly(x: Any, ops: Any = None) -> Any:
-    y = POLY[0] * x + POLY[1]
-    for c in POLY[2:]:
-        y = y * x + c
-    return y
-
-
-def gelu_inplace(x: np.ndarray, out: np.ndarray, tmp: np.ndarray) -> None:
-    np.multiply(x, x, out=tmp)
-    tmp *= x
-    tmp *= np.float32(0.044715)
-    tmp += x
-    tmp *= np.float32(K)
-    np.tanh(tmp, out=tmp)
-    tmp += np.float32(1.0)
-    np.multiply(tmp, x, out=out)
-    out *= np.float32(0.5)
-
-
-def poly_inplace(x: np.ndarray, out: np.ndarray, tmp: np.ndarray) -> None:
-    np.multiply(x, np.float32(POLY[0]), out=out)
-    out += np.float32(POLY[1])
-    for c in POLY[2:]:
-        out *= x
-        out += np.float32(c)
+# the workloads themselves, as the benchmark defines them
+from benchmarks.workloads.elementwise_chain import POLY, gelu, gelu_inplace, poly, poly_inplace
+from benchmarks.workloads.elementwise_chain import SQRT_2_OVER_PI as K
 
 
 NUMEXPR = {"gelu": f"0.5 * x * (1 + tanh({K!r} * (x + 0.044715 * (x * x * x))))",
