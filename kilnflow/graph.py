@@ -260,6 +260,8 @@ class Graph:
         op_name, index = name.rsplit(":", 1)
         op = self.get_operation_by_name(op_name)
         try:
+            if not (index.isascii() and index.isdigit()):  # "-1" would count from the end
+                raise ValueError(index)
             return op.outputs[int(index)]
         except (IndexError, ValueError):
             raise KeyError(f"The name {name!r} refers to a Tensor which does not exist. The "

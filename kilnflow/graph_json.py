@@ -15,7 +15,7 @@ import numpy as np
 from kilnflow import dtypes as _dtypes
 from kilnflow.graph import Graph, Operation
 from kilnflow.ops.convert import Literal
-from kilnflow.ops.opdef import REGISTRY, infer
+from kilnflow.ops.opdef import REGISTRY, declared_attrs, infer
 from kilnflow.shapes import TensorShape, TensorSpec
 from kilnflow.tensor import SymbolicTensor
 
@@ -158,7 +158,12 @@ def graph_from_dict(data: Any, graph: Graph, variables: Optional[Dict[str, Any]]
             except KeyError as exc:
                 raise GraphFormatError(f"node {name!r} reads {exc.args[0]!r}, which is not "
                                        "defined before it") from None
-            attrs = {str(k): _decode(v, variables) for k, v in node["attrs"].items()}
+            allowed = declared_attrs(opdef, len(inputs))
+            unknown = [k for k in node["attrs"] if k not in allowed]
+            if unknown:
+                raise GraphFormatError(f"node {name!r}: {opdef.name} has no attr "
+                                       f"{unknown[0]!r} (it takes {sorted(allowed)})")
+            attrs = {k: _decode(v, variables) for k, v in node["attrs"].items()}
             op = Operation(graph, opdef, name, inputs, attrs, controls, None)
             specs = infer(opdef, inputs, attrs)
             recorded = [TensorSpec(o["shape"], o["dtype"]) for o in node["outputs"]]

@@ -7,7 +7,8 @@ tapes record the application. Imports tensor, dtypes, shapes, errors, context on
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Optional, Sequence
+import inspect
+from typing import Any, Callable, FrozenSet, Optional, Sequence
 
 import numpy as np
 
@@ -94,6 +95,29 @@ def defop(name: str, *, shape: Callable, kernel: Callable, grad: Optional[Callab
                watch_attr, dict(props or {}))
     REGISTRY[name] = op
     return op
+
+
+def declared_attrs(op: OpDef, n_inputs: int) -> FrozenSet[str]:
+    """The attr names `op` accepts when applied to `n_inputs` inputs.
+
+    Read from the shape rule's signature (the parameters after the inputs), or from the
+    kernel's when the rule takes `**attrs`; a NumPy ufunc kernel takes none. Loading a
+    graph refuses any other attr name, so a file cannot smuggle text in as a keyword.
+    """
+    for fn in (op.shape, getattr(op.kernel, "__wrapped__", op.kernel)):
+        if isinstance(fn, np.ufunc):
+            return frozenset()
+        try:
+            params = list(inspect.signature(fn).parameters.values())
+        except (TypeError, ValueError):
+            return frozenset()
+        if any(p.kind is p.VAR_KEYWORD for p in params):
+            continue
+        positional = [p.name for p in params
+                      if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        keyword_only = [p.name for p in params if p.kind is p.KEYWORD_ONLY]
+        return frozenset(positional[n_inputs:] + keyword_only)
+    return frozenset()
 
 
 def bind(op: OpDef, inputs: Sequence, attrs: dict = _NO_ATTRS, name: Optional[str] = None) -> Any:

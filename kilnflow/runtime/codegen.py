@@ -17,6 +17,34 @@ from kilnflow import dtypes as _dtypes
 
 _LITERAL_TYPES = (int, float, bool, str, type(None))
 _FUNCTION_CALL = re.compile(r"\b([a-z_][a-z0-9_]*)\(")
+_NOT_IDENTIFIER_CHAR = re.compile(r"[^A-Za-z0-9_]")
+_IDENTIFIER = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
+_MAX_IDENTIFIER = 64  # long graph names are cut (uniqueness is restored by Namer)
+
+
+def identifier(text: str) -> str:
+    """The one way a graph or user name enters generated source: an ASCII identifier.
+
+    Every character outside `[A-Za-z0-9_]` becomes `_` (so Unicode look-alikes, which
+    Python would fold together under NFKC, can never name the same variable), leading
+    underscores go (no dunders), and keywords and leading digits get a `v_` prefix.
+    The result is not unique; `Namer.fresh` makes it so.
+    """
+    name = _NOT_IDENTIFIER_CHAR.sub("_", str(text))[:_MAX_IDENTIFIER].strip("_") or "v"
+    if name[0].isdigit() or keyword.iskeyword(name):
+        name = "v_" + name
+    return name
+
+
+def attr_keyword(name: str) -> str:
+    """An attr name as a keyword argument in generated source; anything else is refused.
+
+    Attr names come from op declarations, but a loaded graph could carry any string:
+    one that is not a plain ASCII identifier is never pasted into source.
+    """
+    if not isinstance(name, str) or not _IDENTIFIER.fullmatch(name) or keyword.iskeyword(name):
+        raise ValueError(f"invalid attr name {name!r}: attr names are ASCII identifiers")
+    return name
 
 
 def _inline_template(op: Any) -> Any:
@@ -46,9 +74,7 @@ class Namer:
         self.used = set(reserved)
 
     def fresh(self, base: str) -> str:
-        name = re.sub(r"\W", "_", base).strip("_") or "v"
-        if name[0].isdigit() or keyword.iskeyword(name):
-            name = "v_" + name
+        name = identifier(base)
         candidate, n = name, 1
         while candidate in self.used:
             candidate = f"{name}_{n}"
@@ -132,7 +158,7 @@ def emit_body(graph_ops: Sequence, emitter: Emitter, env: Dict[int, str], indent
             emitter.lines.append(f"{indent}{name} = {expression}")
         else:
             args = [env[id(t)] for t in op.inputs]
-            args += [f"{k}={emitter.attr_text(v)}" for k, v in op.attrs.items()]
+            args += [f"{attr_keyword(k)}={emitter.attr_text(v)}" for k, v in op.attrs.items()]
             call = f"{emitter.kernel_ref(op.opdef)}({', '.join(args)})"
             outs = [emitter.namer.fresh(op.name) for _ in op.outputs]
             for t, name in zip(op.outputs, outs):

@@ -95,7 +95,9 @@ def _decode_template(data: Any) -> Any:
         raise GraphFormatError(f"malformed output structure {data!r}")
     (kind, value), = data.items()
     if kind == "slot":
-        return _Slot(int(value))
+        if type(value) is not int or value < 0:
+            raise GraphFormatError(f"malformed output slot {value!r}")
+        return _Slot(value)
     if kind == "dict":
         return {k: _decode_template(v) for k, v in value.items()}
     if kind in ("list", "tuple"):

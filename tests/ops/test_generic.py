@@ -18,7 +18,7 @@ import pytest
 import kilnflow as kf
 from kilnflow import errors, nest
 from kilnflow.ops import samples as S
-from kilnflow.ops.opdef import REGISTRY, bind
+from kilnflow.ops.opdef import REGISTRY, bind, declared_attrs
 from kilnflow.shapes import TensorSpec
 
 SAMPLES = S.SAMPLES
@@ -411,6 +411,9 @@ def test_function_matches_eager(sample):
     traced = compiled.get_concrete_function(*tensors).traced_graph
     interpreted = _interpret_checking_specs(traced, sample.inputs, "known shapes")
     _assert_same(interpreted, eager, f"{sample.id} interpreter")
+    for op in _all_ops(traced):  # a loaded graph is refused any attr not declared
+        undeclared = set(op.attrs) - declared_attrs(op.opdef, len(op.inputs))
+        assert not undeclared, f"{sample.id}: {op.type} uses undeclared attrs {undeclared}"
     if sample.graph_only:
         assert sample.op in {op.type for op in _all_ops(traced)}, \
             f"{sample.id}: no {sample.op} in the traced graph"
