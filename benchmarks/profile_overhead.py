@@ -28,7 +28,8 @@ def _namespace() -> dict:
     import kilnflow as kf
     from kilnflow import dtypes, tensor
     from kilnflow.context import ctx
-    from kilnflow.ops import convert, math, opdef
+    from kilnflow.core import opdef
+    from kilnflow.ops import convert, math
 
     a = np.linspace(-1, 1, 16, dtype=np.float32)
     b = np.linspace(1, 2, 16, dtype=np.float32)

@@ -16,8 +16,8 @@ import numpy as np
 from kilnflow import context, errors
 from kilnflow import dtypes as _dtypes
 from kilnflow.context import ctx
-from kilnflow.ops import convert
-from kilnflow.ops.opdef import OpDef, defop, infer
+from kilnflow.core.const import CONST, Literal
+from kilnflow.core.opdef import OpDef, bind, defop, infer
 from kilnflow.shapes import TensorShape, TensorSpec
 from kilnflow.tensor import EagerTensor, SymbolicTensor
 
@@ -169,7 +169,7 @@ class Graph:
             if found is not None:
                 return found
             with context.building(self), self._scope_reset():
-                const = convert.bind(convert.CONST, (), {"value": convert.Literal(t._value)})
+                const = bind(CONST, (), {"value": Literal(t._value)})
             self._captured[id(t)] = const
             self._keep_alive.append(t)
             return const
@@ -193,7 +193,7 @@ class Graph:
     def placeholder(self, dtype: Any, shape: Any, name: Optional[str] = None) -> SymbolicTensor:
         dtype = _dtypes.as_dtype(dtype)
         with context.building(self):
-            return convert.bind(PLACEHOLDER, (), {"dtype": dtype,
+            return bind(PLACEHOLDER, (), {"dtype": dtype,
                                                   "shape": TensorShape(shape)},
                                 name or "Placeholder")
 
@@ -340,7 +340,7 @@ class Graph:
 
 
 def _attr_text(value: Any) -> str:
-    if isinstance(value, convert.Literal):
+    if isinstance(value, Literal):
         array = value.array
         if array.size <= 4:
             return np.array2string(np.asarray(array), separator=",").replace("\n", "")

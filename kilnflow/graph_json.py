@@ -14,8 +14,8 @@ import numpy as np
 
 from kilnflow import dtypes as _dtypes
 from kilnflow.graph import Graph, Operation
-from kilnflow.ops.convert import Literal
-from kilnflow.ops.opdef import REGISTRY, declared_attrs, infer
+from kilnflow.core.const import Literal
+from kilnflow.core.opdef import REGISTRY, declared_attrs, infer
 from kilnflow.shapes import TensorShape, TensorSpec
 from kilnflow.tensor import SymbolicTensor
 

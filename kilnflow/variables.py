@@ -13,7 +13,7 @@ import numpy as np
 from kilnflow import dtypes as _dtypes
 from kilnflow.context import ctx, eager_mode
 from kilnflow.ops.convert import convert_to_tensor
-from kilnflow.ops.opdef import bind
+from kilnflow.core.opdef import bind
 from kilnflow.ops.state import ASSIGN, ASSIGN_ADD, ASSIGN_SUB, READ, VariableHandle
 from kilnflow.shapes import TensorShape
 from kilnflow.tensor import TensorOps, _numpy_text, _shape_text, is_symbolic

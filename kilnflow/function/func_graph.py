@@ -36,7 +36,7 @@ class FuncGraph(Graph):
                   name: Optional[str] = None) -> Operation:
         if self.hoist_reads and opdef.watch_attr is not None and not inputs:
             from kilnflow.context import building
-            from kilnflow.ops.opdef import bind
+            from kilnflow.core.opdef import bind
             with building(self.outer_graph):
                 outer = bind(opdef, (), attrs, name)
             handle = attrs[opdef.watch_attr]

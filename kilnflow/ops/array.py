@@ -16,9 +16,9 @@ import numpy as np
 
 from kilnflow import dtypes as _dtypes
 from kilnflow import errors
-from kilnflow.ops import rules
+from kilnflow.core import rules
 from kilnflow.ops.convert import binary, constant, convert_to_tensor, operand
-from kilnflow.ops.opdef import bind, defop
+from kilnflow.core.opdef import bind, defop
 from kilnflow.shapes import TensorShape, TensorSpec, broadcast_shapes
 from kilnflow.tensor import EagerTensor, Tensor
 

@@ -10,9 +10,9 @@ from typing import Any, Optional
 import numpy as np
 
 from kilnflow import dtypes as _dtypes
-from kilnflow.ops import rules
+from kilnflow.core import rules
 from kilnflow.ops.convert import binary, convert_to_tensor
-from kilnflow.ops.opdef import bind, defop
+from kilnflow.core.opdef import bind, defop
 from kilnflow.tensor import Tensor
 
 INTEGERS = _dtypes.INTEGERS

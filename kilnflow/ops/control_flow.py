@@ -17,7 +17,7 @@ from kilnflow.context import ctx
 from kilnflow.ops import array, math
 from kilnflow.ops.tensor_array import TensorArray
 from kilnflow.ops.convert import convert_to_tensor
-from kilnflow.ops.opdef import bind, defop
+from kilnflow.core.opdef import bind, defop
 from kilnflow.dtypes import variant
 from kilnflow.shapes import TensorShape, TensorSpec
 from kilnflow.tensor import SymbolicTensor, is_symbolic

@@ -18,9 +18,10 @@ from numpy.lib.stride_tricks import as_strided
 
 from kilnflow import dtypes as _dtypes
 from kilnflow import errors
-from kilnflow.ops import array, rules
+from kilnflow.core import rules
+from kilnflow.ops import array
 from kilnflow.ops.convert import binary, constant, convert_to_tensor
-from kilnflow.ops.opdef import bind, defop
+from kilnflow.core.opdef import bind, defop
 from kilnflow.shapes import TensorSpec
 from kilnflow.tensor import Tensor
 

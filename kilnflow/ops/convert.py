@@ -13,7 +13,8 @@ import numpy as np
 from kilnflow import dtypes as _dtypes
 from kilnflow import errors
 from kilnflow.context import ctx
-from kilnflow.ops.opdef import bind, defop
+from kilnflow.core.const import CONST, Literal
+from kilnflow.core.opdef import bind
 from kilnflow.shapes import TensorShape, TensorSpec
 from kilnflow.tensor import EagerTensor, Tensor, wrap
 
@@ -21,41 +22,6 @@ _PYTHON_SCALARS = (int, float, bool, complex)
 _INT32 = np.iinfo(np.int32)
 
 
-class Literal:
-    """A constant's value as a hashable attr: small values hash by content, large by identity."""
-
-    __slots__ = ("array", "_hash")
-
-    SMALL = 64
-
-    def __init__(self, array: Any):
-        self.array = array
-        if array.size <= self.SMALL:
-            self._hash = hash((array.dtype.str, array.shape, array.tobytes()))
-        else:
-            self._hash = id(array)
-
-    def __hash__(self) -> int:
-        return self._hash
-
-    def __eq__(self, other: Any) -> bool:
-        if not isinstance(other, Literal):
-            return False
-        if other.array is self.array:
-            return True
-        a, b = self.array, other.array
-        return (a.size <= self.SMALL and a.dtype == b.dtype and a.shape == b.shape
-                and a.tobytes() == b.tobytes())
-
-    def __repr__(self) -> str:
-        return f"Literal({np.asarray(self.array)!r})"
-
-
-def _const_shape(*, value: Literal) -> TensorSpec:
-    return TensorSpec(value.array.shape, _dtypes.from_numpy(value.array.dtype))
-
-
-CONST = defop("Const", shape=_const_shape, kernel=lambda *, value: value.array)
 
 
 def _python_to_array(value: Any, dtype: Optional[_dtypes.DType]) -> Any:

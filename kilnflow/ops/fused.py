@@ -18,8 +18,8 @@ import numpy as np
 
 from kilnflow import dtypes as _dtypes
 from kilnflow.ops import fused_engine as engine
-from kilnflow.ops import rules
-from kilnflow.ops.opdef import defop
+from kilnflow.core import rules
+from kilnflow.core.opdef import defop
 from kilnflow.shapes import TensorShape, TensorSpec
 
 

@@ -18,7 +18,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 
 import numpy as np
 
-from kilnflow.ops import rules
+from kilnflow.core import rules
 from kilnflow.shapes import TensorShape
 
 # Chosen by tests/passes/measure_engine.py (figures in kilnflow/passes/ENGINE.md).

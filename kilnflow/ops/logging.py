@@ -17,7 +17,7 @@ import numpy as np
 from kilnflow import nest
 from kilnflow.context import ctx
 from kilnflow.ops.convert import convert_to_tensor
-from kilnflow.ops.opdef import bind, defop
+from kilnflow.core.opdef import bind, defop
 from kilnflow.tensor import Tensor
 
 _LOG_LEVELS = {

@@ -13,10 +13,10 @@ from typing import Any, Callable, Optional, Sequence
 import numpy as np
 
 from kilnflow import dtypes as _dtypes
-from kilnflow.ops import rules
+from kilnflow.core import rules
 from kilnflow import errors
 from kilnflow.ops.convert import binary, convert_to_tensor
-from kilnflow.ops.opdef import _NO_ATTRS, bind, defop, np_errors_ignored
+from kilnflow.core.opdef import _NO_ATTRS, bind, defop, np_errors_ignored
 from kilnflow.shapes import TensorSpec
 from kilnflow.tensor import EagerTensor, Tensor
 

@@ -16,10 +16,10 @@ import numpy as np
 from kilnflow import dtypes as _dtypes
 from kilnflow import errors
 from kilnflow.context import ctx
-from kilnflow.ops import rules
+from kilnflow.core import rules
 from kilnflow.ops.convert import convert_to_tensor
 from kilnflow.ops.math import add, cast, multiply
-from kilnflow.ops.opdef import bind, defop
+from kilnflow.core.opdef import bind, defop
 from kilnflow.shapes import TensorShape, TensorSpec
 from kilnflow.tensor import Tensor
 

@@ -27,8 +27,8 @@ from kilnflow.ops import sorting as _sorting
 from kilnflow.ops import control_flow as _cf
 from kilnflow import nn as _nn
 from kilnflow.ops import nn as _nn_ops  # kf.nn: the ops of kilnflow.ops.nn and .conv
-from kilnflow.ops.convert import Literal
-from kilnflow.ops.opdef import REGISTRY, bind
+from kilnflow.core.const import Literal
+from kilnflow.core.opdef import REGISTRY, bind
 
 
 def _import_op_families() -> None:

@@ -11,9 +11,9 @@ import numpy as np
 
 from kilnflow import dtypes as _dtypes
 from kilnflow import errors
-from kilnflow.ops import rules
+from kilnflow.core import rules
 from kilnflow.ops.convert import constant, convert_to_tensor
-from kilnflow.ops.opdef import bind, defop
+from kilnflow.core.opdef import bind, defop
 from kilnflow.shapes import TensorSpec
 from kilnflow.tensor import Tensor
 from kilnflow.ops.array import (INTEGERS, _BAD_INDEX, _axis, _dims_from, _int_vector, _invalid,

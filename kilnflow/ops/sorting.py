@@ -9,9 +9,9 @@ import numpy as np
 
 from kilnflow import dtypes as _dtypes
 from kilnflow import errors
-from kilnflow.ops import rules
+from kilnflow.core import rules
 from kilnflow.ops.convert import convert_to_tensor
-from kilnflow.ops.opdef import bind, defop
+from kilnflow.core.opdef import bind, defop
 from kilnflow.shapes import TensorSpec
 from kilnflow.tensor import Tensor
 from kilnflow.ops.array import INTEGERS, REAL, _axis, _dims_from, _invalid, _python_int, shape

@@ -13,7 +13,7 @@ import numpy as np
 
 from kilnflow import dtypes as _dtypes
 from kilnflow import errors
-from kilnflow.ops.opdef import defop
+from kilnflow.core.opdef import defop
 from kilnflow.shapes import TensorShape, TensorSpec
 
 

@@ -13,7 +13,7 @@ import numpy as np
 from kilnflow.dtypes import int32
 from kilnflow.ops import array, math, slicing
 from kilnflow.ops.convert import convert_to_tensor
-from kilnflow.ops.opdef import bind, defop
+from kilnflow.core.opdef import bind, defop
 from kilnflow.shapes import TensorShape, TensorSpec
 from kilnflow.tensor import Tensor, is_symbolic
 

@@ -18,7 +18,7 @@ from typing import Any, Dict, Optional
 
 import numpy as np
 
-from kilnflow.ops.convert import CONST
+from kilnflow.core.const import CONST
 from kilnflow.passes.rewrite import const, copy_graph, input_ids
 
 MAX_ELEMENTS = 1 << 16  # a folded value is stored in the graph: keep that small

@@ -20,7 +20,7 @@ from typing import Any, Dict, List, Optional
 import numpy as np
 
 from kilnflow.ops import fused
-from kilnflow.ops.convert import CONST
+from kilnflow.core.const import CONST
 from kilnflow.passes import facts
 from kilnflow.passes.rewrite import add_op, consumers, control_targets, copy_graph, output_ids
 

@@ -13,7 +13,7 @@ from typing import Any, Callable, Dict, Optional, Sequence
 import numpy as np
 
 from kilnflow.graph import Operation
-from kilnflow.ops.opdef import infer
+from kilnflow.core.opdef import infer
 from kilnflow.tensor import SymbolicTensor
 
 
@@ -48,7 +48,7 @@ def add_op(new_graph: Any, opdef: Any, inputs: Sequence, attrs: dict, name: str,
 
 def const(new_graph: Any, array: Any, name: str, like: Optional[Operation] = None) -> Any:
     """A Const op holding `array` (made read-only: graphs never write into constants)."""
-    from kilnflow.ops.convert import CONST, Literal
+    from kilnflow.core.const import CONST, Literal
     array = np.array(array, copy=True)
     array.flags.writeable = False
     return add_op(new_graph, CONST, (), {"value": Literal(array)}, name, like).outputs[0]

@@ -24,7 +24,7 @@ from typing import Any, Optional
 import numpy as np
 
 from kilnflow.graph import PLACEHOLDER
-from kilnflow.ops.convert import CONST
+from kilnflow.core.const import CONST
 from kilnflow.passes import facts
 from kilnflow.passes.rewrite import add_op, copy_graph, output_ids
 

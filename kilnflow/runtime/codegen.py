@@ -181,7 +181,7 @@ def emit_body(graph_ops: Sequence, emitter: Emitter, env: Dict[int, str], indent
 
 def _numpy_names() -> List[str]:
     """Names templates may call (np.maximum as `maximum`): reserved so values never clash."""
-    from kilnflow.ops.opdef import REGISTRY
+    from kilnflow.core.opdef import REGISTRY
     names = set()
     for opdef in REGISTRY.values():
         if opdef.fusable:

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 import kilnflow as kf
 import kilnflow.nn
 from kilnflow.ops import conv, nn
-from kilnflow.ops.opdef import REGISTRY
+from kilnflow.core.opdef import REGISTRY
 
 
 def _pads(size, k, stride, dilation, padding, explicit=(0, 0)):

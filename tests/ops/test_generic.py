@@ -18,7 +18,7 @@ import pytest
 import kilnflow as kf
 from kilnflow import errors, nest
 from kilnflow.ops import samples as S
-from kilnflow.ops.opdef import REGISTRY, bind, declared_attrs
+from kilnflow.core.opdef import REGISTRY, bind, declared_attrs
 from kilnflow.shapes import TensorSpec
 
 SAMPLES = S.SAMPLES

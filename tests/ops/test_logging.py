@@ -10,7 +10,7 @@ import pytest
 
 import kilnflow as kf
 from kilnflow.ops.logging import print_, summarize_array
-from kilnflow.ops.opdef import REGISTRY
+from kilnflow.core.opdef import REGISTRY
 
 
 def out_of(capsys, *inputs, **kwargs):

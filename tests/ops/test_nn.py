@@ -14,7 +14,7 @@ from kilnflow import errors
 from kilnflow.ops import conv as conv_ops
 from kilnflow.ops import nn
 from kilnflow.ops import random as kf_random
-from kilnflow.ops.opdef import bind
+from kilnflow.core.opdef import bind
 
 rng = np.random.default_rng(0)
 

@@ -8,7 +8,7 @@ import pytest
 import kilnflow as kf
 from kilnflow import errors
 from kilnflow.ops import random as R
-from kilnflow.ops.opdef import REGISTRY
+from kilnflow.core.opdef import REGISTRY
 
 
 @pytest.fixture(autouse=True)

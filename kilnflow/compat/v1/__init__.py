@@ -16,7 +16,7 @@ from kilnflow.graph import get_default_graph as get_default_graph
 from kilnflow.graph import name_scope as name_scope
 from kilnflow.graph import reset_default_graph as reset_default_graph
 from kilnflow.graph import NO_OP as _NO_OP
-from kilnflow.ops.opdef import bind as _bind
+from kilnflow.core.opdef import bind as _bind
 
 
 def placeholder(dtype: Any, shape: Any = None, name: Optional[str] = None) -> Any:
