@@ -1,6 +1,6 @@
 """The mode stack: eager, or building a graph; plus the active gradient tapes.
 
-`ctx.graph is None` means eager. Only ops/opdef.bind() branches on the mode; other
+`ctx.graph is None` means eager. Only core/opdef.bind() branches on the mode; other
 layers push and pop graphs (Graph.as_default, FuncGraph tracing) and tapes here.
 Imports nothing from kilnflow.
 """

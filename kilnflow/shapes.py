@@ -1,6 +1,6 @@
 """TensorShape (dims may be None, rank may be unknown), TensorSpec, and broadcast helpers.
 
-Shape rules in ops/rules.py build on these. Imports only dtypes.
+Shape rules in core/rules.py build on these. Imports only dtypes.
 """
 from __future__ import annotations
 

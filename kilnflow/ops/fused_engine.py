@@ -21,7 +21,7 @@ import numpy as np
 from kilnflow.core import rules
 from kilnflow.shapes import TensorShape
 
-# Chosen by tests/passes/measure_engine.py (figures in kilnflow/passes/ENGINE.md).
+# Chosen by benchmarks/measure_engine.py (figures in kilnflow/passes/ENGINE.md).
 CACHE_BYTES = 3 << 19          # one block's buffers (scratch, inputs, output): most of L2
 BLOCK_BYTES: Optional[int] = None  # a fixed block size (of the widest value) for measuring
 PARALLEL_MIN_BLOCKS = 4        # below this many blocks a thread hand-off costs more than it saves

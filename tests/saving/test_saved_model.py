@@ -49,7 +49,7 @@ def test_loads_in_a_fresh_process_without_the_source(saved):
     code = ("import numpy as np\nfrom kilnflow.saving import saved_model\n"
             f"m = saved_model.load({path!r})\n"
             "print(m(np.ones((2, 3), np.float32))['y'].numpy().tolist())")
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          cwd=root, env={**os.environ, "PYTHONPATH": root})
     assert out.returncode == 0, out.stderr

@@ -1,6 +1,6 @@
 """Measure the fused elementwise engine against its candidates (issue 5); not a test.
 
-    OPENBLAS_NUM_THREADS=1 python -m tests.passes.measure_engine [--size N] [--repeat R]
+    OPENBLAS_NUM_THREADS=1 python -m benchmarks.measure_engine [--size N] [--repeat R]
 
 Every variant runs in this one process, round-robin (so load from elsewhere hits them
 alike), and is reported as the median time and as a ratio to np.copyto of the same size,
