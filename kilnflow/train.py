@@ -202,13 +202,19 @@ class CheckpointManager:
         path = self._checkpoint.write(f"{self._prefix}-{number}")
         self._checkpoints = [p for p in self._checkpoints
                              if os.path.normpath(p) != os.path.normpath(path)] + [path]
-        self._sweep()
+        doomed = self._sweep()
+        # The state file names only complete checkpoints, and is replaced before anything is
+        # deleted: a crash at any point leaves a loadable latest checkpoint.
         _ckpt.write_state(self._directory, path, self._checkpoints)
+        for prefix in doomed:
+            self._delete(prefix)
         return path
 
-    def _sweep(self) -> None:
+    def _sweep(self) -> List[str]:
+        """Drop the oldest checkpoints beyond max_to_keep; returns those to delete."""
+        doomed: List[str] = []
         if self._max_to_keep is None:
-            return
+            return doomed
         while len(self._checkpoints) > self._max_to_keep:
             oldest = self._checkpoints.pop(0)
             now = time.time()
@@ -216,11 +222,18 @@ class CheckpointManager:
                     self._keep_hours * 3600:
                 self._last_kept_time = now
                 continue  # kept on disk, just no longer managed
-            for ext in (".json", ".safetensors"):
-                try:
-                    os.remove(oldest + ext)
-                except FileNotFoundError:
-                    pass
+            doomed.append(oldest)
+        return doomed
+
+    def _delete(self, prefix: str) -> None:
+        """Remove one checkpoint's files, never anything outside the manager's directory."""
+        if _ckpt.inside(self._directory, os.path.relpath(prefix, self._directory)) is None:
+            return
+        for ext in (".json", ".safetensors"):
+            try:
+                os.remove(prefix + ext)
+            except FileNotFoundError:
+                pass
 
     def restore_or_initialize(self) -> Optional[str]:
         """Restore the latest checkpoint if there is one (returns its path), else run

@@ -24,7 +24,7 @@ import numpy as np
 from kilnflow import dtypes as _dtypes
 from kilnflow import errors
 from kilnflow.module import leaves_with_paths
-from kilnflow.saving import safetensors
+from kilnflow.saving import fileio, safetensors
 from kilnflow.variables import Variable
 
 FORMAT = "kilnflow-checkpoint"
@@ -126,27 +126,25 @@ def write_checkpoint(root: Any, prefix: str) -> str:
         slot_entries.append({**_entry(key, tensors[key]), "optimizer": opt_path,
                              "owner": owner_path, "slot": slot_name})
     try:
-        data = safetensors.serialize(tensors, {"format": FORMAT})
+        write = safetensors.writer(tensors, {"format": FORMAT})
     except TypeError as exc:
         raise TypeError(f"Cannot write checkpoint {prefix}: {exc}") from None
+    digest = fileio.sha256_of(write)
     objects = {p: type(o).__name__ for p, o in graph.objects.items()}
-    index = {"format": FORMAT, "version": VERSION,
-             "tensors": os.path.basename(prefix) + ".safetensors",
-             "sha256": hashlib.sha256(data).hexdigest(),
-             "variables": entries, "slots": slot_entries, "objects": objects}
+
+    def index_for(tensors_name: str) -> bytes:
+        index = {"format": FORMAT, "version": VERSION, "tensors": tensors_name,
+                 "sha256": digest, "variables": entries, "slots": slot_entries,
+                 "objects": objects}
+        return json.dumps(index, indent=1).encode("utf-8")
+
     directory = os.path.dirname(prefix)
     if directory:
         os.makedirs(directory, exist_ok=True)
-    _atomic_write(prefix + ".safetensors", data)
-    _atomic_write(prefix + ".json", json.dumps(index, indent=1).encode("utf-8"))
+    # The index is the checkpoint's last word: a crash at any step leaves the old
+    # checkpoint or the new one loadable (see fileio.replace_pair).
+    fileio.replace_pair(prefix + ".safetensors", write, prefix + ".json", index_for)
     return prefix
-
-
-def _atomic_write(path: str, data: bytes) -> None:
-    tmp = f"{path}.tmp{os.getpid()}"
-    with open(tmp, "wb") as f:
-        f.write(data)
-    os.replace(tmp, path)
 
 
 # ---------------------------------------------------------------- reading and validation
@@ -169,19 +167,8 @@ def _no_duplicates(pairs: list) -> dict:
 
 
 def _read_json(path: str, limit: int = MAX_JSON_BYTES) -> Any:
-    try:
-        size = os.path.getsize(path)
-    except OSError:
-        raise errors.NotFoundError(f"{path}: no such file") from None
-    if size > limit:
-        raise _bad(path, f"the file has {size} bytes, more than the {limit}-byte limit")
-    with open(path, "rb") as f:
-        raw = f.read()
-    try:
-        return json.loads(raw.decode("utf-8"), object_pairs_hook=_no_duplicates)
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise _bad(path, f"it is not valid JSON ({exc}); the file is truncated or "
-                         "damaged") from None
+    raw = fileio.read_regular_file(path, limit, "checkpoint file")
+    return fileio.loads_json(raw, path, lambda problem: _bad(path, problem), _no_duplicates)
 
 
 def _check_entry(entry: Any, where: str, path: str, slot: bool) -> None:
@@ -235,18 +222,19 @@ def read_checkpoint(prefix: str) -> Tuple[dict, Dict[str, np.ndarray]]:
         _check_entry(entry, f"variables[{i}]", index_path, slot=False)
     for i, entry in enumerate(index["slots"]):
         _check_entry(entry, f"slots[{i}]", index_path, slot=True)
-    tensors_path = os.path.join(os.path.dirname(prefix), tensors_name)
-    try:
-        with open(tensors_path, "rb") as f:
-            data = f.read()
-    except OSError:
+    tensors_path = fileio.resolve_data_file(os.path.dirname(prefix), tensors_name)
+    if not os.path.exists(tensors_path):
         raise errors.NotFoundError(f"{tensors_path}: the checkpoint's tensors file is missing "
-                                   f"(named by {index_path})") from None
-    if hashlib.sha256(data).hexdigest() != index["sha256"]:
-        raise CheckpointError(
-            f"{tensors_path}: its sha256 does not match the one recorded in {index_path}; "
-            "the file was modified, truncated or belongs to another checkpoint")
-    tensors = safetensors.deserialize(data, tensors_path)
+                                   f"(named by {index_path})")
+    data = fileio.map_regular_file(tensors_path, "checkpoint tensors file")
+    try:
+        if hashlib.sha256(data).hexdigest() != index["sha256"]:
+            raise CheckpointError(
+                f"{tensors_path}: its sha256 does not match the one recorded in {index_path}; "
+                "the file was modified, truncated or belongs to another checkpoint")
+        tensors = safetensors.deserialize(data, tensors_path)
+    finally:
+        safetensors.close_mapping(data)
     listed = set()
     for entry in index["variables"] + index["slots"]:
         key = entry["path"]
@@ -431,8 +419,22 @@ def _defer(graph: ObjectGraph, path: str, value: np.ndarray, status: CheckpointL
 STATE_FILE = "checkpoint"
 
 
+def inside(directory: str, relative: str) -> Optional[str]:
+    """`directory/relative`, or None when that path would leave `directory` (an absolute
+    path, `..`, or a symlink pointing out): a state file never sends us elsewhere."""
+    if os.path.isabs(relative):
+        return None
+    root = os.path.realpath(directory)
+    path = os.path.join(directory, relative)
+    real = os.path.realpath(path)
+    return path if os.path.commonpath([root, real]) == root and real != root else None
+
+
 def read_state(directory: str) -> Optional[dict]:
-    """The directory's checkpoint state ({'model_checkpoint_path', 'all_...'}) or None."""
+    """The directory's checkpoint state ({'model_checkpoint_path', 'all_...'}) or None.
+
+    Entries naming a path outside `directory` are dropped (TF follows them; we do not).
+    """
     path = os.path.join(directory, STATE_FILE)
     if not os.path.exists(path):
         return None
@@ -442,7 +444,10 @@ def read_state(directory: str) -> Optional[dict]:
             and all(isinstance(p, str) for p in state["all_model_checkpoint_paths"])):
         raise CheckpointError(f"{path}: not a valid checkpoint state file (expected "
                               "model_checkpoint_path and all_model_checkpoint_paths)")
-    return state
+    kept = [p for p in state["all_model_checkpoint_paths"] if inside(directory, p)]
+    latest = state["model_checkpoint_path"]
+    return {"model_checkpoint_path": latest if inside(directory, latest) else None,
+            "all_model_checkpoint_paths": kept}
 
 
 def write_state(directory: str, latest: str, all_paths: list) -> None:
@@ -450,14 +455,14 @@ def write_state(directory: str, latest: str, all_paths: list) -> None:
         return os.path.relpath(p, directory)
     state = {"model_checkpoint_path": rel(latest),
              "all_model_checkpoint_paths": [rel(p) for p in all_paths]}
-    _atomic_write(os.path.join(directory, STATE_FILE),
+    fileio.write_atomically(os.path.join(directory, STATE_FILE),
                   json.dumps(state, indent=1).encode("utf-8"))
 
 
 def latest_checkpoint(checkpoint_dir: str, latest_filename: Optional[str] = None) -> Optional[str]:
     """The prefix of the newest checkpoint saved in `checkpoint_dir`, or None."""
     state = read_state(os.fspath(checkpoint_dir))
-    if state is None:
+    if state is None or state["model_checkpoint_path"] is None:
         return None
     prefix = os.path.join(checkpoint_dir, state["model_checkpoint_path"])
     return prefix if os.path.exists(prefix + ".json") else None

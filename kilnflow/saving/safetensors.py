@@ -12,11 +12,13 @@ import hashlib
 import json
 import os
 import struct
-from typing import Any, Dict, Optional, Tuple
+import math
+from typing import Any, BinaryIO, Callable, Dict, Optional, Tuple
 
 import numpy as np
 
 from kilnflow import errors
+from kilnflow.saving import fileio
 
 # safetensors dtype names -> NumPy dtypes (explicitly little-endian). C64 and C128 are a
 # kilnflow extension: TF variables may be complex, and the format has no name for them.
@@ -51,46 +53,66 @@ def dtype_name(dtype: Any) -> str:
 
 # ---------------------------------------------------------------- writing
 
-def serialize(tensors: Dict[str, Any], metadata: Optional[Dict[str, str]] = None) -> bytes:
-    """The bytes of a safetensors file holding `tensors` (name -> array)."""
+def _layout(tensors: Dict[str, Any], metadata: Optional[Dict[str, str]]) -> Tuple[bytes, list]:
+    """The header bytes (length prefix included) and the arrays to write after it, in order.
+
+    The data section's sha256 is computed array by array, without joining them."""
     for key in tensors:
         if not isinstance(key, str) or key == "__metadata__":
             raise ValueError(f"safetensors tensor names must be strings other than "
                              f"'__metadata__', got {key!r}")
-    arrays = {k: np.asarray(v) for k, v in tensors.items()}  # tobytes() is C order
+    arrays = {k: np.asarray(v) for k, v in tensors.items()}
     # Larger items first, then by name: keeps every tensor aligned to its item size.
     order = sorted(arrays, key=lambda k: (-arrays[k].dtype.itemsize, k))
     header: Dict[str, Any] = {}
-    chunks = []
+    body = []
+    digest = hashlib.sha256()
     offset = 0
     for key in order:
         array = arrays[key]
         name = dtype_name(array.dtype)
-        data = array.astype(DTYPES[name], copy=False).tobytes()
+        # the raw bytes, as a flat uint8 view (no copy for C-contiguous arrays)
+        data = np.ascontiguousarray(array.astype(DTYPES[name], copy=False)).reshape(-1) \
+            .view(np.uint8)
+        digest.update(data)
         header[key] = {"dtype": name, "shape": list(array.shape),
-                       "data_offsets": [offset, offset + len(data)]}
-        chunks.append(data)
-        offset += len(data)
-    body = b"".join(chunks)
+                       "data_offsets": [offset, offset + data.nbytes]}
+        body.append(data)
+        offset += data.nbytes
     meta = dict(metadata or {})
-    meta[CHECKSUM_KEY] = hashlib.sha256(body).hexdigest()
+    meta[CHECKSUM_KEY] = digest.hexdigest()
     for k, v in meta.items():
         if not isinstance(k, str) or not isinstance(v, str):
             raise TypeError(f"safetensors metadata must map str to str, got {k!r}: {v!r}")
     header = {"__metadata__": meta, **header}
     text = json.dumps(header, separators=(",", ":")).encode("utf-8")
     text += b" " * (-len(text) % 8)  # the data section starts 8-byte aligned
-    return struct.pack("<Q", len(text)) + text + body
+    return struct.pack("<Q", len(text)) + text, body
+
+
+def writer(tensors: Dict[str, Any], metadata: Optional[Dict[str, str]] = None
+           ) -> Callable[[BinaryIO], None]:
+    """A function writing the safetensors file of `tensors` to an open binary file, one
+    tensor at a time (no second copy of the weights in memory)."""
+    head, body = _layout(tensors, metadata)
+
+    def write(f: BinaryIO) -> None:
+        f.write(head)
+        for data in body:
+            f.write(data)
+    return write
+
+
+def serialize(tensors: Dict[str, Any], metadata: Optional[Dict[str, str]] = None) -> bytes:
+    """The bytes of a safetensors file holding `tensors` (name -> array)."""
+    head, body = _layout(tensors, metadata)
+    return head + b"".join(d.tobytes() for d in body)
 
 
 def save_file(tensors: Dict[str, Any], path: str,
               metadata: Optional[Dict[str, str]] = None) -> None:
-    """Write `tensors` to `path` atomically (a temporary file, then a rename)."""
-    data = serialize(tensors, metadata)
-    tmp = f"{path}.tmp{os.getpid()}"
-    with open(tmp, "wb") as f:
-        f.write(data)
-    os.replace(tmp, path)
+    """Write `tensors` to `path` atomically and durably, streaming one tensor at a time."""
+    fileio.write_atomically(path, writer(tensors, metadata))
 
 
 # ---------------------------------------------------------------- reading
@@ -151,7 +173,7 @@ def _check_entry(key: str, info: Any, source: str) -> None:
             and offsets[0] <= offsets[1]):
         raise _fail(source, f"tensor {key!r}: data_offsets must be [begin, end] with "
                             f"0 <= begin <= end, got {offsets!r}")
-    expected = int(np.prod(shape, dtype=np.int64)) * DTYPES[dtype].itemsize
+    expected = math.prod(shape) * DTYPES[dtype].itemsize  # exact: huge shapes cannot wrap
     if offsets[1] - offsets[0] != expected:
         raise _fail(source, f"tensor {key!r}: data_offsets {offsets} span "
                             f"{offsets[1] - offsets[0]} bytes but shape {shape} of {dtype} "
@@ -196,17 +218,80 @@ def deserialize(data: bytes, source: str = "<bytes>",
 def load_file(path: str, with_metadata: bool = False) -> Any:
     """Read and validate a safetensors file: name -> ndarray (and metadata if asked).
 
+    The file is memory-mapped, so loading holds one copy of the weights, not two.
+
     >>> import numpy as np, tempfile, os
     >>> path = os.path.join(tempfile.mkdtemp(), "w.safetensors")
     >>> save_file({"w": np.arange(3, dtype=np.float32)}, path)
     >>> load_file(path)["w"].tolist()
     [0.0, 1.0, 2.0]
     """
+    mapped = fileio.map_regular_file(path, "safetensors file")
     try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except FileNotFoundError:
-        raise errors.NotFoundError(f"{path}: no such safetensors file") from None
-    except IsADirectoryError:
-        raise errors.NotFoundError(f"{path}: is a directory, not a safetensors file") from None
-    return deserialize(data, path, with_metadata)
+        return deserialize(mapped, path, with_metadata)
+    finally:
+        close_mapping(mapped)
+
+
+def close_mapping(mapped: Any) -> None:
+    """Unmap what `fileio.map_regular_file` mapped (later, if a view still holds it)."""
+    try:
+        if hasattr(mapped, "close"):
+            mapped.close()
+    except BufferError:  # a view is still alive; the mapping closes when it is collected
+        pass
+
+
+class safe_open:  # noqa: N801 - the reference library's name for the same handle
+    """A lazy handle on a safetensors file: the header is validated on open, and
+    `get_tensor(name)` reads that tensor's bytes only (the file is memory-mapped).
+
+    The whole-file checksum is not verified here (that would read every byte); use
+    `load_file` for a fully verified read.
+
+    >>> import numpy as np, tempfile, os
+    >>> path = os.path.join(tempfile.mkdtemp(), "w.safetensors")
+    >>> save_file({"a": np.ones(2, np.float32), "b": np.zeros(3, np.int64)}, path)
+    >>> with safe_open(path) as f:
+    ...     sorted(f.keys()), f.get_tensor("b").tolist()
+    (['a', 'b'], [0, 0, 0])
+    """
+
+    def __init__(self, path: str, framework: str = "numpy", device: str = "cpu"):
+        self._path = os.fspath(path)
+        self._mapped = fileio.map_regular_file(self._path, "safetensors file")
+        try:
+            self._header, self._metadata, self._start = parse_header(self._mapped, self._path)
+            end = max((info["data_offsets"][1] for info in self._header.values()), default=0)
+            if self._start + end > len(self._mapped):
+                raise _fail(self._path, f"the tensors need {end} data bytes but the file has "
+                                        f"{len(self._mapped) - self._start} (truncated?)")
+        except BaseException:
+            close_mapping(self._mapped)
+            raise
+
+    def keys(self) -> list:
+        return list(self._header)
+
+    def metadata(self) -> Dict[str, str]:
+        return dict(self._metadata)
+
+    def get_tensor(self, name: str) -> np.ndarray:
+        """A fresh copy of tensor `name`; only its bytes are read."""
+        info = self._header.get(name)
+        if info is None:
+            raise errors.NotFoundError(f"{self._path}: no tensor named {name!r}")
+        begin, end = (self._start + o for o in info["data_offsets"])
+        dtype = DTYPES[info["dtype"]]
+        array = np.frombuffer(self._mapped, dtype=dtype, count=(end - begin) // dtype.itemsize,
+                              offset=begin).reshape(info["shape"])
+        return array.astype(dtype.newbyteorder("="), copy=True)
+
+    def close(self) -> None:
+        close_mapping(self._mapped)
+
+    def __enter__(self) -> "safe_open":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()

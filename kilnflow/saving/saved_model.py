@@ -6,6 +6,7 @@ registry and needs none of the original Python code; nothing is executed from th
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from typing import Any, Dict, List
@@ -17,7 +18,7 @@ from kilnflow.function.api import Function
 from kilnflow.function.concrete import ConcreteFunction, _Slot
 from kilnflow.function.func_graph import FuncGraph
 from kilnflow.graph_json import GraphFormatError, graph_from_dict, graph_to_dict
-from kilnflow.saving import safetensors
+from kilnflow.saving import fileio, safetensors
 from kilnflow.shapes import TensorSpec
 from kilnflow.variables import Variable
 
@@ -26,6 +27,7 @@ VERSION = 1
 GRAPH_FILE = "saved_model.json"
 WEIGHTS_FILE = "variables.safetensors"
 MAX_JSON_BYTES = 256 << 20
+MAX_JSON_DEPTH = 400  # each nested cond/while adds about seven levels
 
 
 class SavedModelError(errors.DataLossError, ValueError):
@@ -135,12 +137,34 @@ def save(obj: Any, export_dir: str, signatures: Any = None, options: Any = None)
             "arg_names": list(concrete._arg_names),
             "outputs": _encode_template(concrete._output_template),
         }
-    document = {"format": FORMAT, "version": VERSION, "functions": functions,
-                "variables": entries}
+    write_weights = safetensors.writer(arrays)
+    digest = fileio.sha256_of(write_weights)
+
+    def document_for(weights_name: str) -> bytes:
+        document = {"format": FORMAT, "version": VERSION, "functions": functions,
+                    "variables": entries, "weights": weights_name,
+                    "weights_sha256": digest}
+        return json.dumps(document).encode("utf-8")
+
     os.makedirs(export_dir, exist_ok=True)
-    safetensors.save_file(arrays, os.path.join(export_dir, WEIGHTS_FILE))
-    with open(os.path.join(export_dir, GRAPH_FILE), "w", encoding="utf-8") as f:
-        json.dump(document, f)
+    # saved_model.json names the weights it was written with (and their hash), and is
+    # replaced last: a crash leaves the old model or the new one, never old graphs with
+    # new weights.
+    fileio.replace_pair(os.path.join(export_dir, WEIGHTS_FILE), write_weights,
+                        os.path.join(export_dir, GRAPH_FILE), document_for)
+
+
+def _load_weights(path: str, sha256: Any, graph_path: str) -> Dict[str, np.ndarray]:
+    """The weights file's tensors, checked against the hash saved_model.json recorded."""
+    if sha256 is not None:
+        mapped = fileio.map_regular_file(path, "SavedModel weights file")
+        try:
+            if not isinstance(sha256, str) or hashlib.sha256(mapped).hexdigest() != sha256:
+                raise _fail(path, f"does not match the weights {graph_path} was saved with "
+                                  "(modified, or from another save)")
+        finally:
+            safetensors.close_mapping(mapped)
+    return safetensors.load_file(path)
 
 
 class LoadedModel:
@@ -164,23 +188,25 @@ class LoadedModel:
 
 def load(export_dir: str, tags: Any = None, options: Any = None) -> LoadedModel:
     """Loads a SavedModel written by saved_model.save, validating every file."""
+    export_dir = os.fspath(export_dir)
     graph_path = os.path.join(export_dir, GRAPH_FILE)
-    weights_path = os.path.join(export_dir, WEIGHTS_FILE)
     if not os.path.isfile(graph_path):
         raise _fail(graph_path, "not found: is this a SavedModel directory?")
-    if os.path.getsize(graph_path) > MAX_JSON_BYTES:
-        raise _fail(graph_path, "file is too large")
-    try:
-        with open(graph_path, "r", encoding="utf-8") as f:
-            document = json.load(f)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise _fail(graph_path, f"not valid JSON (truncated or corrupt?): {exc}") from None
+    raw = fileio.read_regular_file(graph_path, MAX_JSON_BYTES, "SavedModel graph file")
+    document = fileio.loads_json(raw, graph_path, lambda problem: _fail(graph_path, problem),
+                                 max_depth=MAX_JSON_DEPTH)
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         raise _fail(graph_path, "not a kilnflow SavedModel (wrong 'format')")
     if document.get("version") != VERSION:
         raise _fail(graph_path, f"version {document.get('version')!r} is not supported "
                                 f"(this kilnflow reads version {VERSION})")
-    arrays = safetensors.load_file(weights_path)
+    weights_name = document.get("weights", WEIGHTS_FILE)
+    if not isinstance(weights_name, str) or os.path.basename(weights_name) != weights_name \
+            or weights_name in ("", ".", ".."):
+        raise _fail(graph_path, f"the weights file name {weights_name!r} must be a plain file "
+                                "name in the same directory")
+    weights_path = fileio.resolve_data_file(export_dir, weights_name)
+    arrays = _load_weights(weights_path, document.get("weights_sha256"), graph_path)
     try:
         variables, handles = [], {}
         for entry in document["variables"]:
