@@ -1,4 +1,5 @@
-"""kf.train: Checkpoint, CheckpointManager, latest_checkpoint, list_variables, load_variable.
+"""kf.train: Checkpoint, CheckpointManager, latest_checkpoint, list_variables, load_variable,
+load_checkpoint and CheckpointReader.
 
 The file format and the matching of saved values to objects live in
 kilnflow/saving/checkpoint.py; this module is the TF-shaped API over them.
@@ -7,10 +8,12 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Any, Callable, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 import numpy as np
 
+from kilnflow import dtypes as _dtypes
+from kilnflow import errors
 from kilnflow.context import eager_mode
 from kilnflow.module import leaves_with_paths
 from kilnflow.saving import checkpoint as _ckpt
@@ -18,7 +21,7 @@ from kilnflow.saving.checkpoint import CheckpointLoadStatus, latest_checkpoint
 from kilnflow.variables import Variable
 
 __all__ = ["Checkpoint", "CheckpointManager", "CheckpointLoadStatus", "latest_checkpoint",
-           "list_variables", "load_variable"]
+           "list_variables", "load_variable", "load_checkpoint", "CheckpointReader"]
 
 
 class Checkpoint:
@@ -248,18 +251,55 @@ class CheckpointManager:
 
 
 def list_variables(ckpt_dir_or_file: str) -> list:
-    """(path, shape) of every value in a checkpoint (or the latest one in a directory)."""
-    index, _ = _ckpt.read_checkpoint(_resolve(ckpt_dir_or_file))
-    return sorted((e["path"], e["shape"]) for e in index["variables"] + index["slots"])
+    """(key, shape) of every value in a checkpoint (or the latest one in a directory), keyed
+    as TF keys them: 'net/w/.ATTRIBUTES/VARIABLE_VALUE'."""
+    return sorted(load_checkpoint(ckpt_dir_or_file).get_variable_to_shape_map().items())
 
 
 def load_variable(ckpt_dir_or_file: str, name: str) -> np.ndarray:
-    """The saved value at object path `name` (e.g. 'model/dense/kernel')."""
-    _, tensors = _ckpt.read_checkpoint(_resolve(ckpt_dir_or_file))
-    if name not in tensors:
-        raise ValueError(f"{ckpt_dir_or_file}: no value at path {name!r}; it has "
-                         f"{sorted(tensors)}")
-    return tensors[name]
+    """The saved value under TF key `name`, or under its object path ('model/dense/kernel')."""
+    return load_checkpoint(ckpt_dir_or_file).get_tensor(name)
+
+
+class CheckpointReader:
+    """Reads a checkpoint's values by TF key without restoring them into objects.
+
+    >>> import kilnflow as kf, tempfile, os
+    >>> from kilnflow.train import Checkpoint, load_checkpoint
+    >>> path = Checkpoint(w=kf.Variable([1.0, 2.0])).write(os.path.join(tempfile.mkdtemp(), "c"))
+    >>> reader = load_checkpoint(path)
+    >>> reader.get_variable_to_shape_map()["w/.ATTRIBUTES/VARIABLE_VALUE"]
+    [2]
+    >>> reader.get_tensor("w/.ATTRIBUTES/VARIABLE_VALUE").tolist()
+    [1.0, 2.0]
+    """
+
+    def __init__(self, ckpt_dir_or_file: str):
+        self._source = _resolve(ckpt_dir_or_file)
+        index, self._tensors = _ckpt.read_checkpoint(self._source)
+        self._entries = {_ckpt.tf_key(e): e for e in index["variables"] + index["slots"]}
+        self._by_path = {e["path"]: e for e in self._entries.values()}
+
+    def get_variable_to_shape_map(self) -> Dict[str, list]:
+        return {key: list(e["shape"]) for key, e in self._entries.items()}
+
+    def get_variable_to_dtype_map(self) -> Dict[str, Any]:
+        return {key: _dtypes.as_dtype(e["dtype"]) for key, e in self._entries.items()}
+
+    def has_tensor(self, name: str) -> bool:
+        return name in self._entries or name in self._by_path
+
+    def get_tensor(self, name: str) -> np.ndarray:
+        entry = self._entries.get(name) or self._by_path.get(name)
+        if entry is None:
+            raise errors.NotFoundError(f"Key {name} not found in checkpoint {self._source}; it "
+                                       f"has {sorted(self._entries)}")
+        return self._tensors[entry["path"]].copy()
+
+
+def load_checkpoint(ckpt_dir_or_file: str) -> CheckpointReader:
+    """A CheckpointReader for a checkpoint prefix, or the latest checkpoint in a directory."""
+    return CheckpointReader(ckpt_dir_or_file)
 
 
 def _resolve(path: str) -> str:

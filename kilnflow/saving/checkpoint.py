@@ -50,6 +50,18 @@ def _join(prefix: str, parts: tuple) -> str:
     return f"{prefix}/{tail}" if prefix else tail
 
 
+VALUE_SUFFIX = ".ATTRIBUTES/VARIABLE_VALUE"
+
+
+def tf_key(entry: dict) -> str:
+    """The key TF gives a saved value: 'net/w/.ATTRIBUTES/VARIABLE_VALUE' for a variable,
+    '<owner>/.OPTIMIZER_SLOT/<optimizer>/<slot>/.ATTRIBUTES/VARIABLE_VALUE' for a slot."""
+    if "slot" in entry:
+        optimizer = entry["optimizer"] or "optimizer"
+        return f"{entry['owner']}/.OPTIMIZER_SLOT/{optimizer}/{entry['slot']}/{VALUE_SUFFIX}"
+    return f"{entry['path']}/{VALUE_SUFFIX}"
+
+
 def split_prefix(path: str) -> str:
     """The checkpoint prefix of a path that may end in .json or .safetensors."""
     path = os.fspath(path)

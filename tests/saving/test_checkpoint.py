@@ -39,8 +39,9 @@ def test_module_round_trip_by_path(tmp_path):
     path = Checkpoint(net=net).save(str(tmp_path / "ckpt"))
     assert path.endswith("ckpt-1") and os.path.exists(path + ".json")
     assert os.path.exists(path + ".safetensors")
-    assert sorted(p for p, _ in list_variables(path)) == \
-        ["net/parts/0", "net/parts/1/b", "net/w", "save_counter"]
+    assert sorted(p for p, _ in list_variables(path)) == [
+        k + "/.ATTRIBUTES/VARIABLE_VALUE"
+        for k in ["net/parts/0", "net/parts/1/b", "net/w", "save_counter"]]
     other = Net()
     other.w.assign(np.zeros((2, 3)))
     other.parts[1]["b"].assign(np.int64(0))
@@ -102,8 +103,9 @@ def test_keras_model_and_optimizer_round_trip(tmp_path):
     path = Checkpoint(model=model, optimizer=model.optimizer).save(str(tmp_path / "ck"))
     expected = model.predict(x, verbose=0)
     keys = [p for p, _ in list_variables(path)]
-    assert "model/layers/1/moving_mean" in keys and "optimizer/iterations" in keys
-    assert any(k.startswith("optimizer/_slots/") and k.endswith("/m") for k in keys)
+    value = "/.ATTRIBUTES/VARIABLE_VALUE"
+    assert "model/layers/1/moving_mean" + value in keys and "optimizer/iterations" + value in keys
+    assert any(".OPTIMIZER_SLOT/optimizer/m/" in k for k in keys)
 
     fresh = _mlp()
     fresh.compile(keras.optimizers.Adam(0.01), "mse")
@@ -266,3 +268,29 @@ def test_corrupt_state_file(tmp_path):
     (tmp_path / "checkpoint").write_text('{"model_checkpoint_path": 3}')
     with pytest.raises(ckpt_lib.CheckpointError, match="not a valid checkpoint state"):
         latest_checkpoint(str(tmp_path))
+
+
+def test_checkpoint_reader_uses_tf_keys(tmp_path):
+    from kilnflow.train import CheckpointReader, load_checkpoint
+    v = kf.Variable(np.arange(6, dtype=np.float64).reshape(2, 3))
+    path = Checkpoint(net=Module(), v=v).write(str(tmp_path / "c"))
+    reader = load_checkpoint(path)
+    assert isinstance(reader, CheckpointReader)
+    key = "v/.ATTRIBUTES/VARIABLE_VALUE"
+    assert reader.get_variable_to_shape_map() == {key: [2, 3]}
+    assert reader.get_variable_to_dtype_map() == {key: kf.float64}
+    assert reader.has_tensor(key) and reader.has_tensor("v") and not reader.has_tensor("w")
+    np.testing.assert_array_equal(reader.get_tensor(key), v.numpy())
+    np.testing.assert_array_equal(load_variable(path, key), v.numpy())
+    with pytest.raises(kf.errors.NotFoundError, match="Key w"):
+        reader.get_tensor("w")
+
+
+def test_load_checkpoint_of_a_directory_reads_the_latest(tmp_path):
+    from kilnflow.train import load_checkpoint
+    v = kf.Variable(1.0)
+    manager = CheckpointManager(Checkpoint(v=v), str(tmp_path), max_to_keep=2)
+    manager.save()
+    v.assign(5.0)
+    manager.save()
+    assert float(load_checkpoint(str(tmp_path)).get_tensor("v")) == 5.0
