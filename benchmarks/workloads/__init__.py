@@ -12,4 +12,5 @@ WORKLOADS = (
     "elementwise_chain",
     "while_loop",
     "rnn_train_step",
+    "checkpoint_io",
 )

@@ -244,7 +244,7 @@ def read_checkpoint(prefix: str) -> Tuple[dict, Dict[str, np.ndarray]]:
             raise CheckpointError(
                 f"{tensors_path}: its sha256 does not match the one recorded in {index_path}; "
                 "the file was modified, truncated or belongs to another checkpoint")
-        tensors = safetensors.deserialize(data, tensors_path)
+        tensors = safetensors.deserialize(data, tensors_path, verify_checksum=False)
     finally:
         safetensors.close_mapping(data)
     listed = set()
@@ -281,7 +281,9 @@ def assign_value(var: Variable, value: np.ndarray, path: str, source: str) -> No
     if not var.shape.is_compatible_with(value.shape):
         raise ValueError(f"{source}: checkpoint value {path!r} has shape {list(value.shape)} "
                          f"but variable {var.name} has shape {var.shape}")
-    var.handle.value = np.array(value, copy=True)
+    # the reader's arrays are fresh copies; a value shared elsewhere is copied once here
+    var.handle.value = value if value.flags.owndata and value.flags.writeable \
+        else np.array(value, copy=True)
 
 
 class CheckpointLoadStatus:

@@ -180,9 +180,12 @@ def _check_entry(key: str, info: Any, source: str) -> None:
                             f"needs {expected}")
 
 
-def deserialize(data: bytes, source: str = "<bytes>",
-                with_metadata: bool = False) -> Any:
-    """Tensors (name -> ndarray, each a fresh copy) from a file's bytes; validates all."""
+def deserialize(data: bytes, source: str = "<bytes>", with_metadata: bool = False,
+                verify_checksum: bool = True) -> Any:
+    """Tensors (name -> ndarray, each a fresh copy) from a file's bytes; validates all.
+
+    `verify_checksum=False` skips the data section's recorded sha256, for callers that
+    have already checked a hash of the whole file (checkpoints, saved models)."""
     header, metadata, start = parse_header(data, source)
     body_len = len(data) - start
     position = 0
@@ -201,7 +204,8 @@ def deserialize(data: bytes, source: str = "<bytes>",
                             "described by the header")
     body = memoryview(data)[start:]
     expected = metadata.get(CHECKSUM_KEY)
-    if expected is not None and hashlib.sha256(body).hexdigest() != expected:
+    if verify_checksum and expected is not None and \
+            hashlib.sha256(body).hexdigest() != expected:
         raise _fail(source, "the data section does not match its recorded sha256 checksum "
                             "(the file was modified or damaged)")
     tensors = {}
@@ -215,7 +219,7 @@ def deserialize(data: bytes, source: str = "<bytes>",
     return (tensors, metadata) if with_metadata else tensors
 
 
-def load_file(path: str, with_metadata: bool = False) -> Any:
+def load_file(path: str, with_metadata: bool = False, verify_checksum: bool = True) -> Any:
     """Read and validate a safetensors file: name -> ndarray (and metadata if asked).
 
     The file is memory-mapped, so loading holds one copy of the weights, not two.
@@ -228,7 +232,7 @@ def load_file(path: str, with_metadata: bool = False) -> Any:
     """
     mapped = fileio.map_regular_file(path, "safetensors file")
     try:
-        return deserialize(mapped, path, with_metadata)
+        return deserialize(mapped, path, with_metadata, verify_checksum)
     finally:
         close_mapping(mapped)
 

@@ -164,7 +164,7 @@ def _load_weights(path: str, sha256: Any, graph_path: str) -> Dict[str, np.ndarr
                                   "(modified, or from another save)")
         finally:
             safetensors.close_mapping(mapped)
-    return safetensors.load_file(path)
+    return safetensors.load_file(path, verify_checksum=sha256 is None)
 
 
 class LoadedModel:
