@@ -281,9 +281,13 @@ def assign_value(var: Variable, value: np.ndarray, path: str, source: str) -> No
     if not var.shape.is_compatible_with(value.shape):
         raise ValueError(f"{source}: checkpoint value {path!r} has shape {list(value.shape)} "
                          f"but variable {var.name} has shape {var.shape}")
-    # the reader's arrays are fresh copies; a value shared elsewhere is copied once here
-    var.handle.value = value if value.flags.owndata and value.flags.writeable \
-        else np.array(value, copy=True)
+    current = var.handle.value
+    if isinstance(current, np.ndarray) and current.shape == value.shape and \
+            current.flags.writeable:
+        np.copyto(current, value)  # in place: views and captured handles see the new values
+    else:  # the reader's arrays are fresh copies; a value shared elsewhere is copied once
+        var.handle.value = value if value.flags.owndata and value.flags.writeable \
+            else np.array(value, copy=True)
 
 
 class CheckpointLoadStatus:

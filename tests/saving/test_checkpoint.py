@@ -294,3 +294,14 @@ def test_load_checkpoint_of_a_directory_reads_the_latest(tmp_path):
     v.assign(5.0)
     manager.save()
     assert float(load_checkpoint(str(tmp_path)).get_tensor("v")) == 5.0
+
+
+def test_restore_writes_in_place_and_keeps_the_dtype(tmp_path):
+    v = kf.Variable(np.arange(4, dtype=np.float16))
+    path = Checkpoint(v=v).write(str(tmp_path / "c"))
+    target = kf.Variable(np.zeros(4, np.float16))
+    buffer = target.handle.value
+    Checkpoint(v=target).read(path).assert_consumed()
+    assert target.dtype == kf.float16
+    assert target.handle.value is buffer
+    np.testing.assert_array_equal(buffer, np.arange(4, dtype=np.float16))
