@@ -18,7 +18,8 @@ from kilnflow.function.api import Function
 from kilnflow.function.concrete import ConcreteFunction, _Slot
 from kilnflow.function.func_graph import FuncGraph
 from kilnflow.graph_json import GraphFormatError, graph_from_dict, graph_to_dict
-from kilnflow.saving import fileio, safetensors
+from kilnflow.saving import fileio, safetensors, saved_objects
+from kilnflow.saving.checkpoint import is_trackable
 from kilnflow.shapes import TensorSpec
 from kilnflow.variables import Variable
 
@@ -108,17 +109,70 @@ def _decode_template(data: Any) -> Any:
     raise GraphFormatError(f"malformed output structure {data!r}")
 
 
+DEFAULT_SERVING_SIGNATURE_DEF_KEY = "serving_default"
+
+
+class SaveOptions:
+    """Options for saved_model.save (TF's; accepted and recorded, none changes the files)."""
+
+    def __init__(self, namespace_whitelist: Any = None, save_debug_info: bool = False,
+                 function_aliases: Any = None, experimental_io_device: Any = None,
+                 experimental_variable_policy: Any = None, **kwargs: Any):
+        self.namespace_whitelist = namespace_whitelist
+        self.save_debug_info = save_debug_info
+        self.function_aliases = function_aliases or {}
+        self.experimental_io_device = experimental_io_device
+        self.experimental_variable_policy = experimental_variable_policy
+
+
+def _default_signature(obj: Any) -> Dict[str, ConcreteFunction]:
+    """TF's rule: with no `signatures`, a root whose only kf.function method with an
+    input_signature is that one exports it as serving_default."""
+    if isinstance(obj, Function):
+        return {DEFAULT_SERVING_SIGNATURE_DEF_KEY: obj.get_concrete_function()}
+    with_signature = [getattr(obj, name) for name in dir(type(obj))
+                      if isinstance(getattr(type(obj), name, None), Function)
+                      and getattr(obj, name).input_signature is not None]
+    if len(with_signature) == 1:
+        return {DEFAULT_SERVING_SIGNATURE_DEF_KEY: with_signature[0].get_concrete_function()}
+    return {}
+
+
 def save(obj: Any, export_dir: str, signatures: Any = None, options: Any = None) -> None:
-    """Saves `obj`'s traced functions (or `signatures`) and the variables they use."""
-    concretes = _signatures_of(obj, signatures)
-    if not concretes:
+    """Saves `obj`: its object tree (variables, plain attributes, sub-objects, kf.function
+    methods with their traced signatures) and `signatures` (by default serving_default
+    from the root's one method with an input_signature)."""
+    registry: Dict[str, ConcreteFunction] = {}
+    handles: Dict[int, Any] = {}
+
+    def variable_key(v: Variable) -> str:
+        handles.setdefault(id(v.handle), v.handle)
+        return f"variable_{list(handles).index(id(v.handle))}"
+
+    def function_key(path: str, concrete: ConcreteFunction) -> str:
+        base = path.lstrip("./").replace("/", ".") or "function"
+        key, n = base, 1
+        while key in registry and registry[key] is not concrete:
+            key, n = f"{base}#{n}", n + 1
+        registry[key] = concrete
+        return key
+
+    tree = saved_objects.describe(obj, variable_key, function_key) if is_trackable(obj) \
+        else None
+    chosen = _default_signature(obj) if signatures is None else _signatures_of(obj, signatures)
+    signature_entries = {}
+    for name, concrete in chosen.items():
+        key = next((k for k, c in registry.items() if c is concrete), None) or \
+            function_key(f"signature.{name}", concrete)
+        signature_entries[name] = {"function": key, "outputs": saved_objects.output_names(
+            concrete._output_template)}
+    if not registry and not handles:
         raise ValueError("saved_model.save: nothing to save; pass `signatures=` or give the "
-                         "object kf.function methods with an input_signature")
+                         "object variables or kf.function methods")
     from kilnflow.passes.prune import prune
     # The traced graph (pruned), not the optimized one: loading optimizes it again, and the
     # fused kernels of this process are not a file format.
-    graphs = {name: prune(concrete.traced_graph) for name, concrete in concretes.items()}
-    handles: Dict[int, Any] = {}
+    graphs = {name: prune(concrete.traced_graph) for name, concrete in registry.items()}
     for graph in graphs.values():
         _handles_in(graph, handles)
     keys = {hid: f"variable_{i}" for i, hid in enumerate(handles)}
@@ -129,7 +183,7 @@ def save(obj: Any, export_dir: str, signatures: Any = None, options: Any = None)
         arrays[key] = np.asarray(handle.read())
         entries.append({"key": key, "name": handle.name, "trainable": bool(handle.trainable)})
     functions = {}
-    for name, concrete in concretes.items():
+    for name, concrete in registry.items():
         functions[name] = {
             "graph": graph_to_dict(graphs[name], keys),
             "inputs": [{"name": n, "shape": s.shape.dims, "dtype": s.dtype.name}
@@ -143,7 +197,9 @@ def save(obj: Any, export_dir: str, signatures: Any = None, options: Any = None)
     def document_for(weights_name: str) -> bytes:
         document = {"format": FORMAT, "version": VERSION, "functions": functions,
                     "variables": entries, "weights": weights_name,
-                    "weights_sha256": digest}
+                    "weights_sha256": digest, "signatures": signature_entries}
+        if tree is not None:
+            document["root"] = tree
         return json.dumps(document).encode("utf-8")
 
     os.makedirs(export_dir, exist_ok=True)
@@ -167,23 +223,27 @@ def _load_weights(path: str, sha256: Any, graph_path: str) -> Dict[str, np.ndarr
     return safetensors.load_file(path, verify_checksum=sha256 is None)
 
 
-class LoadedModel:
-    """What saved_model.load returns: one callable attribute per saved function, plus
-    `signatures` and `variables`."""
+class LoadedModel(saved_objects.LoadedObject):
+    """What saved_model.load returns: the saved object rebuilt (its variables, attributes,
+    sub-objects and functions), plus `signatures`, `variables` and `trainable_variables`."""
 
-    def __init__(self, functions: Dict[str, ConcreteFunction], variables: List[Variable]):
-        self.signatures = dict(functions)
+    def __init__(self, signatures: Dict[str, Any], variables: List[Variable]):
+        self.signatures = dict(signatures)
         self.variables = list(variables)
         self.trainable_variables = [v for v in variables if v.trainable]
-        for name, fn in functions.items():
-            setattr(self, name, fn)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        fn = self.signatures.get("serving_default") or self.signatures.get("__call__")
+        fn = self.__dict__.get("__call__") or self.signatures.get(
+            DEFAULT_SERVING_SIGNATURE_DEF_KEY)
         if fn is None:
             raise TypeError("This loaded model has no default function to call; use one of "
                             f"{sorted(self.signatures)}")
         return fn(*args, **kwargs)
+
+
+def contains_saved_model(export_dir: str) -> bool:
+    """True when `export_dir` holds a kilnflow SavedModel."""
+    return os.path.isfile(os.path.join(os.fspath(export_dir), GRAPH_FILE))
 
 
 def load(export_dir: str, tags: Any = None, options: Any = None) -> LoadedModel:
@@ -233,12 +293,39 @@ def load(export_dir: str, tags: Any = None, options: Any = None) -> LoadedModel:
             functions[str(name)] = ConcreteFunction(str(name), graph,
                                                     [str(a) for a in spec["arg_names"]],
                                                     inputs, template, None)
+        loaded = _assemble(document, functions, variables, dict(zip(
+            (str(e["key"]) for e in document["variables"]), variables)))
     except GraphFormatError as exc:
         raise _fail(graph_path, str(exc)) from None
     except (KeyError, TypeError, ValueError) as exc:
         if isinstance(exc, SavedModelError):
             raise
         raise _fail(graph_path, f"malformed: {type(exc).__name__}: {exc}") from None
-    return LoadedModel(functions, variables)
+    return loaded
+
+
+def _assemble(document: dict, functions: Dict[str, ConcreteFunction],
+              variables: List[Variable], by_key: Dict[str, Variable]) -> LoadedModel:
+    """The loaded root: signatures, then the object tree (files without one, from before
+    object trees were saved, get one attribute per function)."""
+    entries = document.get("signatures")
+    if entries is None:
+        loaded = LoadedModel(functions, variables)
+        for name, fn in functions.items():
+            setattr(loaded, name, fn)
+        return loaded
+    signatures = {}
+    for name, entry in entries.items():
+        concrete = functions.get(entry["function"])
+        if concrete is None or not all(isinstance(n, str) for n in entry["outputs"]):
+            raise GraphFormatError(f"signature {name!r} is malformed")
+        signatures[str(name)] = saved_objects.ServingSignature(concrete, list(entry["outputs"]))
+    loaded = LoadedModel(signatures, variables)
+    if "root" in document:
+        try:
+            saved_objects.rebuild(document["root"], loaded, by_key, functions)
+        except saved_objects.TreeError as exc:
+            raise GraphFormatError(str(exc)) from None
+    return loaded
 
 

@@ -202,5 +202,5 @@ def test_graph_tensor_lookup_refuses_negative_slots():
 
 def test_sanitised_names_still_read_well(saved):
     # Ordinary names stay as they were: the generated code remains readable
-    code = saved_model.load(saved).signatures["__call__"].code
+    code = saved_model.load(saved).__dict__["__call__"].concrete_functions[0].code
     assert "mul = " in code and "AddN" in code
