@@ -8,14 +8,23 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import weakref
 from typing import Any, Iterator
+
+
+# run_functions_eagerly is process-wide, as in TF; every thread's precomputed `plain_call`
+# flag is refreshed when it changes (each thread's attribute dict, kept by its thread).
+_process = {"run_functions_eagerly": False}
+_thread_states: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_states_lock = threading.Lock()
 
 
 class _Context(threading.local):
     def __init__(self) -> None:
         self._graph = None         # the Graph being built, or None when eager
         self._tapes: list = []     # active GradientTapes, innermost last
-        self._run_functions_eagerly = False
+        with _states_lock:
+            _thread_states[threading.current_thread()] = self.__dict__
         self._refresh()
         self.graph_stack: list = []
         self.eager_default = True  # False after compat.v1.disable_eager_execution()
@@ -30,8 +39,9 @@ class _Context(threading.local):
     # The hot paths (eager dispatch, compiled calls) read one precomputed flag instead of
     # three attributes; the setters below keep it current.
     def _refresh(self) -> None:
-        self.plain_eager = self._graph is None and not self._tapes
-        self.plain_call = self.plain_eager and not self._run_functions_eagerly
+        with _states_lock:  # a concurrent run_functions_eagerly() cannot leave us stale
+            self.plain_eager = self._graph is None and not self._tapes
+            self.plain_call = self.plain_eager and not _process["run_functions_eagerly"]
 
     @property
     def graph(self):
@@ -53,12 +63,14 @@ class _Context(threading.local):
 
     @property
     def run_functions_eagerly(self) -> bool:
-        return self._run_functions_eagerly
+        return _process["run_functions_eagerly"]
 
     @run_functions_eagerly.setter
     def run_functions_eagerly(self, value: bool) -> None:
-        self._run_functions_eagerly = value
-        self._refresh()
+        with _states_lock:
+            _process["run_functions_eagerly"] = bool(value)
+            for state in list(_thread_states.values()):
+                state["plain_call"] = state["plain_eager"] and not value
 
 
 ctx = _Context()
