@@ -8,7 +8,7 @@ the memory-bandwidth floor. Candidates: NumPy naive and in place, kilnflow eager
 @kf.function (with and without fusion; with the numba backend when numba is importable
 and the group has no transcendental), the NumPy-blocks engine at several block sizes and
 thread counts, and numexpr / numba kernels written by hand (into a preallocated output). The figures and the choice are recorded in
-kilnflow/passes/ENGINE.md.
+kilnflow/runtime/ENGINE.md.
 """
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ import numpy as np
 
 import kilnflow as kf
 from kilnflow.ops import fused
-from kilnflow.ops import fused_engine as engine
+from kilnflow.runtime import fused_engine as engine
 from kilnflow.passes import pipeline
 
 # the workloads themselves, as the benchmark defines them

@@ -28,7 +28,7 @@ def _set_experimental_options(options: Dict[str, Any]) -> None:
 
 
 def _set_threads(count: int) -> None:
-    from kilnflow.ops.fused_engine import set_num_threads
+    from kilnflow.runtime.fused_engine import set_num_threads
     set_num_threads(count)
 
 

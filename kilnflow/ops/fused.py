@@ -3,8 +3,8 @@
 passes/fuse_elementwise.py builds a FusedProgram from the ops' `fusable` templates: a
 straight-line list of steps, each a NumPy ufunc (or a cast, or a select) writing with
 `out=` into a scratch buffer, with scratch buffers assigned so dead values are reused.
-ops/fused_engine.py runs it (cache-sized blocks over a thread pool; chosen by measurement,
-see kilnflow/passes/ENGINE.md). Codegen emits the block function into the generated
+runtime/fused_engine.py runs it (cache-sized blocks over a thread pool; chosen by measurement,
+see kilnflow/runtime/ENGINE.md). Codegen emits the block function into the generated
 source, so `concrete.code` shows the fused evaluation. Imports ops only.
 """
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from kilnflow import dtypes as _dtypes
-from kilnflow.ops import fused_engine as engine
+from kilnflow.runtime import fused_engine as engine
 from kilnflow.core import rules
 from kilnflow.core.opdef import defop
 from kilnflow.shapes import TensorShape, TensorSpec

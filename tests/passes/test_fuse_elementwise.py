@@ -5,7 +5,7 @@ import pytest
 
 import kilnflow as kf
 from kilnflow.ops import fused
-from kilnflow.ops import fused_engine as engine
+from kilnflow.runtime import fused_engine as engine
 from kilnflow.passes.fuse_elementwise import find_groups, fuse_elementwise
 from kilnflow.passes.prune import prune
 from tests.passes._helpers import check_same, compiled, interpret, op_types, trace

@@ -4,7 +4,7 @@ Small results run as plain NumPy expressions. Big ones run block by block (sized
 a block's buffers fit CACHE_BYTES: they stay in L2) over a thread pool (ufuncs release the
 GIL), each thread with its own scratch; a final reduction is done per block and combined.
 Arithmetic-only float groups run as one numba kernel when numba is installed. Results come
-from a pool of reused buffers. The figures behind each choice: kilnflow/passes/ENGINE.md.
+from a pool of reused buffers. The figures behind each choice: kilnflow/runtime/ENGINE.md.
 Imports nothing from kilnflow but rules and shapes; programs are duck-typed.
 """
 from __future__ import annotations
@@ -21,7 +21,7 @@ import numpy as np
 from kilnflow.core import rules
 from kilnflow.shapes import TensorShape
 
-# Chosen by benchmarks/measure_engine.py (figures in kilnflow/passes/ENGINE.md).
+# Chosen by benchmarks/measure_engine.py (figures in kilnflow/runtime/ENGINE.md).
 CACHE_BYTES = 3 << 19          # one block's buffers (scratch, inputs, output): most of L2
 BLOCK_BYTES: Optional[int] = None  # a fixed block size (of the widest value) for measuring
 PARALLEL_MIN_BLOCKS = 4        # below this many blocks a thread hand-off costs more than it saves
