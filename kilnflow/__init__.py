@@ -62,12 +62,12 @@ from kilnflow.ops.array import unstack as unstack
 from kilnflow.ops.array import where as where
 from kilnflow.ops.array import zeros as zeros
 from kilnflow.ops.array import zeros_like as zeros_like
-from kilnflow.ops.control_flow import Assert as Assert
+from kilnflow.ops.logging import Assert as Assert
 from kilnflow.ops.tensor_array import TensorArray as TensorArray
-from kilnflow.ops.control_flow import case as case
-from kilnflow.ops.control_flow import cond as cond
-from kilnflow.ops.control_flow import switch_case as switch_case
-from kilnflow.ops.control_flow import while_loop as while_loop
+from kilnflow.ops.cond import case as case
+from kilnflow.ops.cond import cond as cond
+from kilnflow.ops.cond import switch_case as switch_case
+from kilnflow.ops.while_loop import while_loop as while_loop
 from kilnflow.ops.convert import constant as constant
 from kilnflow.ops.logging import print_ as print  # noqa: A004
 from kilnflow.ops.convert import convert_to_tensor as convert_to_tensor

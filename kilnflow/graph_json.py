@@ -28,7 +28,7 @@ class GraphFormatError(ValueError):
 
 
 def _encode(value: Any, keys: Dict[int, str]) -> Any:
-    from kilnflow.ops.control_flow import Subgraph
+    from kilnflow.ops.subgraph import Subgraph
     from kilnflow.ops.random import RandomStream
     from kilnflow.ops.state import VariableHandle
     if value is None or isinstance(value, (bool, int, str)):
@@ -62,7 +62,7 @@ def _encode(value: Any, keys: Dict[int, str]) -> Any:
 
 
 def _decode(data: Any, variables: Dict[str, Any]) -> Any:
-    from kilnflow.ops.control_flow import Subgraph
+    from kilnflow.ops.subgraph import Subgraph
     from kilnflow.ops.random import RandomStream
     if not isinstance(data, dict) or "t" not in data:
         raise GraphFormatError(f"malformed attr {data!r}")

@@ -6,7 +6,8 @@ from types import SimpleNamespace
 
 from kilnflow import tensor as _tensor
 from kilnflow.ops import array, bitwise, convert, math  # noqa: F401 - registers the OpDefs
-from kilnflow.ops import control_flow, conv, logging, nn, random, slicing, sorting  # noqa: F401
+from kilnflow.ops import cond, conv, logging, nn, random, slicing, sorting  # noqa: F401
+from kilnflow.ops import subgraph, while_loop  # noqa: F401
 from kilnflow.ops import state, tensor_array  # noqa: F401
 
 _tensor.ops = SimpleNamespace(

@@ -1,4 +1,5 @@
-"""kf.print: the PrintV2 op, a stateful op that formats tensors the way tf.print does.
+"""kf.print and kf.Assert: the PrintV2 and Assert ops, stateful ops that format tensors the
+way tf.print and tf.debugging.Assert do (Assert raises InvalidArgumentError when false).
 
 Python values (strings, numbers, structures around tensors) are baked into the op's
 `template` attr; only tensors are inputs. The kernel formats, writes, and returns no
@@ -10,11 +11,11 @@ from __future__ import annotations
 import logging as _pylogging
 import pprint
 import sys
-from typing import Any, Optional
+from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from kilnflow import nest
+from kilnflow import errors, nest
 from kilnflow.context import ctx
 from kilnflow.ops.convert import convert_to_tensor
 from kilnflow.core.opdef import bind, defop
@@ -198,3 +199,31 @@ def print_(*inputs: Any, output_stream: Any = "stderr", sep: str = " ", end: str
     if graph is None:
         return None
     return graph.get_operations()[-1]  # the PrintV2 node just added
+
+
+# ---------------------------------------------------------------- Assert
+
+def _assert_kernel(condition: Any, *values: Any, template: tuple, summarize: int) -> tuple:
+    if not np.all(condition):
+        tensors = iter(values)
+        parts = [str(part) if part is not None else
+                 np.array2string(np.asarray(next(tensors)), threshold=summarize)
+                 for part in template]
+        raise errors.InvalidArgumentError("assertion failed: [" + "] [".join(parts) + "]")
+    return ()
+
+
+ASSERT = defop("Assert", shape=lambda *inputs, template, summarize: [], kernel=_assert_kernel,
+               multi_output=True, same_dtype=False, stateful=True)
+
+
+def Assert(condition: Any, data: Sequence, summarize: Optional[int] = None,  # noqa: N802
+           name: Optional[str] = None) -> Any:
+    """Raises InvalidArgumentError with `data` when `condition` is false (on every call of a
+    compiled function; eagerly, at once)."""
+    condition = convert_to_tensor(condition)
+    tensors = [convert_to_tensor(d) for d in data if not isinstance(d, str)]
+    template = tuple(d if isinstance(d, str) else None for d in data)
+    attrs = {"template": template, "summarize": int(summarize or 3)}
+    bind(ASSERT, [condition] + tensors, attrs, name=name or "Assert")
+    return None

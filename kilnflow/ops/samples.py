@@ -24,7 +24,7 @@ from kilnflow import ops as _ops
 from kilnflow.context import ctx
 from kilnflow.ops import array as _array
 from kilnflow.ops import sorting as _sorting
-from kilnflow.ops import control_flow as _cf
+
 from kilnflow import nn as _nn
 from kilnflow.ops import nn as _nn_ops  # kf.nn: the ops of kilnflow.ops.nn and .conv
 from kilnflow.core.const import Literal
@@ -763,7 +763,7 @@ _add("AvgPoolGrad", _direct("AvgPoolGrad", **_POOL_ATTRS), (_i32([1, 5, 4, 2]), 
 
 
 def _power_loop(x: Any) -> Any:
-    return _cf.while_loop(lambda i, v: i < 3, lambda i, v: (i + 1, v * x), [kf.constant(0), x])[1]
+    return kf.while_loop(lambda i, v: i < 3, lambda i, v: (i + 1, v * x), [kf.constant(0), x])[1]
 
 
 def _power_loop_gradient(x: Any) -> Any:
@@ -773,10 +773,10 @@ def _power_loop_gradient(x: Any) -> Any:
     return tape.gradient(y, x)
 
 
-_add("StatelessIf", lambda x: _cf.cond(kf.reduce_sum(x) > 0, lambda: x * x, lambda: -x),
+_add("StatelessIf", lambda x: kf.cond(kf.reduce_sum(x) > 0, lambda: x * x, lambda: -x),
      (_rand(2, 3),), lambda x: x * x if x.sum() > 0 else -x, differentiable=True,
      graph_only=True)
-_add("StatelessIf", lambda x, y: _cf.cond(kf.reduce_sum(x) < 0, lambda: x * y, lambda: x + y),
+_add("StatelessIf", lambda x, y: kf.cond(kf.reduce_sum(x) < 0, lambda: x * y, lambda: x + y),
      (_rand(3), _rand(3)), lambda x, y: x * y if x.sum() < 0 else x + y, differentiable=True,
      name="captures", graph_only=True)
 _add("StatelessWhile", _power_loop, (_rand(2, 2),), lambda x: x ** 4, differentiable=True,

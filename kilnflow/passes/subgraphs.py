@@ -4,7 +4,7 @@
     after:   w = While(i, x, body_graph=<body: z = Exp(x) ...>)     (the body, optimized)
 
 A graph held in an attr is recognised by what it offers (a `.graph` with operations, and
-`n_args` / `capture_positions`, the Subgraph protocol of ops/control_flow.py); it is run
+`n_args` / `capture_positions`, the Subgraph protocol of ops/subgraph.py); it is run
 through the same pipeline, with the same switches, and a new holder replaces the old one
 so the traced graph (which gradients replay) keeps its own. A subgraph shared by two ops
 (a loop body used by While and WhileGrad) is optimized once. Respects what every pass

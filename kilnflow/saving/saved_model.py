@@ -68,7 +68,7 @@ def _concrete(f: Any) -> ConcreteFunction:
 
 
 def _handles_in(graph: Any, found: Dict[int, Any]) -> None:
-    from kilnflow.ops.control_flow import Subgraph
+    from kilnflow.ops.subgraph import Subgraph
     from kilnflow.ops.state import VariableHandle
     for op in graph.operations:
         for value in op.attrs.values():

@@ -11,6 +11,9 @@ import pytest
 import kilnflow as kf
 from kilnflow.ops.logging import print_, summarize_array
 from kilnflow.core.opdef import REGISTRY
+from tests.ops.modes import op_types
+
+F32 = kf.float32
 
 
 def out_of(capsys, *inputs, **kwargs):
@@ -141,3 +144,47 @@ def test_print_returns_its_operation_while_building_a_graph():
     with g.as_default():
         op = print_("hello", output_stream=sys.stdout)
     assert op.type == "PrintV2"
+
+
+# ---------------------------------------------------------------- Assert
+
+def test_assert_eagerly_raises_with_its_data():
+    kf.Assert(kf.constant(True), ["never shown"])
+    with pytest.raises(kf.errors.InvalidArgumentError, match=r"x is\] \[\[1 2\]\]"):
+        kf.Assert(kf.constant(False), ["x is", kf.constant([1, 2])])
+    assert kf.debugging.Assert is kf.Assert
+
+
+def checked_sqrt(x):
+    kf.Assert(kf.reduce_all(x >= 0.), ["negative input:", x])
+    return kf.sqrt(x)
+
+
+def test_assert_in_a_function_runs_on_every_call():
+    f = kf.function(checked_sqrt)
+    assert f(kf.constant([4., 9.])).numpy().tolist() == [2., 3.]
+    with pytest.raises(kf.errors.InvalidArgumentError, match="negative input"):
+        f(kf.constant([4., -9.]))
+    assert f(kf.constant([1., 16.])).numpy().tolist() == [1., 4.]  # the same trace
+    assert "Assert" in op_types(checked_sqrt, kf.constant([4., 9.]))
+
+
+def test_assert_inside_a_loop_body_checks_every_iteration():
+    def loop(xs):
+        def body(i, s):
+            kf.Assert(xs[i] > 0., ["element", i, "is not positive"])
+            return i + 1, s + xs[i]
+        return kf.while_loop(lambda i, s: i < kf.shape(xs)[0], body,
+                             (kf.constant(0), kf.constant(0.)))[1]
+
+    f = kf.function(loop)
+    assert float(f(kf.constant([1., 2., 3.]))) == 6.
+    with pytest.raises(kf.errors.InvalidArgumentError, match="is not positive"):
+        f(kf.constant([1., 2., -3.]))
+
+
+def test_tensor_array_writes_at_tensor_indices_leave_nothing_to_prune(recwarn):
+    def write_at(i, v):
+        return kf.TensorArray(F32, size=3, element_shape=[]).write(i, v).stack()
+    kf.function(write_at)(kf.constant(2), kf.constant(5.))
+    assert not [w for w in recwarn if "never used" in str(w.message)]

@@ -18,7 +18,7 @@ from kilnflow.keras import initializers as _initializers
 from kilnflow.keras import regularizers as _regularizers
 from kilnflow.keras.layers.base import Layer
 from kilnflow.ops import array
-from kilnflow.ops import control_flow
+from kilnflow.ops import while_loop as while_ops
 from kilnflow.ops.tensor_array import TensorArray
 from kilnflow.ops import math as kmath
 from kilnflow.ops.convert import convert_to_tensor
@@ -334,7 +334,7 @@ class RNN(Layer):
             out, states = step(time_major[length - 1 - t if self.go_backwards else t], states)
             return [t + 1, states] + [ta.write(t, out) for ta in outputs]
 
-        _, states, *outputs = control_flow.while_loop(
+        _, states, *outputs = while_ops.while_loop(
             lambda t, *_: t < length, one_step, loop_vars)
         return (outputs[0].stack() if outputs else states[0]), states
 

@@ -1,325 +1,28 @@
-"""Control-flow ops: cond (If), while_loop (While), case, switch_case, Assert.
+"""while_loop (While / StatelessWhile) and WhileGrad, as TF's while_v2.
 
-Eagerly these are plain Python. While a graph is built, branches and loop bodies are
-traced into subgraphs held in attrs; codegen emits them as a Python `if` / `while` in the
-generated source (the `codegen` hooks), and the kernels evaluate them for the interpreter.
-Gradients replay a subgraph's stateless ops under a tape (If) or recompute the forward
-states and run the body's vector-Jacobian product backwards (While).
+Eagerly a plain Python loop. While a graph is built, cond and body are traced into
+subgraphs; codegen emits a Python `while`. Gradients: with a tape active at trace time
+the loop records each iteration's starting state and WhileGrad runs the body's
+vector-Jacobian product backwards over that history; second order is built from public
+loops (`_while_grad_as_loops`).
 """
 from __future__ import annotations
 
-from typing import Any, Callable, List, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
 from kilnflow import errors, nest
 from kilnflow.context import ctx
-from kilnflow.ops import array, math
-from kilnflow.ops.tensor_array import TensorArray
-from kilnflow.ops.convert import convert_to_tensor
 from kilnflow.core.opdef import bind, defop
 from kilnflow.dtypes import variant
+from kilnflow.ops import array, math
+from kilnflow.ops.convert import convert_to_tensor
+from kilnflow.ops.tensor_array import TensorArray
 from kilnflow.shapes import TensorShape, TensorSpec
-from kilnflow.tensor import SymbolicTensor, is_symbolic
-
-
-# ---------------------------------------------------------------- subgraphs
-
-class Subgraph:
-    """A traced function graph used as an attr (hashable by identity).
-
-    `capture_positions[i]` is the position, among the op's captured inputs, of the outer
-    tensor that feeds this graph's i-th captured placeholder.
-    """
-
-    def __init__(self, graph: Any, n_args: int, capture_positions: tuple):
-        self.graph = graph
-        self.n_args = n_args
-        self.capture_positions = capture_positions
-        self._compiled: Optional[Callable] = None
-
-    def feed(self, args: Sequence, captured: Sequence) -> list:
-        return list(args) + [captured[p] for p in self.capture_positions]
-
-    def run(self, args: Sequence, captured: Sequence) -> tuple:
-        """Run on arrays: compiled to generated Python on first use."""
-        if self._compiled is None:
-            from kilnflow.runtime import codegen, loader
-            g = self.graph
-            source, globals_, _ = codegen.generate(g.name, g.operations, g.inputs, g.outputs)
-            self._compiled = loader.load(source, globals_, g.name)
-        return self._compiled(*self.feed(args, captured))
-
-    def __repr__(self) -> str:
-        return f"<Subgraph {self.graph.name}: {len(self.graph.operations)} ops>"
-
-
-def _writes_hoisted(graph: Any) -> bool:
-    """True if the graph updates a variable whose reads were hoisted out of it."""
-    for op in graph.operations:
-        if op.opdef.stateful and op.opdef.watch_attr is None:
-            if any(id(v) in graph.hoisted for v in op.attrs.values()):
-                return True
-    return False
-
-
-def _trace(name: str, fn: Callable, arg_specs: Sequence[TensorSpec], outer: Any) -> tuple:
-    """Trace fn(*placeholders) into a FuncGraph nested in `outer`; returns (graph, result).
-
-    Variable reads are hoisted into `outer` (so their gradients flow through the op's
-    inputs) unless the body also updates that variable; then it is traced again as is."""
-    graph, result, flat = _trace_once(name, fn, arg_specs, outer, hoist=True)
-    if _writes_hoisted(graph):
-        graph, result, flat = _trace_once(name, fn, arg_specs, outer, hoist=False)
-    return graph, result, flat
-
-
-def _trace_once(name: str, fn: Callable, arg_specs: Sequence[TensorSpec], outer: Any,
-                hoist: bool) -> tuple:
-    from kilnflow.function.func_graph import FuncGraph
-    graph = FuncGraph(outer.unique_name(name, mark_as_used=False).replace("/", "_"),
-                      outer_graph=outer)
-    graph.hoist_reads = hoist
-    with graph.as_default():
-        args = [graph.placeholder(s.dtype, s.shape, name=s.name or f"arg{i}")
-                for i, s in enumerate(arg_specs)]
-        graph.inputs = list(args)
-        result = fn(*args)
-        flat = [graph.capture(convert_to_tensor(x)) if x is not None else None
-                for x in nest.flatten(result)]
-    return graph, result, flat
-
-
-def _unify_captures(graphs: Sequence) -> tuple:
-    """Outer tensors captured by any of `graphs` (deduplicated), and each graph's positions."""
-    outer: List[SymbolicTensor] = []
-    index: dict = {}
-    positions = []
-    for g in graphs:
-        mine = []
-        for t, placeholder in g.captures:
-            if id(t) not in index:
-                index[id(t)] = len(outer)
-                outer.append(t)
-            mine.append(index[id(t)])
-            g.inputs.append(placeholder)
-        positions.append(tuple(mine))
-    return outer, positions
-
-
-def _any_stateful(*graphs: Any) -> bool:
-    return any(op.opdef.stateful for g in graphs for op in g.operations)
-
-
-def replay(graph: Any, inputs: Sequence, known: Optional[dict] = None) -> list:
-    """Re-apply graph's ops (except output-less side effects) to `inputs` in the current
-    mode; returns the values of graph.outputs. Used to differentiate subgraphs. `known`
-    maps id(tensor) of an op's output to the value to use instead of re-running the op
-    (what a random op drew in the forward pass)."""
-    env = {id(p): x for p, x in zip(graph.inputs, inputs)}
-    known = known or {}
-    for op in graph.operations:
-        if op.type == "Placeholder" or not op.outputs:
-            continue
-        if all(id(t) in known for t in op.outputs):
-            env.update((id(t), known[id(t)]) for t in op.outputs)
-            continue
-        result = bind(op.opdef, [env[id(t)] for t in op.inputs], op.attrs)
-        outs = result if op.opdef.multi_output else (result,)
-        for t, value in zip(op.outputs, outs):
-            env[id(t)] = value
-    return [env[id(t)] for t in graph.outputs]
-
-
-def _random_outputs(graph: Any) -> list:
-    """What the graph's random ops draw: a gradient replaying the graph must reuse it."""
-    return [t for op in graph.operations if op.opdef.random for t in op.outputs]
-
-
-# ---------------------------------------------------------------- cond
-
-def _if_rule(pred: Any, *captured: Any, then_branch: Subgraph, else_branch: Subgraph,
-             output_specs: tuple, recorded: tuple = (0, 0)) -> list:
-    if pred.shape.rank not in (None, 0):
-        raise ValueError(f"cond: the predicate must be a scalar, got shape {pred.shape}")
-    return list(output_specs)
-
-
-def _if_kernel(pred: Any, *captured: Any, then_branch: Subgraph, else_branch: Subgraph,
-               output_specs: tuple, recorded: tuple = (0, 0)) -> tuple:
-    return (then_branch if pred else else_branch).run((), captured)
-
-
-def _if_codegen(op: Any, emitter: Any, env: dict, indent: str) -> None:
-    from kilnflow.runtime.codegen import emit_body
-    pred = env[id(op.inputs[0])]
-    outs = [emitter.namer.fresh(op.name) for _ in op.outputs]
-    captured = [env[id(t)] for t in op.inputs[1:]]
-    for keyword, branch in (("if", op.attrs["then_branch"]), ("else", op.attrs["else_branch"])):
-        emitter.lines.append(f"{indent}{keyword} {pred}:" if keyword == "if" else
-                             f"{indent}else:")
-        inner = indent + "    "
-        g = branch.graph
-        benv = {id(p): v for p, v in zip(g.inputs, branch.feed((), captured))}
-        keep = {id(t) for t in g.outputs} | {id(p) for p in g.inputs}
-        start = len(emitter.lines)
-        emit_body(g.operations, emitter, benv, inner, keep)
-        if outs:
-            values = [benv[id(t)] for t in g.outputs]
-            emitter.lines.append(f"{inner}{', '.join(outs)} = {', '.join(values)}")
-        elif len(emitter.lines) == start:
-            emitter.lines.append(f"{inner}pass")
-    for t, name in zip(op.outputs, outs):
-        env[id(t)] = name
-
-
-def _if_grad(op: Any, *dys: Any) -> list:
-    pred, captured = op.inputs[0], list(op.inputs[1:])
-    n_then, n_else = op.attrs.get("recorded", (0, 0))
-    n_user = len(op.outputs) - n_then - n_else
-    dys = [d if d is not None else array.zeros_like(o)
-           for d, o in zip(dys[:n_user], op.outputs[:n_user])]
-
-    def branch_grads(branch: Subgraph, first: int, count: int) -> Callable:
-        def grads() -> list:
-            from kilnflow.autodiff.tape import GradientTape
-            inputs = branch.feed((), captured)
-            drawn = branch.graph.outputs[first:first + count]
-            known = {id(t): v for t, v in zip(drawn, op.outputs[first:first + count])}
-            with GradientTape(watch_accessed_variables=False) as tape:
-                tape.watch(captured)
-                outs = replay(branch.graph, inputs, known)[:n_user]
-            found = tape.gradient(outs, captured, output_gradients=dys)
-            return [g if g is not None else array.zeros_like(c)
-                    for g, c in zip(found, captured)]
-        return grads
-
-    differentiable = [c.dtype.is_floating for c in captured]
-    if not captured:
-        return [None]
-    grads = cond(pred, branch_grads(op.attrs["then_branch"], n_user, n_then),
-                 branch_grads(op.attrs["else_branch"], n_user + n_then, n_else))
-    grads = grads if isinstance(grads, (list, tuple)) else [grads]
-    return [None] + [g if ok else None for g, ok in zip(grads, differentiable)]
-
-
-IF = defop("If", shape=_if_rule, kernel=_if_kernel, grad=_if_grad, multi_output=True,
-           same_dtype=False, stateful=True)
-STATELESS_IF = defop("StatelessIf", shape=_if_rule, kernel=_if_kernel, grad=_if_grad,
-                     multi_output=True, same_dtype=False)
-IF.codegen = _if_codegen
-STATELESS_IF.codegen = _if_codegen
-
-
-def _merge_specs(a: Any, b: Any, what: str) -> TensorSpec:
-    if a.dtype is not b.dtype:
-        raise TypeError(errors.with_location(
-            f"cond: {what} has dtype {a.dtype.name} in the true branch but {b.dtype.name} in "
-            f"the false branch; both branches must return the same dtypes"))
-    return TensorSpec(a.shape.most_specific_common_supertype(b.shape), a.dtype)
-
-
-def cond(pred: Any, true_fn: Optional[Callable] = None, false_fn: Optional[Callable] = None,
-         name: Optional[str] = None) -> Any:
-    """Returns true_fn() if pred is true, else false_fn(); a graph If op when building.
-
-    >>> import kilnflow as kf
-    >>> kf.cond(kf.constant(3) > 2, lambda: kf.constant(1), lambda: kf.constant(0)).numpy()
-    np.int32(1)
-    """
-    if true_fn is None or false_fn is None:
-        raise TypeError("cond: true_fn and false_fn are required")
-    if not is_symbolic(pred):
-        return true_fn() if bool(pred) else false_fn()
-    outer = ctx.graph
-    pred = convert_to_tensor(pred)
-    if not pred.dtype.is_bool:
-        raise TypeError(f"cond: pred must be a bool tensor, got {pred.dtype.name}")
-    then_graph, then_result, then_flat = _trace("cond_true", true_fn, (), outer)
-    else_graph, else_result, else_flat = _trace("cond_false", false_fn, (), outer)
-    try:
-        nest.assert_same_structure(then_result, else_result)
-    except ValueError:
-        raise ValueError(errors.with_location(
-            f"cond: true_fn and false_fn must return the same structure, got "
-            f"{then_result!r} and {else_result!r}")) from None
-    if any((a is None) != (b is None) for a, b in zip(then_flat, else_flat)):
-        raise ValueError(errors.with_location("cond: a branch returned None where the other "
-                                              "returned a value"))
-    then_graph.outputs = [t for t in then_flat if t is not None]
-    else_graph.outputs = [t for t in else_flat if t is not None]
-    recorded = _record_random_draws(then_graph, else_graph) if ctx.tapes else (0, 0)
-    specs = tuple(_merge_specs(a, b, f"output {i}")
-                  for i, (a, b) in enumerate(zip(then_graph.outputs, else_graph.outputs)))
-    captured, (then_pos, else_pos) = _unify_captures([then_graph, else_graph])
-    opdef = IF if _any_stateful(then_graph, else_graph) else STATELESS_IF
-    attrs = {"then_branch": Subgraph(then_graph, 0, then_pos),
-             "else_branch": Subgraph(else_graph, 0, else_pos), "output_specs": specs}
-    if recorded != (0, 0):
-        attrs["recorded"] = recorded
-    outs = iter(bind(opdef, [pred] + captured, attrs, name=name or "cond"))
-    return nest.pack_sequence_as(then_result, [next(outs) if t is not None else None
-                                               for t in then_flat])
-
-
-def _record_random_draws(then_graph: Any, else_graph: Any) -> tuple:
-    """When a tape may differentiate the cond, each branch also returns what its random
-    ops drew (then's draws, then else's; the branch not taken returns scalar zeros in the
-    other's places), so the gradient reuses those numbers instead of drawing new ones."""
-    from kilnflow.context import building
-    from kilnflow.ops.convert import constant
-    drawn = [_random_outputs(then_graph), _random_outputs(else_graph)]
-    for k, graph in enumerate((then_graph, else_graph)):
-        with building(graph):
-            fillers = [[constant(0, dtype=t.dtype) for t in ts] for ts in drawn]
-        fillers[k] = drawn[k]
-        graph.outputs = graph.outputs + fillers[0] + fillers[1]
-    return len(drawn[0]), len(drawn[1])
-
-
-def case(pred_fn_pairs: Sequence, default: Optional[Callable] = None,
-         exclusive: bool = False, strict: bool = False, name: str = "case") -> Any:
-    """The fn of the first pair whose predicate is true (else default), as nested conds."""
-    pairs = list(pred_fn_pairs.items() if isinstance(pred_fn_pairs, dict) else pred_fn_pairs)
-    if not pairs:
-        if default is None:
-            raise ValueError("case: needs at least one (pred, fn) pair or a default")
-        return default()
-    if exclusive and any(is_symbolic(p) for p, _ in pairs):
-        count = math.reduce_sum(array.stack([math.cast(p, _int32()) for p, _ in pairs]))
-        Assert(math.less_equal(count, 1), ["case: more than one predicate is true with "
-                                           "exclusive=True"])
-    elif exclusive and sum(bool(p) for p, _ in pairs) > 1:
-        raise errors.InvalidArgumentError("case: more than one predicate is true with "
-                                          "exclusive=True")
-    if default is None:
-        default = pairs[-1][1]
-        pairs = pairs[:-1]
-    result = default
-    for pred, fn in reversed(pairs):
-        result = (lambda p, f, rest: lambda: cond(p, f, rest))(pred, fn, result)
-    return result()
-
-
-def _int32() -> Any:
-    from kilnflow import dtypes
-    return dtypes.int32
-
-
-def switch_case(branch_index: Any, branch_fns: Any, default: Optional[Callable] = None,
-                name: str = "switch_case") -> Any:
-    """branch_fns[branch_index]() (out-of-range indices run default, else the last)."""
-    fns = list(branch_fns.items()) if isinstance(branch_fns, dict) else list(
-        enumerate(branch_fns))
-    if not is_symbolic(branch_index):
-        index = int(branch_index)
-        for key, fn in fns:
-            if key == index:
-                return fn()
-        return (default or fns[-1][1])()
-    index = convert_to_tensor(branch_index)
-    pairs = [(math.equal(index, key), fn) for key, fn in fns]
-    return case(pairs, default=default or fns[-1][1], name=name)
+from kilnflow.tensor import is_symbolic
+from kilnflow.ops.subgraph import Subgraph, any_stateful, random_outputs, replay, trace_subgraph, \
+    unify_captures
 
 
 # ---------------------------------------------------------------- while_loop
@@ -615,8 +318,8 @@ def while_loop(cond: Callable, body: Callable, loop_vars: Any, shape_invariants:
             out = [out]
         return [x._buffer if isinstance(x, TensorArray) else x for x in nest.flatten(out)]
 
-    cond_graph, _, cond_flat = _trace("while_cond", call_cond, specs, outer)
-    body_graph, _, body_flat = _trace("while_body", call_body, specs, outer)
+    cond_graph, _, cond_flat = trace_subgraph("while_cond", call_cond, specs, outer)
+    body_graph, _, body_flat = trace_subgraph("while_body", call_body, specs, outer)
     cond_graph.outputs = cond_flat
     if cond_flat[0].dtype.name != "bool" or cond_flat[0].shape.rank not in (None, 0):
         raise TypeError(errors.with_location(
@@ -639,9 +342,9 @@ def while_loop(cond: Callable, body: Callable, loop_vars: Any, shape_invariants:
                 f"has shape {out.shape} after one iteration. To allow the shape to vary "
                 f"across iterations, pass shape_invariants (e.g. with None dims)."))
     record = bool(ctx.tapes) and back_prop  # it may be differentiated: keep the states
-    body_graph.outputs = body_flat + (_random_outputs(body_graph) if record else [])
-    captured, (cond_pos, body_pos) = _unify_captures([cond_graph, body_graph])
-    opdef = WHILE if _any_stateful(cond_graph, body_graph) else STATELESS_WHILE
+    body_graph.outputs = body_flat + (random_outputs(body_graph) if record else [])
+    captured, (cond_pos, body_pos) = unify_captures([cond_graph, body_graph])
+    opdef = WHILE if any_stateful(cond_graph, body_graph) else STATELESS_WHILE
     attrs = {"cond_graph": Subgraph(cond_graph, len(specs), cond_pos),
              "body_graph": Subgraph(body_graph, len(specs), body_pos), "n_vars": len(specs),
              "maximum_iterations": maximum_iterations, "output_specs": tuple(specs)}
@@ -665,33 +368,3 @@ def _eager_while(cond: Callable, body: Callable, structure: Any, single: bool,
         state = list(out) if isinstance(state, list) else tuple(out)
         count += 1
     return state[0] if single else state
-
-
-
-
-# ---------------------------------------------------------------- Assert
-
-def _assert_kernel(condition: Any, *values: Any, template: tuple, summarize: int) -> tuple:
-    if not np.all(condition):
-        tensors = iter(values)
-        parts = [str(part) if part is not None else
-                 np.array2string(np.asarray(next(tensors)), threshold=summarize)
-                 for part in template]
-        raise errors.InvalidArgumentError("assertion failed: [" + "] [".join(parts) + "]")
-    return ()
-
-
-ASSERT = defop("Assert", shape=lambda *inputs, template, summarize: [], kernel=_assert_kernel,
-               multi_output=True, same_dtype=False, stateful=True)
-
-
-def Assert(condition: Any, data: Sequence, summarize: Optional[int] = None,  # noqa: N802
-           name: Optional[str] = None) -> Any:
-    """Raises InvalidArgumentError with `data` when `condition` is false (on every call of a
-    compiled function; eagerly, at once)."""
-    condition = convert_to_tensor(condition)
-    tensors = [convert_to_tensor(d) for d in data if not isinstance(d, str)]
-    template = tuple(d if isinstance(d, str) else None for d in data)
-    attrs = {"template": template, "summarize": int(summarize or 3)}
-    bind(ASSERT, [condition] + tensors, attrs, name=name or "Assert")
-    return None
