@@ -33,17 +33,17 @@ from kilnflow.ops.slicing import boolean_mask as boolean_mask
 from kilnflow.ops.array import eye as eye
 from kilnflow.ops.array import linspace as linspace
 from kilnflow.ops.slicing import meshgrid as meshgrid
-from kilnflow.ops.array import newaxis as newaxis
+from kilnflow.ops.args import newaxis as newaxis
 from kilnflow.ops.array import one_hot as one_hot
-from kilnflow.ops.array import pad as pad
-from kilnflow.ops.array import reverse as reverse
+from kilnflow.ops.reshaping import pad as pad
+from kilnflow.ops.reshaping import reverse as reverse
 from kilnflow.ops.slicing import slice as slice  # noqa: A004
 from kilnflow.ops.sorting import sort as sort
-from kilnflow.ops.array import squeeze as squeeze
-from kilnflow.ops.array import tile as tile
-from kilnflow.ops.array import broadcast_to as broadcast_to
-from kilnflow.ops.array import concat as concat
-from kilnflow.ops.array import expand_dims as expand_dims
+from kilnflow.ops.reshaping import squeeze as squeeze
+from kilnflow.ops.reshaping import tile as tile
+from kilnflow.ops.reshaping import broadcast_to as broadcast_to
+from kilnflow.ops.joining import concat as concat
+from kilnflow.ops.reshaping import expand_dims as expand_dims
 from kilnflow.ops.array import fill as fill
 from kilnflow.ops.slicing import gather as gather
 from kilnflow.ops.array import identity as identity
@@ -51,14 +51,14 @@ from kilnflow.ops.array import ones as ones
 from kilnflow.ops.array import ones_like as ones_like
 from kilnflow.ops.array import range as range  # noqa: A004
 from kilnflow.ops.array import rank as rank
-from kilnflow.ops.array import reshape as reshape
+from kilnflow.ops.reshaping import reshape as reshape
 from kilnflow.ops.array import shape as shape
 from kilnflow.ops.array import size as size
-from kilnflow.ops.array import split as split
-from kilnflow.ops.array import stack as stack
+from kilnflow.ops.joining import split as split
+from kilnflow.ops.joining import stack as stack
 from kilnflow.ops.array import stop_gradient as stop_gradient
-from kilnflow.ops.array import transpose as transpose
-from kilnflow.ops.array import unstack as unstack
+from kilnflow.ops.reshaping import transpose as transpose
+from kilnflow.ops.joining import unstack as unstack
 from kilnflow.ops.array import where as where
 from kilnflow.ops.array import zeros as zeros
 from kilnflow.ops.array import zeros_like as zeros_like

@@ -13,6 +13,7 @@ from kilnflow import nest
 from kilnflow.autodiff.accumulate import backward
 from kilnflow.context import ctx
 from kilnflow.ops import array, convert
+from kilnflow.ops import joining, reshaping
 
 
 class UnconnectedGradients(enum.Enum):
@@ -169,7 +170,7 @@ class GradientTape:
         for i in range(n):
             seed = np.zeros(n, target.dtype.as_numpy_dtype)
             seed[i] = 1
-            seed = array.reshape(convert.convert_to_tensor(seed), target.shape.as_list())
+            seed = reshaping.reshape(convert.convert_to_tensor(seed), target.shape.as_list())
             grads = self.gradient(target, flat_sources, output_gradients=seed,
                                   unconnected_gradients=unconnected_gradients)
             for r, g in zip(rows, grads):
@@ -181,5 +182,5 @@ class GradientTape:
                 out.append(None)
                 continue
             s_shape = s.shape.as_list()
-            out.append(array.reshape(array.stack(r), target.shape.as_list() + s_shape))
+            out.append(reshaping.reshape(joining.stack(r), target.shape.as_list() + s_shape))
         return nest.pack_sequence_as(sources, out)

@@ -12,6 +12,7 @@ from kilnflow.keras import backend
 from kilnflow.ops import array
 from kilnflow.ops import math as kmath
 from kilnflow.ops.convert import convert_to_tensor
+from kilnflow.ops import reshaping
 
 REDUCTIONS = ("sum_over_batch_size", "sum", "none", "auto", "mean")
 
@@ -81,7 +82,7 @@ def _sparse_labels(y_true: Any, y_pred: Any) -> Any:
     rank, pred_rank = labels.shape.rank, y_pred.shape.rank
     if rank is not None and pred_rank is not None and rank == pred_rank and \
             labels.shape[-1] == 1:
-        labels = array.squeeze(labels, -1)
+        labels = reshaping.squeeze(labels, -1)
     if labels.dtype not in (_dtypes.int32, _dtypes.int64):
         labels = kmath.cast(labels, _dtypes.int32)
     return labels
@@ -143,7 +144,7 @@ def reduce_losses(losses: Any, sample_weight: Any, reduction: str) -> Any:
         weight = kmath.cast(convert_to_tensor(sample_weight), losses.dtype)
         if weight.shape.rank is not None and losses.shape.rank is not None and \
                 weight.shape.rank > losses.shape.rank:
-            weight = array.reshape(weight, array.shape(losses))
+            weight = reshaping.reshape(weight, array.shape(losses))
         losses = losses * weight
     if reduction == "none":
         return losses

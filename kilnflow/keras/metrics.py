@@ -17,6 +17,7 @@ from kilnflow.ops import array
 from kilnflow.ops import math as kmath
 from kilnflow.ops.convert import convert_to_tensor
 from kilnflow.variables import Variable
+from kilnflow.ops import reshaping
 
 
 class Metric(Module):
@@ -94,7 +95,7 @@ class Mean(Metric):
             weight = kmath.cast(convert_to_tensor(sample_weight), self._dtype)
             if weight.shape.rank is not None and values.shape.rank is not None and \
                     weight.shape.rank > values.shape.rank:
-                weight = array.reshape(weight, array.shape(values))
+                weight = reshaping.reshape(weight, array.shape(values))
             weight = weight * array.ones_like(values)
             self.total.assign_add(kmath.reduce_sum(values * weight))
             self.count.assign_add(kmath.reduce_sum(weight))

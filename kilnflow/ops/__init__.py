@@ -5,10 +5,9 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from kilnflow import tensor as _tensor
-from kilnflow.ops import array, bitwise, convert, math  # noqa: F401 - registers the OpDefs
-from kilnflow.ops import cond, conv, logging, nn, random, slicing, sorting  # noqa: F401
-from kilnflow.ops import subgraph, while_loop  # noqa: F401
-from kilnflow.ops import state, tensor_array  # noqa: F401
+from kilnflow.ops import args, array, bitwise, convert, joining, math  # noqa: F401 - registers ops
+from kilnflow.ops import cond, conv, logging, nn, random, reshaping, slicing  # noqa: F401
+from kilnflow.ops import sorting, state, subgraph, tensor_array, while_loop  # noqa: F401
 
 _tensor.ops = SimpleNamespace(
     add=math.add, subtract=math.subtract, multiply=math.multiply, truediv=math.truediv,

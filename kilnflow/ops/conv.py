@@ -24,6 +24,7 @@ from kilnflow.ops.convert import binary, constant, convert_to_tensor
 from kilnflow.core.opdef import bind, defop
 from kilnflow.shapes import TensorSpec
 from kilnflow.tensor import Tensor
+from kilnflow.ops import reshaping
 
 FLOATS = _dtypes.FLOATS
 REAL = _dtypes.REAL
@@ -352,10 +353,10 @@ def conv2d(input: Any, filters: Any, strides: Any, padding: Any,  # noqa: A002 -
         def nhwc(v: Any) -> Any:
             v = [v] * 2 if isinstance(v, numbers.Integral) or v is None else list(v)
             return [v[0], v[2], v[3], v[1]] if len(v) == 4 else v
-        x = array.transpose(x, [0, 2, 3, 1])
+        x = reshaping.transpose(x, [0, 2, 3, 1])
         y = conv2d(x, w, nhwc(strides), _nchw_pads(padding), "NHWC",
                    nhwc(dilations) if dilations is not None else None)
-        return array.transpose(y, [0, 3, 1, 2], name=name)
+        return reshaping.transpose(y, [0, 3, 1, 2], name=name)
     attrs = {"strides": _pair(strides, "strides", op), "padding": _padding_attr(padding, op),
              "dilations": _pair(1 if dilations is None else dilations, "dilations", op)}
     if min(attrs["strides"] + attrs["dilations"]) < 1:

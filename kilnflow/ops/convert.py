@@ -15,7 +15,7 @@ from kilnflow import errors
 from kilnflow.context import ctx
 from kilnflow.core.const import CONST, Literal
 from kilnflow.core.opdef import bind
-from kilnflow.shapes import TensorShape, TensorSpec
+from kilnflow.shapes import TensorShape
 from kilnflow.tensor import EagerTensor, Tensor, wrap
 
 _PYTHON_SCALARS = (int, float, bool, complex)
@@ -90,7 +90,7 @@ def convert_to_tensor(value: Any, dtype: Any = None, dtype_hint: Any = None,
             pass
     if isinstance(value, (list, tuple)) and any(isinstance(v, Tensor) or
                                                 hasattr(v, "_as_tensor") for v in value):
-        from kilnflow.ops.array import stack  # a list of tensors packs like tf.stack
+        from kilnflow.ops.joining import stack  # a list of tensors packs like tf.stack
         return stack([convert_to_tensor(v, dtype) for v in value])
     return wrap(_python_to_array(value, dtype))
 

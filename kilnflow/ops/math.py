@@ -19,6 +19,7 @@ from kilnflow.ops.convert import binary, convert_to_tensor
 from kilnflow.core.opdef import _NO_ATTRS, bind, defop, np_errors_ignored
 from kilnflow.shapes import TensorSpec
 from kilnflow.tensor import EagerTensor, Tensor
+from kilnflow.ops import reshaping
 
 FLOATS = _dtypes.FLOATS
 INEXACT = _dtypes.INEXACT
@@ -454,9 +455,9 @@ def _broadcast_back(dy: Tensor, x: Tensor, axis: Any, keepdims: bool) -> Tensor:
         axes = rules.normalize_axes(axis, x.shape.rank)
         axes = range(x.shape.rank) if axes is None else axes
         for a in sorted(axes):
-            dy = array.expand_dims(dy, a)
+            dy = reshaping.expand_dims(dy, a)
     target = x.shape.as_list() if x.shape.is_fully_defined() else array.shape(x)
-    return array.broadcast_to(dy, target)
+    return reshaping.broadcast_to(dy, target)
 
 
 def _sum_grad(op: Any, dy: Any) -> list:
@@ -739,9 +740,9 @@ def _einsum_grad(op: Any, dy: Any) -> list:
             from kilnflow.ops import array
             for position, c in enumerate(term):
                 if c not in kept:
-                    g = array.expand_dims(g, position)
+                    g = reshaping.expand_dims(g, position)
             target = x.shape.as_list() if x.shape.is_fully_defined() else array.shape(x)
-            g = array.broadcast_to(g, target)
+            g = reshaping.broadcast_to(g, target)
         grads.append(g)
     return grads
 
@@ -781,12 +782,12 @@ def tensordot(a: Any, b: Any, axes: Any, name: Optional[str] = None) -> Tensor:
         size = 1
         for i in axes_a:
             size *= da[i]
-        left = array.reshape(array.transpose(a, free_a + axes_a) if free_a + axes_a !=
+        left = reshaping.reshape(reshaping.transpose(a, free_a + axes_a) if free_a + axes_a !=
                              list(range(ra)) else a, [-1, size])
-        right = array.reshape(array.transpose(b, axes_b + free_b) if axes_b + free_b !=
+        right = reshaping.reshape(reshaping.transpose(b, axes_b + free_b) if axes_b + free_b !=
                               list(range(rb)) else b, [size, -1])
         out = matmul(left, right)
-        return array.reshape(out, [da[i] for i in free_a] + [db[j] for j in free_b],
+        return reshaping.reshape(out, [da[i] for i in free_a] + [db[j] for j in free_b],
                              name=name)
     letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
     sa = list(letters[:ra])

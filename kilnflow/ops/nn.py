@@ -24,6 +24,7 @@ from kilnflow.ops.math import (add, cast, equal, erf, exp, greater, maximum, mul
 from kilnflow.core.opdef import bind, defop, np_errors_ignored
 from kilnflow.shapes import TensorSpec, broadcast_shapes
 from kilnflow.tensor import Tensor
+from kilnflow.ops import reshaping
 
 FLOATS = _dtypes.FLOATS
 REAL = _dtypes.REAL
@@ -240,7 +241,7 @@ def _xent_kernel(z: Any, x: Any, *, axis: int) -> Any:
 def _xent_grad(op: Any, dy: Any) -> list:
     z, x = op.inputs
     axis = op.attrs["axis"]
-    dy = array.expand_dims(dy, axis)
+    dy = reshaping.expand_dims(dy, axis)
     dx = reduce_sum(z, axis, keepdims=True) * softmax(x, axis) - z
     return [-dy * log_softmax(x, axis), dy * dx]
 
@@ -308,12 +309,12 @@ def _one_hot(labels: Tensor, like: Tensor) -> Tensor:
     if depth is not None:
         return array.one_hot(labels, depth, dtype=like.dtype)
     classes = cast(array.range(array.shape(like)[-1]), labels.dtype)  # depth known at run time
-    return cast(equal(array.expand_dims(labels, -1), classes), like.dtype)
+    return cast(equal(reshaping.expand_dims(labels, -1), classes), like.dtype)
 
 
 def _sparse_xent_grad(op: Any, d_loss: Any, d_backprop: Any) -> list:
     x = op.inputs[0]
-    grad = None if d_loss is None else array.expand_dims(d_loss, -1) * op.outputs[1]
+    grad = None if d_loss is None else reshaping.expand_dims(d_loss, -1) * op.outputs[1]
     if d_backprop is not None:  # second order: backprop = softmax(x) - one_hot
         s = softmax(x)
         jvp = s * (d_backprop - reduce_sum(d_backprop * s, -1, keepdims=True))
@@ -354,7 +355,7 @@ def _bias_add_rule(value: Any, bias: Any) -> TensorSpec:
 def _bias_add_grad(op: Any, dy: Any) -> list:
     rank = op.inputs[0].shape.rank
     if rank is None:  # fold every leading dim into one, then sum it
-        rows = array.reshape(dy, [-1, array.shape(op.inputs[1])[0]])
+        rows = reshaping.reshape(dy, [-1, array.shape(op.inputs[1])[0]])
         return [dy, reduce_sum(rows, 0)]
     return [dy, reduce_sum(dy, list(range(rank - 1)))]
 
@@ -372,7 +373,7 @@ def bias_add(value: Any, bias: Any, data_format: Optional[str] = None,
         rank = value.shape.rank
         if rank is None:
             raise ValueError("bias_add with a channels-first data_format needs a known rank")
-        bias = array.reshape(bias, [-1] + [1] * (rank - 2))
+        bias = reshaping.reshape(bias, [-1] + [1] * (rank - 2))
         return add(value, bias, name=name)
     return bind(BIAS_ADD, (value, bias), name=name)
 
@@ -449,6 +450,6 @@ def moments(x: Any, axes: Any, shift: Any = None, keepdims: bool = False,
     variance = reduce_mean(squared_difference(x, array.stop_gradient(mean)), axes,
                            keepdims=True)
     if not keepdims:
-        mean = array.squeeze(mean, axes)
-        variance = array.squeeze(variance, axes)
+        mean = reshaping.squeeze(mean, axes)
+        variance = reshaping.squeeze(variance, axes)
     return mean, variance

@@ -147,7 +147,7 @@ def _shape_input(shape: Any) -> tuple:
         return cast(shape, _dtypes.int32), key
     dims = [d for d in shape]
     if any(isinstance(d, Tensor) for d in dims):
-        from kilnflow.ops.array import stack
+        from kilnflow.ops.joining import stack
         return stack([cast(convert_to_tensor(d), _dtypes.int32) for d in dims]), None
     try:
         dims = [int(d) for d in dims]

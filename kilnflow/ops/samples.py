@@ -29,6 +29,7 @@ from kilnflow import nn as _nn
 from kilnflow.ops import nn as _nn_ops  # kf.nn: the ops of kilnflow.ops.nn and .conv
 from kilnflow.core.const import Literal
 from kilnflow.core.opdef import REGISTRY, bind
+from kilnflow.ops import reshaping as _reshaping
 
 
 def _import_op_families() -> None:
@@ -547,31 +548,31 @@ def _scatter_along(updates: np.ndarray, indices: np.ndarray, shape: Any,
     return out
 
 
-_add("Squeeze", _array.squeeze, (_rand(1, 3, 1, 2),), np.squeeze, differentiable=True)
-_add("Squeeze", lambda x: _array.squeeze(x, axis=[-2]), (_ints(2, 1, 1),),
+_add("Squeeze", _reshaping.squeeze, (_rand(1, 3, 1, 2),), np.squeeze, differentiable=True)
+_add("Squeeze", lambda x: _reshaping.squeeze(x, axis=[-2]), (_ints(2, 1, 1),),
      lambda x: np.squeeze(x, -2), name="axis")
 _add("ConjugateTranspose", lambda x: kf.transpose(x, conjugate=True),
      (_rand(2, 3) + 1j * _rand(2, 3),), lambda x: np.conj(x.T), differentiable=True)
-_add("Tile", lambda x: _array.tile(x, [2, 1, 3]), (_rand(2, 1, 2),),
+_add("Tile", lambda x: _reshaping.tile(x, [2, 1, 3]), (_rand(2, 1, 2),),
      lambda x: np.tile(x, (2, 1, 3)), differentiable=True)
-_add("Tile", lambda x: _array.tile(x, [0, 2]), (_ints(2, 2),), lambda x: np.tile(x, (0, 2)),
+_add("Tile", lambda x: _reshaping.tile(x, [0, 2]), (_ints(2, 2),), lambda x: np.tile(x, (0, 2)),
      name="zero_multiple")
 _add("DynamicTile", _direct("DynamicTile"), (_rand(2, 3), _i32([2, 1])),
      lambda x, m: np.tile(x, m), differentiable=True, wrt=(0,), static_shape=False)
-_add("PadV2", lambda x: _array.pad(x, [[1, 0], [2, 1]], constant_values=1.5), (_rand(2, 3),),
+_add("PadV2", lambda x: _reshaping.pad(x, [[1, 0], [2, 1]], constant_values=1.5), (_rand(2, 3),),
      lambda x: np.pad(x, ((1, 0), (2, 1)), constant_values=1.5), differentiable=True)
-_add("PadV2", lambda x: _array.pad(x, [[0, 2]]), (_ints(3),), lambda x: np.pad(x, (0, 2)),
+_add("PadV2", lambda x: _reshaping.pad(x, [[0, 2]]), (_ints(3),), lambda x: np.pad(x, (0, 2)),
      name="int32")
 for _mode in ("REFLECT", "SYMMETRIC"):
-    _add("MirrorPad", lambda x, m=_mode: _array.pad(x, [[1, 2], [2, 0]], m), (_rand(3, 3),),
+    _add("MirrorPad", lambda x, m=_mode: _reshaping.pad(x, [[1, 2], [2, 0]], m), (_rand(3, 3),),
          lambda x, m=_mode: np.pad(x, ((1, 2), (2, 0)), m.lower()), differentiable=True,
          name=_mode.lower())
-_MIRROR_ATTRS = recorded_attrs("MirrorPad", lambda: _array.pad(kf.zeros([3, 4]),
+_MIRROR_ATTRS = recorded_attrs("MirrorPad", lambda: _reshaping.pad(kf.zeros([3, 4]),
                                                                 [[1, 1], [2, 0]], "REFLECT"))
 _add("MirrorPadGrad", _direct("MirrorPadGrad", **_MIRROR_ATTRS), (_rand(5, 6),),
      lambda dy: _linear_vjp(lambda x: np.pad(x, ((1, 1), (2, 0)), "reflect"), (3, 4), dy),
      differentiable=True)
-_add("ReverseV2", lambda x: _array.reverse(x, [0, -1]), (_rand(2, 3, 2),),
+_add("ReverseV2", lambda x: _reshaping.reverse(x, [0, -1]), (_rand(2, 3, 2),),
      lambda x: np.flip(x, (0, 2)), differentiable=True)
 _add("Eye", lambda: _array.eye(2, 3, dtype=kf.int32), (), lambda: np.eye(2, 3, dtype=np.int32))
 _add("Eye", lambda: _array.eye(2, batch_shape=[3]), (),
@@ -888,13 +889,13 @@ ERRORS = [
     ErrorSample("SelectV2", kf.where, (_bools(2), _rand(2), _ints(2)),
                 errors.InvalidArgumentError, ("SelectV2", "float64", "int32"),
                 name="branch_dtypes_differ"),
-    ErrorSample("Tile", lambda x: _array.tile(x, [2]), (_rand(1, 2),),
+    ErrorSample("Tile", lambda x: _reshaping.tile(x, [2]), (_rand(1, 2),),
                 errors.InvalidArgumentError, ("Tile", "length"), name="multiples_length"),
     ErrorSample("OneHot", lambda i: _array.one_hot(i, 3), (_rand(2),),
                 errors.InvalidArgumentError, ("OneHot", "float64"), name="float_indices"),
     ErrorSample("TopKV2", lambda x: _sorting.top_k(x, k=3), (_rand(2),),
                 errors.InvalidArgumentError, ("TopKV2", "3"), name="k_too_large"),
-    ErrorSample("Squeeze", lambda x: _array.squeeze(x, axis=[0]), (_rand(2, 1),),
+    ErrorSample("Squeeze", lambda x: _reshaping.squeeze(x, axis=[0]), (_rand(2, 1),),
                 errors.InvalidArgumentError, ("Squeeze",), name="not_size_1"),
     ErrorSample("Softmax", _nn.softmax, (_ints(3),), errors.InvalidArgumentError,
                 ("Softmax", "int32"), name="int32"),

@@ -16,9 +16,11 @@ from kilnflow.ops.convert import constant, convert_to_tensor
 from kilnflow.core.opdef import bind, defop
 from kilnflow.shapes import TensorSpec
 from kilnflow.tensor import Tensor
-from kilnflow.ops.array import (INTEGERS, _BAD_INDEX, _axis, _dims_from, _int_vector, _invalid,
-                                _is_int, _is_tensorish, _type_error, broadcast_to, cast_int32,
-                                concat, reshape, shape, size, where)
+from kilnflow.ops.args import (INTEGERS, BAD_INDEX, axis_arg, cast_int32, dims_from, int_vector,
+                               invalid_argument, is_int, is_tensorish, type_error)
+from kilnflow.ops.array import shape, size, where
+from kilnflow.ops.joining import concat
+from kilnflow.ops.reshaping import broadcast_to, reshape
 
 
 # ---------------------------------------------------------------- slicing: x[...]
@@ -40,18 +42,18 @@ class _IndexSpec:
         self.values: list = []
 
     def scalar(self, k: Any) -> Any:
-        if _is_tensorish(k):
+        if is_tensorish(k):
             t = convert_to_tensor(k)
             if t.dtype not in INTEGERS or t.shape.rank not in (0, None):
-                raise _type_error(f"{_BAD_INDEX}, got {t!r}")
+                raise type_error(f"{BAD_INDEX}, got {t!r}")
             known = rules.constant_value(t)
             if known is None:
                 self.values.append(t)
                 return _FED
             return int(known)
-        if _is_int(k):
+        if is_int(k):
             return int(k)
-        raise _type_error(f"{_BAD_INDEX}, got {k!r}")
+        raise type_error(f"{BAD_INDEX}, got {k!r}")
 
     def entry(self, k: Any) -> Any:
         if k is None:
@@ -62,7 +64,7 @@ class _IndexSpec:
             parts = tuple(None if p is None else self.scalar(p)
                           for p in (k.start, k.stop, k.step))
             if parts[2] == 0:
-                raise _invalid("slice step cannot be zero", "StridedSlice")
+                raise invalid_argument("slice step cannot be zero", "StridedSlice")
             return ("slice",) + parts
         return self.scalar(k)
 
@@ -92,7 +94,7 @@ _ONE_FED = (_FED,)
 def _strided_slice_rule(x: Any, *values: Any, spec: tuple) -> TensorSpec:
     for v in values:
         if v.dtype not in INTEGERS or v.shape.rank not in (0, None):
-            raise TypeError(f"{_BAD_INDEX}, got a {v.dtype.name} tensor of shape {v.shape}")
+            raise TypeError(f"{BAD_INDEX}, got a {v.dtype.name} tensor of shape {v.shape}")
     if values:
         spec = _fill_spec(spec, [rules.constant_value(v) for v in values])
     if spec.count(_ELLIPSIS) > 1:
@@ -164,10 +166,17 @@ STRIDED_SLICE = defop("StridedSlice", shape=_strided_slice_rule, kernel=_strided
                       grad=_strided_slice_grad, same_dtype=False,
                       props={"inline": _strided_slice_inline})
 STRIDED_SLICE_GRAD = defop(
-    "StridedSliceGrad", shape=lambda dy, s, *values, spec: TensorSpec(_dims_from(s), dy.dtype),
+    "StridedSliceGrad", shape=lambda dy, s, *values, spec: TensorSpec(dims_from(s), dy.dtype),
     kernel=_strided_slice_grad_kernel, same_dtype=False,
     grad=lambda op, g: [bind(STRIDED_SLICE, (g,) + tuple(op.inputs[2:]), op.attrs)]
     + [None] * (len(op.inputs) - 1))
+
+
+def slice_axis(x: Tensor, start: Tensor, stop: Tensor, axis: int) -> Tensor:
+    """x[..., start:stop] along `axis`, with start and stop int32 scalars known only when the
+    graph runs (concat's gradient cuts dy between running offsets this way)."""
+    spec = (_FULL,) * axis + (("slice", _FED, _FED, None),)
+    return bind(STRIDED_SLICE, (x, start, stop), {"spec": spec})
 
 
 def getitem(x: Any, key: Any) -> Tensor:
@@ -189,13 +198,13 @@ def slice(input_: Any, begin: Any, size: Any, name: Optional[str] = None) -> Ten
     [[1, 2], [4, 5]]
     """
     x = convert_to_tensor(input_)
-    begin_t, begin_v = _int_vector(begin, "Slice", "begin")
-    size_t, size_v = _int_vector(size, "Slice", "size")
+    begin_t, begin_v = int_vector(begin, "Slice", "begin")
+    size_t, size_v = int_vector(size, "Slice", "size")
     counts = [len(v) if v is not None else t.shape[0]
               for t, v in ((begin_t, begin_v), (size_t, size_v))]
     known = [c for c in [x.shape.rank] + counts if c is not None]
     if len(set(known)) > 1:
-        raise _invalid(f"Expected begin and size arguments to be 1-D tensors of size "
+        raise invalid_argument(f"Expected begin and size arguments to be 1-D tensors of size "
                        f"{x.shape.rank}, but got shapes [{counts[0]}] and [{counts[1]}] "
                        f"instead.", "Slice")
     n = known[0] if known else None
@@ -207,9 +216,9 @@ def slice(input_: Any, begin: Any, size: Any, name: Optional[str] = None) -> Ten
         spec = []
         for i, (b, s, d) in enumerate(zip(begin_v, size_v, dims)):
             if b < 0 or (d is not None and b > d):
-                raise _invalid(f"Expected begin[{i}] in [0, {d}], but got {b}", "Slice")
+                raise invalid_argument(f"Expected begin[{i}] in [0, {d}], but got {b}", "Slice")
             if s < -1 or (s != -1 and d is not None and b + s > d):
-                raise _invalid(f"Expected size[{i}] in [0, {d - b if d is not None else '?'}]"
+                raise invalid_argument(f"Expected size[{i}] in [0, {d - b if d is not None else '?'}]"
                                f", but got {s}", "Slice")
             spec.append(("slice", b, None if s == -1 else b + s, None))
         return bind(STRIDED_SLICE, (x,), {"spec": tuple(spec)}, name=name or "Slice")
@@ -262,7 +271,7 @@ def _gather_grad_kernel(dy: Any, indices: Any, params_shape: Any, *, axis: int) 
 GATHER = defop("GatherV2", shape=_gather_rule, kernel=_gather_kernel, grad=_gather_grad,
                same_dtype=False)
 GATHER_GRAD = defop(
-    "GatherGrad", shape=lambda dy, i, s, *, axis: TensorSpec(_dims_from(s), dy.dtype),
+    "GatherGrad", shape=lambda dy, i, s, *, axis: TensorSpec(dims_from(s), dy.dtype),
     kernel=_gather_grad_kernel, same_dtype=False,
     grad=lambda op, g: [gather(g, op.inputs[1], axis=op.attrs["axis"]), None, None])
 
@@ -280,8 +289,8 @@ def gather(params: Any, indices: Any, validate_indices: Any = None, axis: Any = 
     p = convert_to_tensor(params)
     i = convert_to_tensor(indices)
     if p.shape.rank == 0:
-        raise _invalid("params must be at least 1 dimensional", "GatherV2")
-    axis = _axis(0 if axis is None else axis, p.shape.rank, "GatherV2")
+        raise invalid_argument("params must be at least 1 dimensional", "GatherV2")
+    axis = axis_arg(0 if axis is None else axis, p.shape.rank, "GatherV2")
     return bind(GATHER, (p, i), {"axis": axis}, name=name)
 
 
@@ -297,14 +306,14 @@ def boolean_mask(tensor: Any, mask: Any, axis: Any = None,
     x = convert_to_tensor(tensor)
     m = convert_to_tensor(mask)
     if not m.dtype.is_bool:
-        raise _type_error(f"boolean_mask: `mask` must be a bool tensor, got {m.dtype.name}")
+        raise type_error(f"boolean_mask: `mask` must be a bool tensor, got {m.dtype.name}")
     k = m.shape.rank
     if k is None or x.shape.rank is None:
         raise ValueError(errors.with_location(
             "boolean_mask needs tensor and mask of known rank"))
     if k == 0:
         raise ValueError(errors.with_location("boolean_mask: mask cannot be scalar."))
-    axis = _axis(0 if axis is None else axis, x.shape.rank, "boolean_mask")
+    axis = axis_arg(0 if axis is None else axis, x.shape.rank, "boolean_mask")
     covered = x.shape[axis:axis + k]
     if covered.rank != k or not covered.is_compatible_with(m.shape):
         raise ValueError(errors.with_location(

@@ -1,5 +1,5 @@
 """Sorting ops: sort, argsort, top_k (and the gather/scatter-along-axis helpers their
-gradients use). Each op is one defop() beside its public function. Imports ops.array.
+gradients use). Each op is one defop() beside its public function. Imports ops.args and ops.array.
 """
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ from kilnflow.ops.convert import convert_to_tensor
 from kilnflow.core.opdef import bind, defop
 from kilnflow.shapes import TensorSpec
 from kilnflow.tensor import Tensor
-from kilnflow.ops.array import INTEGERS, REAL, _axis, _dims_from, _invalid, _python_int, shape
+from kilnflow.ops.args import INTEGERS, REAL, axis_arg, dims_from, invalid_argument, python_int
+from kilnflow.ops.array import shape
 
 
 # ---------------------------------------------------------------- sort, argsort, top_k
@@ -62,7 +63,7 @@ TAKE_ALONG_AXIS = defop(
                               op.attrs), None])
 SCATTER_ALONG_AXIS = defop(
     "ScatterAlongAxis", same_dtype=False, kernel=_scatter_along_axis_kernel,
-    shape=lambda u, i, s, *, axis: TensorSpec(_dims_from(s), u.dtype),
+    shape=lambda u, i, s, *, axis: TensorSpec(dims_from(s), u.dtype),
     grad=lambda op, g: [bind(TAKE_ALONG_AXIS, (g, op.inputs[1]), op.attrs), None, None])
 
 
@@ -84,7 +85,7 @@ def argsort(values: Any, axis: int = -1, direction: str = "ASCENDING", stable: b
     [1, 2, 0]
     """
     x = convert_to_tensor(values)
-    attrs = {"axis": _axis(axis, x.shape.rank, "ArgSort"), "descending": _direction(direction)}
+    attrs = {"axis": axis_arg(axis, x.shape.rank, "ArgSort"), "descending": _direction(direction)}
     return bind(ARG_SORT, (x,), attrs, name=name)
 
 
@@ -97,7 +98,7 @@ def sort(values: Any, axis: int = -1, direction: str = "ASCENDING",
     [3, 2, 1]
     """
     x = convert_to_tensor(values)
-    axis = _axis(axis, x.shape.rank, "ArgSort")
+    axis = axis_arg(axis, x.shape.rank, "ArgSort")
     order = argsort(x, axis, direction)
     return bind(TAKE_ALONG_AXIS, (x, order), {"axis": axis}, name=name)
 
@@ -146,8 +147,8 @@ def top_k(input: Any, k: Any = 1, sorted: bool = True,  # noqa: A002
     ([5, 5], [1, 3])
     """
     x = convert_to_tensor(input)
-    count = _python_int(k, "TopKV2", "k")
+    count = python_int(k, "TopKV2", "k")
     if count < 0:
-        raise _invalid(f"Need k >= 0, got {count}", "TopKV2")
+        raise invalid_argument(f"Need k >= 0, got {count}", "TopKV2")
     attrs = {"k": count, "sorted": bool(sorted), "index_type": _dtypes.as_dtype(index_type)}
     return bind(TOP_K, (x,), attrs, name=name)

@@ -16,6 +16,7 @@ from kilnflow.ops.convert import convert_to_tensor
 from kilnflow.core.opdef import bind, defop
 from kilnflow.shapes import TensorShape, TensorSpec
 from kilnflow.tensor import Tensor, is_symbolic
+from kilnflow.ops import joining, reshaping
 
 
 # ---------------------------------------------------------------- TensorArray
@@ -55,10 +56,10 @@ def _set_item_grad(op: Any, dy: Any) -> list:
     # one flag per row, broadcast over the element's dims (whose rank the element knows
     # even when the buffer's, as a loop variable, is unknown)
     if value.shape.rank is None:
-        overwritten = array.reshape(overwritten, array.concat(
+        overwritten = reshaping.reshape(overwritten, joining.concat(
             [array.shape(rows), array.ones_like(array.shape(value))], 0))
     for _ in range(value.shape.rank or 0):
-        overwritten = array.expand_dims(overwritten, -1)
+        overwritten = reshaping.expand_dims(overwritten, -1)
     d_buffer = dy * (1 - overwritten)
     rank = buffer.shape.rank if buffer.shape.rank is not None else \
         None if value.shape.rank is None else value.shape.rank + 1
@@ -108,7 +109,7 @@ class TensorArray:
         dims = self.element_shape.as_list() if self.element_shape.is_fully_defined() else [0]
         if isinstance(n, int) or not is_symbolic(n):
             return array.zeros([int(n)] + dims, self.dtype)
-        return array.zeros(array.concat([array.reshape(n, [1]), dims], 0), self.dtype)
+        return array.zeros(joining.concat([reshaping.reshape(n, [1]), dims], 0), self.dtype)
 
     def _like(self, buffer: Any) -> "TensorArray":
         ta = TensorArray(self.dtype, dynamic_size=self.dynamic_size,
@@ -154,7 +155,7 @@ class TensorArray:
 
     def concat(self, name: Optional[str] = None) -> Any:
         dims = self._buffer.shape
-        return array.reshape(self._buffer, [-1] + (dims.as_list()[2:] if dims.rank and
+        return reshaping.reshape(self._buffer, [-1] + (dims.as_list()[2:] if dims.rank and
                                                     dims.rank > 1 else []))
 
     def size(self, name: Optional[str] = None) -> Any:

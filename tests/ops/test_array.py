@@ -15,6 +15,7 @@ from hypothesis.extra import numpy as hnp
 import kilnflow as kf
 from kilnflow import errors
 from kilnflow.ops import array as A
+from kilnflow.ops import reshaping as R
 from kilnflow.ops import slicing as SL
 from kilnflow.ops import sorting as SO
 from kilnflow.shapes import TensorSpec
@@ -87,16 +88,16 @@ GRAD_CASES = {
     "reshape": (lambda x: kf.reshape(x, [3, -1]), rand(2, 3, 2)),
     "broadcast_to": (lambda x: kf.broadcast_to(x, [2, 3, 4]), rand(3, 1)),
     "expand_dims": (lambda x: kf.expand_dims(x, -2), rand(2, 3)),
-    "squeeze_all": (A.squeeze, rand(1, 3, 1)),
-    "squeeze_axis": (lambda x: A.squeeze(x, [-1]), rand(1, 3, 1)),
+    "squeeze_all": (R.squeeze, rand(1, 3, 1)),
+    "squeeze_axis": (lambda x: R.squeeze(x, [-1]), rand(1, 3, 1)),
     "transpose": (lambda x: kf.transpose(x, [2, 0, 1]), rand(2, 3, 4)),
     "fill_value": (lambda v: kf.fill([2, 3], v), rand()),
-    "tile": (lambda x: A.tile(x, [2, 1, 3]), rand(2, 3, 1)),
-    "tile_zero": (lambda x: A.tile(x, [0, 2]), rand(2, 3)),
-    "pad_constant": (lambda x: A.pad(x, [[1, 2], [0, 1]], constant_values=3.0), rand(2, 3)),
-    "pad_reflect": (lambda x: A.pad(x, [[2, 1], [1, 2]], "REFLECT"), rand(3, 4)),
-    "pad_symmetric": (lambda x: A.pad(x, [[2, 0], [3, 1]], "symmetric"), rand(2, 3)),
-    "reverse": (lambda x: A.reverse(x, [0, -1]), rand(2, 3, 2)),
+    "tile": (lambda x: R.tile(x, [2, 1, 3]), rand(2, 3, 1)),
+    "tile_zero": (lambda x: R.tile(x, [0, 2]), rand(2, 3)),
+    "pad_constant": (lambda x: R.pad(x, [[1, 2], [0, 1]], constant_values=3.0), rand(2, 3)),
+    "pad_reflect": (lambda x: R.pad(x, [[2, 1], [1, 2]], "REFLECT"), rand(3, 4)),
+    "pad_symmetric": (lambda x: R.pad(x, [[2, 0], [3, 1]], "symmetric"), rand(2, 3)),
+    "reverse": (lambda x: R.reverse(x, [0, -1]), rand(2, 3, 2)),
     "concat": (lambda x, y, z: kf.concat([x, y, z], 1), rand(2, 1), rand(2, 3), rand(2, 2)),
     "stack": (lambda x, y: kf.stack([x, y], axis=-1), rand(2, 3), rand(2, 3)),
     "unstack": (lambda x: kf.unstack(x, axis=1), rand(2, 3)),
@@ -173,12 +174,12 @@ def test_reshape_transpose_reverse_expand_squeeze(x, data):
     np.testing.assert_array_equal(kf.transpose(t, perm).numpy(), np.transpose(x, perm))
     np.testing.assert_array_equal(kf.transpose(t).numpy(), x.T)
     axes = data.draw(st.lists(st.integers(0, max(rank - 1, 0)), unique=True)) if rank else []
-    np.testing.assert_array_equal(A.reverse(t, axes).numpy(), np.flip(x, axes))
+    np.testing.assert_array_equal(R.reverse(t, axes).numpy(), np.flip(x, axes))
     axis = data.draw(st.integers(-rank - 1, rank))
     expanded = kf.expand_dims(t, axis)
     np.testing.assert_array_equal(expanded.numpy(), np.expand_dims(x, axis))
-    np.testing.assert_array_equal(A.squeeze(expanded, axis).numpy(), x)
-    np.testing.assert_array_equal(A.squeeze(expanded).numpy(), np.squeeze(x[None]))
+    np.testing.assert_array_equal(R.squeeze(expanded, axis).numpy(), x)
+    np.testing.assert_array_equal(R.squeeze(expanded).numpy(), np.squeeze(x[None]))
     assert kf.shape(t).numpy().tolist() == list(x.shape)
     assert int(kf.size(t)) == x.size and int(kf.rank(t)) == rank
 
@@ -187,7 +188,7 @@ def test_reshape_transpose_reverse_expand_squeeze(x, data):
 @given(hnp.arrays(np.int32, SHAPES, elements=st.integers(-9, 9)), st.data())
 def test_tile_and_pad(x, data):
     multiples = data.draw(st.lists(st.integers(0, 3), min_size=x.ndim, max_size=x.ndim))
-    np.testing.assert_array_equal(A.tile(x, multiples).numpy(), np.tile(x, multiples))
+    np.testing.assert_array_equal(R.tile(x, multiples).numpy(), np.tile(x, multiples))
     pads = data.draw(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 3)),
                               min_size=x.ndim, max_size=x.ndim))
     pads_np = np.array(pads, np.int64).reshape(-1, 2)
@@ -195,13 +196,13 @@ def test_tile_and_pad(x, data):
     def np_pad(*args: Any, **kwargs: Any) -> np.ndarray:
         return np.pad(x, pads_np, *args, **kwargs) if x.ndim else x  # np.pad rejects 0-d
 
-    np.testing.assert_array_equal(A.pad(x, pads_np, constant_values=-5).numpy(),
+    np.testing.assert_array_equal(R.pad(x, pads_np, constant_values=-5).numpy(),
                                   np_pad(constant_values=-5))
     if all(b <= d and a <= d for (b, a), d in zip(pads, x.shape)):
-        np.testing.assert_array_equal(A.pad(x, pads_np, "SYMMETRIC").numpy(),
+        np.testing.assert_array_equal(R.pad(x, pads_np, "SYMMETRIC").numpy(),
                                       np_pad("symmetric"))
     if all(b < d and a < d for (b, a), d in zip(pads, x.shape)):
-        np.testing.assert_array_equal(A.pad(x, pads_np, "REFLECT").numpy(), np_pad("reflect"))
+        np.testing.assert_array_equal(R.pad(x, pads_np, "REFLECT").numpy(), np_pad("reflect"))
 
 
 @FAST
@@ -389,15 +390,15 @@ I = errors.InvalidArgumentError
 BAD_CALLS = {
     # out-of-range axes
     "expand_dims_axis": (lambda x: kf.expand_dims(x, 4), I, ["ExpandDims", "4"]),
-    "squeeze_axis": (lambda x: A.squeeze(x, 3), I, ["Squeeze", "axis 3"]),
-    "squeeze_not_one": (lambda x: A.squeeze(x, 1), I, ["Squeeze", "dim[1]"]),
+    "squeeze_axis": (lambda x: R.squeeze(x, 3), I, ["Squeeze", "axis 3"]),
+    "squeeze_not_one": (lambda x: R.squeeze(x, 1), I, ["Squeeze", "dim[1]"]),
     "stack_axis": (lambda x: kf.stack([x, x], axis=4), I, ["Pack", "axis"]),
     "concat_axis": (lambda x: kf.concat([x, x], 3), I, ["ConcatV2", "3"]),
     "gather_axis": (lambda x: kf.gather(x, [0], axis=-4), I, ["GatherV2", "axis"]),
     "unstack_axis": (lambda x: kf.unstack(x, axis=3), I, ["Unpack", "axis"]),
     "split_axis": (lambda x: kf.split(x, 2, axis=5), I, ["SplitV", "axis"]),
-    "reverse_axis": (lambda x: A.reverse(x, [3]), I, ["ReverseV2", "axis"]),
-    "reverse_twice": (lambda x: A.reverse(x, [0, -3]), I, ["ReverseV2", "more than once"]),
+    "reverse_axis": (lambda x: R.reverse(x, [3]), I, ["ReverseV2", "axis"]),
+    "reverse_twice": (lambda x: R.reverse(x, [0, -3]), I, ["ReverseV2", "more than once"]),
     "sort_axis": (lambda x: SO.sort(x, axis=3), I, ["ArgSort", "axis"]),
     "one_hot_axis": (lambda x: A.one_hot([1, 2], 3, axis=3), I, ["OneHot", "axis"]),
     "linspace_axis": (lambda x: A.linspace(0.0, 1.0, 3, axis=2), I, ["LinSpace", "axis"]),
@@ -408,7 +409,7 @@ BAD_CALLS = {
     "one_hot_dtype_clash": (lambda x: A.one_hot([1], 3, on_value=kf.constant(1.0),
                                                 dtype=kf.int32), TypeError, ["on_value"]),
     "gather_float_indices": (lambda x: kf.gather(x, [0.5]), TypeError, ["GatherV2", "indices"]),
-    "pad_value_dtype": (lambda x: A.pad(x, [[0, 0]] * 3, constant_values=kf.constant(1)), I,
+    "pad_value_dtype": (lambda x: R.pad(x, [[0, 0]] * 3, constant_values=kf.constant(1)), I,
                         ["PadV2", "int32"]),
     "where_int_condition": (lambda x: kf.where(kf.constant([1]), x, x), TypeError,
                             ["condition"]),
@@ -419,7 +420,7 @@ BAD_CALLS = {
     "linspace_int": (lambda x: A.linspace(kf.constant(0), 1, 3), I, ["LinSpace", "int32"]),
     "reshape_float_shape": (lambda x: kf.reshape(x, kf.constant([4.0, 6.0])), TypeError,
                             ["Reshape", "shape"]),
-    "tile_float_multiples": (lambda x: A.tile(x, [1.0, 2, 1]), TypeError,
+    "tile_float_multiples": (lambda x: R.tile(x, [1.0, 2, 1]), TypeError,
                              ["Tile", "multiples"]),
     "shape_out_type": (lambda x: kf.shape(x, out_type=kf.float32), TypeError, ["out_type"]),
     # bad shapes
@@ -435,16 +436,16 @@ BAD_CALLS = {
     "split_uneven": (lambda x: kf.split(x, 3, axis=2), I, ["Split", "evenly"]),
     "unstack_num": (lambda x: kf.unstack(x, num=3), I, ["Unpack", "must equal 3"]),
     "broadcast_to": (lambda x: kf.broadcast_to(x, [2, 2, 4]), I, ["BroadcastTo"]),
-    "tile_length": (lambda x: A.tile(x, [1, 2]), I, ["Tile", "length 3"]),
-    "tile_negative": (lambda x: A.tile(x, [1, -1, 1]), I, ["Tile", "multiples[1]"]),
-    "pad_rows": (lambda x: A.pad(x, [[1, 1]]), I, ["PadV2", "paddings"]),
-    "pad_negative": (lambda x: A.pad(x, [[0, 0], [-1, 0], [0, 0]]), I, ["PadV2", "non-negative"]),
-    "pad_reflect_size": (lambda x: A.pad(x, [[0, 2], [0, 0], [0, 0]], "REFLECT"), I,
+    "tile_length": (lambda x: R.tile(x, [1, 2]), I, ["Tile", "length 3"]),
+    "tile_negative": (lambda x: R.tile(x, [1, -1, 1]), I, ["Tile", "multiples[1]"]),
+    "pad_rows": (lambda x: R.pad(x, [[1, 1]]), I, ["PadV2", "paddings"]),
+    "pad_negative": (lambda x: R.pad(x, [[0, 0], [-1, 0], [0, 0]]), I, ["PadV2", "non-negative"]),
+    "pad_reflect_size": (lambda x: R.pad(x, [[0, 2], [0, 0], [0, 0]], "REFLECT"), I,
                          ["MirrorPad", "less than"]),
-    "pad_symmetric_size": (lambda x: A.pad(x, [[3, 0], [0, 0], [0, 0]], "SYMMETRIC"), I,
+    "pad_symmetric_size": (lambda x: R.pad(x, [[3, 0], [0, 0], [0, 0]], "SYMMETRIC"), I,
                            ["MirrorPad", "greater than"]),
-    "pad_mode": (lambda x: A.pad(x, [[0, 0]] * 3, "WRAP"), ValueError, ["mode", "WRAP"]),
-    "pad_matrix": (lambda x: A.pad(x, [1, 2, 3]), I, ["Pad", "2 columns"]),
+    "pad_mode": (lambda x: R.pad(x, [[0, 0]] * 3, "WRAP"), ValueError, ["mode", "WRAP"]),
+    "pad_matrix": (lambda x: R.pad(x, [1, 2, 3]), I, ["Pad", "2 columns"]),
     "transpose_perm": (lambda x: kf.transpose(x, [0, 1, 1]), I, ["Transpose", "perm"]),
     "slice_size": (lambda x: SL.slice(x, [1, 0, 0], [2, -1, -1]), I, ["Slice", "size[0]"]),
     "slice_begin": (lambda x: SL.slice(x, [0, 4, 0], [-1, -1, -1]), I, ["Slice", "begin[1]"]),
@@ -536,17 +537,17 @@ def test_strided_slice_kernels_with_fed_values():
 def test_dynamic_op_rules_keep_known_counts():
     s = TensorSpec([3], kf.int32)
     x = TensorSpec([None, 2], kf.float32)
-    assert _rule(A.DYNAMIC_RESHAPE, x, s) == [[None, None, None]]
-    assert _rule(A.DYNAMIC_TILE, x, TensorSpec([2], kf.int32)) == [[None, None]]
+    assert _rule(R.DYNAMIC_RESHAPE, x, s) == [[None, None, None]]
+    assert _rule(R.DYNAMIC_TILE, x, TensorSpec([2], kf.int32)) == [[None, None]]
     with pytest.raises(ValueError, match="length 2"):
-        A.DYNAMIC_TILE.shape(x, s)
-    assert _rule(A.PAD, x, TensorSpec([], kf.float32), paddings=((1, 1), (0, 2))) == \
+        R.DYNAMIC_TILE.shape(x, s)
+    assert _rule(R.PAD, x, TensorSpec([], kf.float32), paddings=((1, 1), (0, 2))) == \
         [[None, 4]]
     assert _rule(SO.TOP_K, x, k=1, sorted=True, index_type=kf.int32) == [[None, 1]] * 2
     assert _rule(A.ONE_HOT, TensorSpec([None], kf.int64), TensorSpec([], kf.float32),
                  TensorSpec([], kf.float32), depth=4, axis=0) == [[4, None]]
-    assert _rule(A.SQUEEZE, TensorSpec([None, 1], kf.float32), axis=None) == [None]
-    assert _rule(A.SQUEEZE, TensorSpec([None, 1], kf.float32), axis=(1,)) == [[None]]
+    assert _rule(R.SQUEEZE, TensorSpec([None, 1], kf.float32), axis=None) == [None]
+    assert _rule(R.SQUEEZE, TensorSpec([None, 1], kf.float32), axis=(1,)) == [[None]]
 
 
 # ---------------------------------------------------------------- symbolic indices: graphs
@@ -609,8 +610,8 @@ def test_dynamic_shapes_in_a_function():
     def f(x, begin):
         with kf.GradientTape() as tape:
             tape.watch(x)
-            parts = [SL.slice(x, begin, [2, -1]), A.tile(x, [kf.shape(x)[0] // 2, 1]),
-                     kf.concat([x, x[1:]], 0), A.pad(x, [[1, 0], [0, 2]], "REFLECT"),
+            parts = [SL.slice(x, begin, [2, -1]), R.tile(x, [kf.shape(x)[0] // 2, 1]),
+                     kf.concat([x, x[1:]], 0), R.pad(x, [[1, 0], [0, 2]], "REFLECT"),
                      SL.boolean_mask(x, x[:, 0] > 0), kf.reshape(x, [-1, 2]),
                      kf.fill(kf.shape(x), x[0, 0]), SO.top_k(x, 2)[0], SO.sort(x, 0)]
             loss = kf.add_n([kf.reduce_sum(p * p) for p in parts])
@@ -624,8 +625,8 @@ def test_dynamic_shapes_in_a_function():
     for g, w in zip(got, want):
         np.testing.assert_allclose(g, w)
     eager = tape_grad(lambda t: kf.add_n([kf.reduce_sum(p * p) for p in [
-        SL.slice(t, [1, 2], [2, -1]), A.tile(t, [2, 1]), kf.concat([t, t[1:]], 0),
-        A.pad(t, [[1, 0], [0, 2]], "REFLECT"), SL.boolean_mask(t, t[:, 0] > 0),
+        SL.slice(t, [1, 2], [2, -1]), R.tile(t, [2, 1]), kf.concat([t, t[1:]], 0),
+        R.pad(t, [[1, 0], [0, 2]], "REFLECT"), SL.boolean_mask(t, t[:, 0] > 0),
         kf.reshape(t, [-1, 2]), kf.fill([4, 4], t[0, 0]), SO.top_k(t, 2)[0], SO.sort(t, 0)]]),
         [x], [np.ones(())], (0,))[0]
     np.testing.assert_allclose(got[-1], eager.numpy())
@@ -640,7 +641,7 @@ def test_slicing_graph_serializes_to_json():
     from kilnflow.graph import Graph
 
     def f(x, i):
-        return x[..., i], x[None, 1:, ::-1], A.pad(x, [[1, 0], [0, 1]], "SYMMETRIC")
+        return x[..., i], x[None, 1:, ::-1], R.pad(x, [[1, 0], [0, 1]], "SYMMETRIC")
 
     concrete = function(f, input_signature=[MATRIX, SCALAR]).get_concrete_function()
     text = json.dumps(graph_json.graph_to_dict(concrete.graph))

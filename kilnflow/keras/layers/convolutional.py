@@ -16,6 +16,7 @@ from kilnflow.keras.layers.base import Layer
 from kilnflow.ops import array
 from kilnflow.ops import math as kmath
 from kilnflow.shapes import TensorShape
+from kilnflow.ops import reshaping
 
 
 def _pair(value: Any, what: str) -> tuple:
@@ -54,11 +55,11 @@ def conv_output_length(size: Optional[int], kernel: int, padding: str, stride: i
 
 
 def _to_nhwc(x: Any, data_format: str) -> Any:
-    return array.transpose(x, [0, 2, 3, 1]) if data_format == "channels_first" else x
+    return reshaping.transpose(x, [0, 2, 3, 1]) if data_format == "channels_first" else x
 
 
 def _from_nhwc(x: Any, data_format: str) -> Any:
-    return array.transpose(x, [0, 3, 1, 2]) if data_format == "channels_first" else x
+    return reshaping.transpose(x, [0, 3, 1, 2]) if data_format == "channels_first" else x
 
 
 def _spatial_shape(input_shape: Any, data_format: str) -> tuple:

@@ -16,6 +16,7 @@ from kilnflow.keras.layers.base import KerasTensor, Layer, Node
 from kilnflow.ops import array, slicing
 from kilnflow.ops import math as kmath
 from kilnflow.shapes import TensorShape, TensorSpec
+from kilnflow.ops import joining, reshaping
 
 
 # ---------------------------------------------------------------- inputs
@@ -150,11 +151,11 @@ class Flatten(Layer):
     def call(self, inputs: Any) -> Any:
         if self.data_format == "channels_first" and inputs.shape.rank and inputs.shape.rank > 2:
             rank = inputs.shape.rank
-            inputs = array.transpose(inputs, [0] + list(range(2, rank)) + [1])
+            inputs = reshaping.transpose(inputs, [0] + list(range(2, rank)) + [1])
         inner = TensorShape(inputs.shape[1:])
         if inner.is_fully_defined():
-            return array.reshape(inputs, [-1, inner.num_elements()])
-        return array.reshape(inputs, [array.shape(inputs)[0], -1])
+            return reshaping.reshape(inputs, [-1, inner.num_elements()])
+        return reshaping.reshape(inputs, [array.shape(inputs)[0], -1])
 
     def compute_output_shape(self, input_shape: Any) -> TensorShape:
         shape = TensorShape(input_shape)
@@ -174,10 +175,10 @@ class Reshape(Layer):
 
     def call(self, inputs: Any) -> Any:
         if -1 not in self.target_shape:
-            return array.reshape(inputs, (-1,) + self.target_shape)
+            return reshaping.reshape(inputs, (-1,) + self.target_shape)
         batch = inputs.shape[0] if inputs.shape.rank and inputs.shape[0] is not None \
             else array.shape(inputs)[0]
-        return array.reshape(inputs, [batch, *self.target_shape])
+        return reshaping.reshape(inputs, [batch, *self.target_shape])
 
     def compute_output_shape(self, input_shape: Any) -> TensorShape:
         shape = TensorShape(input_shape)
@@ -338,7 +339,7 @@ class Concatenate(Layer):
         self.axis = axis
 
     def call(self, inputs: Sequence) -> Any:
-        return array.concat(list(inputs), axis=self.axis)
+        return joining.concat(list(inputs), axis=self.axis)
 
     def get_config(self) -> dict:
         return {**super().get_config(), "axis": self.axis}

@@ -10,6 +10,7 @@ from kilnflow.keras.layers.base import Layer
 from kilnflow.ops import array
 from kilnflow.ops import math as kmath
 from kilnflow.shapes import TensorShape
+from kilnflow.ops import reshaping
 
 
 def _axes(axis: Any, rank: int, name: str) -> list:
@@ -75,7 +76,7 @@ class _Normalization(Layer):
     def _shaped(self, param: Any, broadcast: list) -> Any:
         if len([d for d in broadcast if d != 1]) <= 1 and broadcast[-1] != 1:
             return param  # features on the last axis: plain broadcasting works
-        return array.reshape(param, broadcast)
+        return reshaping.reshape(param, broadcast)
 
     def compute_output_shape(self, input_shape: Any) -> TensorShape:
         return TensorShape(input_shape)
@@ -125,8 +126,8 @@ class BatchNormalization(_Normalization):
         broadcast = self._broadcast
         if training and self.trainable:
             mean, variance = _moments(inputs, self._reduction_axes)
-            flat_mean = array.reshape(mean, self.moving_mean.shape.as_list())
-            flat_var = array.reshape(variance, self.moving_variance.shape.as_list())
+            flat_mean = reshaping.reshape(mean, self.moving_mean.shape.as_list())
+            flat_var = reshaping.reshape(variance, self.moving_variance.shape.as_list())
             decay = 1.0 - self.momentum
             self.moving_mean.assign_sub((self.moving_mean - flat_mean) * decay)
             self.moving_variance.assign_sub((self.moving_variance - flat_var) * decay)

@@ -23,6 +23,7 @@ from kilnflow.ops.tensor_array import TensorArray
 from kilnflow.ops import math as kmath
 from kilnflow.ops.convert import convert_to_tensor
 from kilnflow.shapes import TensorShape
+from kilnflow.ops import joining, reshaping
 
 
 def _dims(x: Any) -> list:
@@ -35,8 +36,8 @@ def _project(x: Any, kernel: Any) -> Any:
     much faster than a rank-3 tensordot (an einsum)."""
     if x.shape.rank == 2:
         return kmath.matmul(x, kernel)
-    out = kmath.matmul(array.reshape(x, [-1, x.shape[-1]]), kernel)
-    out = array.reshape(out, _dims(x)[:-1] + [kernel.shape[-1]])
+    out = kmath.matmul(reshaping.reshape(x, [-1, x.shape[-1]]), kernel)
+    out = reshaping.reshape(out, _dims(x)[:-1] + [kernel.shape[-1]])
     out.set_shape(x.shape[:-1].concatenate([kernel.shape[-1]]))  # reshape by tensors: lost
     return out
 
@@ -160,14 +161,14 @@ class LSTMCell(_Cell):
 
         def init(shape: Any, dtype: Any = None) -> Any:
             # The forget gate starts at 1 so early training remembers (Jozefowicz 2015).
-            return array.concat([base([units], dtype), array.ones([units], dtype),
+            return joining.concat([base([units], dtype), array.ones([units], dtype),
                                  base([2 * units], dtype)], 0)
         return init
 
     def step(self, x_proj: Any, states: list, weights: list) -> tuple:
         h, c = states
         z = x_proj + kmath.matmul(h, weights[0])
-        z_i, z_f, z_c, z_o = array.split(z, 4, axis=-1)
+        z_i, z_f, z_c, z_o = joining.split(z, 4, axis=-1)
         act, gate = self.activation, self.recurrent_activation
         c = gate(z_f) * c + gate(z_i) * act(z_c)
         h = gate(z_o) * act(c)
@@ -208,19 +209,19 @@ class GRUCell(_Cell):
 
     def step(self, x_proj: Any, states: list, weights: list) -> tuple:
         h = states[0]
-        x_z, x_r, x_h = array.split(x_proj, 3, axis=-1)
+        x_z, x_r, x_h = joining.split(x_proj, 3, axis=-1)
         gate, units = self.recurrent_activation, self.units
         if self.reset_after:
             inner = kmath.matmul(h, weights[0])
             if len(weights) > 1:
                 inner = inner + weights[1]
-            r_z, r_r, r_h = array.split(inner, 3, axis=-1)
+            r_z, r_r, r_h = joining.split(inner, 3, axis=-1)
             z = gate(x_z + r_z)
             r = gate(x_r + r_r)
             candidate = self.activation(x_h + r * r_h)
         else:
             u = weights[0]
-            r_z, r_r = array.split(kmath.matmul(h, u[:, :2 * units]), 2, axis=-1)
+            r_z, r_r = joining.split(kmath.matmul(h, u[:, :2 * units]), 2, axis=-1)
             z = gate(x_z + r_z)
             r = gate(x_r + r_r)
             candidate = self.activation(x_h + kmath.matmul(r * h, u[:, 2 * units:]))
@@ -297,7 +298,7 @@ class RNN(Layer):
             return cell.step(x_proj, states, recurrent_weights)
 
         # Time-major, so that step t reads one contiguous [batch, features] slice.
-        time_major = array.transpose(inputs, [1, 0, 2])
+        time_major = reshaping.transpose(inputs, [1, 0, 2])
         if self.unroll:
             result, states = self._unrolled(cell_step, cell.project(time_major, input_weights),
                                             states)
@@ -306,7 +307,7 @@ class RNN(Layer):
                 lambda x_t, states: cell_step(cell.project(x_t, input_weights), states),
                 time_major, states)
         if self.return_sequences:
-            result = array.transpose(result, [1, 0, 2])
+            result = reshaping.transpose(result, [1, 0, 2])
             result.set_shape([inputs.shape[0], inputs.shape[1], result.shape[-1]])
         if self.return_state:
             return [result] + list(states)
@@ -343,12 +344,12 @@ class RNN(Layer):
         if projected.shape[0] is None:
             raise ValueError(f"{self.name}: unroll=True needs a known number of time steps "
                              f"(got inputs with time dimension None); use unroll=False")
-        steps = array.unstack(projected, num=projected.shape[0])
+        steps = joining.unstack(projected, num=projected.shape[0])
         outputs = []
         for x_t in steps[::-1] if self.go_backwards else steps:
             out, states = cell_step(x_t, states)
             outputs.append(out)
-        return (array.stack(outputs) if self.return_sequences else outputs[-1]), states
+        return (joining.stack(outputs) if self.return_sequences else outputs[-1]), states
 
     def get_config(self) -> dict:
         return {**super().get_config(), "return_sequences": self.return_sequences,
