@@ -27,7 +27,7 @@ from kilnflow.dtypes import uint8 as uint8
 from kilnflow.dtypes import uint16 as uint16
 from kilnflow.dtypes import uint32 as uint32
 from kilnflow.dtypes import uint64 as uint64
-from kilnflow.ops import bitwise as bitwise
+from kilnflow import bitwise as bitwise
 from kilnflow.ops.sorting import argsort as argsort
 from kilnflow.ops.slicing import boolean_mask as boolean_mask
 from kilnflow.ops.array import eye as eye
@@ -74,15 +74,15 @@ from kilnflow.ops.convert import convert_to_tensor as convert_to_tensor
 from kilnflow.ops.math import abs as abs  # noqa: A004
 from kilnflow.ops.math import add as add
 from kilnflow.ops.math import add_n as add_n
-from kilnflow.ops.math import argmax as argmax
-from kilnflow.ops.math import argmin as argmin
+from kilnflow.ops.reduction import argmax as argmax
+from kilnflow.ops.reduction import argmin as argmin
 from kilnflow.ops.math import cast as cast
 from kilnflow.ops.math import ceil as ceil
 from kilnflow.ops.math import clip_by_value as clip_by_value
 from kilnflow.ops.math import cos as cos
-from kilnflow.ops.math import cumsum as cumsum
+from kilnflow.ops.reduction import cumsum as cumsum
 from kilnflow.ops.math import divide as divide
-from kilnflow.ops.math import einsum as einsum
+from kilnflow.ops.linalg import einsum as einsum
 from kilnflow.ops.math import equal as equal
 from kilnflow.ops.math import erf as erf
 from kilnflow.ops.math import exp as exp
@@ -100,7 +100,7 @@ from kilnflow.ops.math import logical_and as logical_and
 from kilnflow.ops.math import logical_not as logical_not
 from kilnflow.ops.math import logical_or as logical_or
 from kilnflow.ops.math import logical_xor as logical_xor
-from kilnflow.ops.math import matmul as matmul
+from kilnflow.ops.linalg import matmul as matmul
 from kilnflow.ops.math import maximum as maximum
 from kilnflow.ops.math import minimum as minimum
 from kilnflow.ops.math import multiply as multiply
@@ -108,13 +108,13 @@ from kilnflow.ops.math import negative as negative
 from kilnflow.ops.math import not_equal as not_equal
 from kilnflow.ops.math import pow as pow  # noqa: A004
 from kilnflow.ops.math import reciprocal as reciprocal
-from kilnflow.ops.math import reduce_all as reduce_all
-from kilnflow.ops.math import reduce_any as reduce_any
-from kilnflow.ops.math import reduce_max as reduce_max
-from kilnflow.ops.math import reduce_mean as reduce_mean
-from kilnflow.ops.math import reduce_min as reduce_min
-from kilnflow.ops.math import reduce_prod as reduce_prod
-from kilnflow.ops.math import reduce_sum as reduce_sum
+from kilnflow.ops.reduction import reduce_all as reduce_all
+from kilnflow.ops.reduction import reduce_any as reduce_any
+from kilnflow.ops.reduction import reduce_max as reduce_max
+from kilnflow.ops.reduction import reduce_mean as reduce_mean
+from kilnflow.ops.reduction import reduce_min as reduce_min
+from kilnflow.ops.reduction import reduce_prod as reduce_prod
+from kilnflow.ops.reduction import reduce_sum as reduce_sum
 from kilnflow.ops.math import round as round  # noqa: A004
 from kilnflow.ops.math import rsqrt as rsqrt
 from kilnflow.ops.math import sigmoid as sigmoid
@@ -125,7 +125,7 @@ from kilnflow.ops.math import square as square
 from kilnflow.ops.math import squared_difference as squared_difference
 from kilnflow.ops.math import subtract as subtract
 from kilnflow.ops.math import tanh as tanh
-from kilnflow.ops.math import tensordot as tensordot
+from kilnflow.ops.linalg import tensordot as tensordot
 from kilnflow.ops.math import truediv as truediv
 from kilnflow.shapes import TensorShape as TensorShape
 from kilnflow.shapes import TensorSpec as TensorSpec

@@ -1,5 +1,53 @@
-"""The kf.math namespace (tf.math): re-exports only."""
-from kilnflow.ops.math import *  # noqa: F401,F403
-from kilnflow.ops.math import abs, pow, round  # noqa: F401,A004
-from kilnflow.ops.bitwise import *  # noqa: F401,F403
-from kilnflow.ops.sorting import top_k as top_k  # noqa: F401
+"""The kf.math namespace (tf.math): re-exports only, an explicit list of TF's names."""
+from kilnflow.ops.math import abs as abs  # noqa: A004
+from kilnflow.ops.math import add as add
+from kilnflow.ops.math import add_n as add_n
+from kilnflow.ops.reduction import argmax as argmax
+from kilnflow.ops.reduction import argmin as argmin
+from kilnflow.ops.math import ceil as ceil
+from kilnflow.ops.math import cos as cos
+from kilnflow.ops.reduction import cumsum as cumsum
+from kilnflow.ops.math import divide as divide
+from kilnflow.ops.math import equal as equal
+from kilnflow.ops.math import erf as erf
+from kilnflow.ops.math import exp as exp
+from kilnflow.ops.math import expm1 as expm1
+from kilnflow.ops.math import floor as floor
+from kilnflow.ops.math import floordiv as floordiv
+from kilnflow.ops.math import floormod as floormod
+from kilnflow.ops.math import greater as greater
+from kilnflow.ops.math import greater_equal as greater_equal
+from kilnflow.ops.math import less as less
+from kilnflow.ops.math import less_equal as less_equal
+from kilnflow.ops.math import log as log
+from kilnflow.ops.math import log1p as log1p
+from kilnflow.ops.math import logical_and as logical_and
+from kilnflow.ops.math import logical_not as logical_not
+from kilnflow.ops.math import logical_or as logical_or
+from kilnflow.ops.math import logical_xor as logical_xor
+from kilnflow.ops.math import maximum as maximum
+from kilnflow.ops.math import minimum as minimum
+from kilnflow.ops.math import multiply as multiply
+from kilnflow.ops.math import negative as negative
+from kilnflow.ops.math import not_equal as not_equal
+from kilnflow.ops.math import pow as pow  # noqa: A004
+from kilnflow.ops.math import reciprocal as reciprocal
+from kilnflow.ops.reduction import reduce_all as reduce_all
+from kilnflow.ops.reduction import reduce_any as reduce_any
+from kilnflow.ops.reduction import reduce_max as reduce_max
+from kilnflow.ops.reduction import reduce_mean as reduce_mean
+from kilnflow.ops.reduction import reduce_min as reduce_min
+from kilnflow.ops.reduction import reduce_prod as reduce_prod
+from kilnflow.ops.reduction import reduce_sum as reduce_sum
+from kilnflow.ops.math import round as round  # noqa: A004
+from kilnflow.ops.math import rsqrt as rsqrt
+from kilnflow.ops.math import sigmoid as sigmoid
+from kilnflow.ops.math import sign as sign
+from kilnflow.ops.math import sin as sin
+from kilnflow.ops.math import sqrt as sqrt
+from kilnflow.ops.math import square as square
+from kilnflow.ops.math import squared_difference as squared_difference
+from kilnflow.ops.math import subtract as subtract
+from kilnflow.ops.math import tanh as tanh
+from kilnflow.ops.sorting import top_k as top_k
+from kilnflow.ops.math import truediv as truediv

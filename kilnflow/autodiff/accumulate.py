@@ -11,6 +11,7 @@ from typing import Any, Dict, List, Sequence
 from kilnflow.context import quiet_ops
 from kilnflow.ops import array, math
 from kilnflow.ops import reshaping
+from kilnflow.ops import reduction
 
 
 def unbroadcast(grad: Any, x: Any) -> Any:
@@ -19,7 +20,7 @@ def unbroadcast(grad: Any, x: Any) -> Any:
     if gshape.is_fully_defined() and xshape.is_fully_defined() and gshape == xshape:
         return grad
     if not hasattr(x, "op") and not hasattr(x, "_value"):  # a variable handle: static shape
-        return reshaping.reshape(math.reduce_sum(grad, list(range(gshape.rank - xshape.rank)))
+        return reshaping.reshape(reduction.reduce_sum(grad, list(range(gshape.rank - xshape.rank)))
                              if gshape.rank and gshape.rank > xshape.rank else grad,
                              xshape.as_list())
     return reshaping.sum_to_shape(grad, x)

@@ -19,7 +19,7 @@ from kilnflow.tensor import EagerTensor, wrap
 _new_eager = EagerTensor.__new__
 
 REGISTRY: dict = {}
-_NO_ATTRS: dict = {}
+NO_ATTRS: dict = {}  # shared empty attrs: no dict per call
 
 
 class OpDef:
@@ -120,7 +120,7 @@ def declared_attrs(op: OpDef, n_inputs: int) -> FrozenSet[str]:
     return frozenset()
 
 
-def bind(op: OpDef, inputs: Sequence, attrs: dict = _NO_ATTRS, name: Optional[str] = None) -> Any:
+def bind(op: OpDef, inputs: Sequence, attrs: dict = NO_ATTRS, name: Optional[str] = None) -> Any:
     """Apply `op` to `inputs` (tensors, already converted) with `attrs`.
 
     Returns a tensor, or a tuple of tensors for multi-output ops. `name` names the graph

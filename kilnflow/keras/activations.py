@@ -7,6 +7,7 @@ from typing import Any, Callable, Optional
 from kilnflow.keras.backend import nn
 from kilnflow.ops import math as kmath
 from kilnflow.ops.convert import convert_to_tensor
+from kilnflow.ops import array
 
 
 def linear(x: Any) -> Any:
@@ -25,8 +26,8 @@ def relu(x: Any, negative_slope: float = 0.0, max_value: Optional[float] = None,
     x = convert_to_tensor(x)
     if negative_slope == 0 and max_value is None and threshold == 0:
         return nn().relu(x)
-    y = kmath.where(x >= threshold, x, negative_slope * (x - threshold)
-                    if negative_slope else kmath.zeros_like(x))
+    y = array.where(x >= threshold, x, negative_slope * (x - threshold)
+                    if negative_slope else array.zeros_like(x))
     if max_value is not None:
         y = kmath.minimum(y, max_value)
     return y
@@ -42,7 +43,7 @@ def leaky_relu(x: Any, negative_slope: float = 0.2) -> Any:
 
 def elu(x: Any, alpha: float = 1.0) -> Any:
     y = nn().elu(convert_to_tensor(x))
-    return y if alpha == 1.0 else kmath.where(y > 0, y, alpha * y)
+    return y if alpha == 1.0 else array.where(y > 0, y, alpha * y)
 
 
 def selu(x: Any) -> Any:

@@ -13,6 +13,7 @@ from kilnflow.ops import array
 from kilnflow.ops import math as kmath
 from kilnflow.ops.convert import convert_to_tensor
 from kilnflow.ops import reshaping
+from kilnflow.ops import reduction as kreduce
 
 REDUCTIONS = ("sum_over_batch_size", "sum", "none", "auto", "mean")
 
@@ -35,13 +36,13 @@ def _clip(p: Any) -> Any:
 def mean_squared_error(y_true: Any, y_pred: Any) -> Any:
     """mean((y_pred - y_true) ** 2) over the last axis."""
     y_true, y_pred = _pair(y_true, y_pred)
-    return kmath.reduce_mean(kmath.square(y_pred - y_true), -1)
+    return kreduce.reduce_mean(kmath.square(y_pred - y_true), -1)
 
 
 def mean_absolute_error(y_true: Any, y_pred: Any) -> Any:
     """mean(|y_pred - y_true|) over the last axis."""
     y_true, y_pred = _pair(y_true, y_pred)
-    return kmath.reduce_mean(kmath.abs(y_pred - y_true), -1)
+    return kreduce.reduce_mean(kmath.abs(y_pred - y_true), -1)
 
 
 def binary_crossentropy(y_true: Any, y_pred: Any, from_logits: bool = False,
@@ -57,7 +58,7 @@ def binary_crossentropy(y_true: Any, y_pred: Any, from_logits: bool = False,
     else:
         p = _clip(y_pred)
         per_element = -(y_true * kmath.log(p) + (1.0 - y_true) * kmath.log(1.0 - p))
-    return kmath.reduce_mean(per_element, axis)
+    return kreduce.reduce_mean(per_element, axis)
 
 
 def categorical_crossentropy(y_true: Any, y_pred: Any, from_logits: bool = False,
@@ -73,8 +74,8 @@ def categorical_crossentropy(y_true: Any, y_pred: Any, from_logits: bool = False
     if from_logits:
         return backend.nn().softmax_cross_entropy_with_logits(labels=y_true, logits=y_pred,
                                                               axis=axis)
-    p = _clip(y_pred / kmath.reduce_sum(y_pred, axis, keepdims=True))
-    return -kmath.reduce_sum(y_true * kmath.log(p), axis)
+    p = _clip(y_pred / kreduce.reduce_sum(y_pred, axis, keepdims=True))
+    return -kreduce.reduce_sum(y_true * kmath.log(p), axis)
 
 
 def _sparse_labels(y_true: Any, y_pred: Any) -> Any:
@@ -102,7 +103,7 @@ def sparse_categorical_crossentropy(y_true: Any, y_pred: Any, from_logits: bool 
     if depth is None:
         raise ValueError("sparse_categorical_crossentropy needs a known number of classes")
     one_hot = array.one_hot(labels, depth, dtype=y_pred.dtype)
-    return -kmath.reduce_sum(one_hot * kmath.log(_clip(y_pred)), -1)
+    return -kreduce.reduce_sum(one_hot * kmath.log(_clip(y_pred)), -1)
 
 
 mse = MSE = mean_squared_error
@@ -148,7 +149,7 @@ def reduce_losses(losses: Any, sample_weight: Any, reduction: str) -> Any:
         losses = losses * weight
     if reduction == "none":
         return losses
-    total = kmath.reduce_sum(losses)
+    total = kreduce.reduce_sum(losses)
     if reduction == "sum":
         return total
     count = kmath.cast(array.size(losses), losses.dtype)

@@ -18,6 +18,7 @@ from kilnflow.ops import math as kmath
 from kilnflow.ops.convert import convert_to_tensor
 from kilnflow.variables import Variable
 from kilnflow.ops import reshaping
+from kilnflow.ops import reduction
 
 
 class Metric(Module):
@@ -97,10 +98,10 @@ class Mean(Metric):
                     weight.shape.rank > values.shape.rank:
                 weight = reshaping.reshape(weight, array.shape(values))
             weight = weight * array.ones_like(values)
-            self.total.assign_add(kmath.reduce_sum(values * weight))
-            self.count.assign_add(kmath.reduce_sum(weight))
+            self.total.assign_add(reduction.reduce_sum(values * weight))
+            self.count.assign_add(reduction.reduce_sum(weight))
         else:
-            self.total.assign_add(kmath.reduce_sum(values))
+            self.total.assign_add(reduction.reduce_sum(values))
             self.count.assign_add(kmath.cast(array.size(values), self._dtype))
 
     def result(self) -> Any:
@@ -119,7 +120,7 @@ class Sum(Metric):
         values = kmath.cast(convert_to_tensor(values), self._dtype)
         if sample_weight is not None:
             values = values * kmath.cast(convert_to_tensor(sample_weight), self._dtype)
-        self.total.assign_add(kmath.reduce_sum(values))
+        self.total.assign_add(reduction.reduce_sum(values))
 
     def result(self) -> Any:
         return self.total.read_value()
@@ -159,12 +160,12 @@ def binary_accuracy(y_true: Any, y_pred: Any, threshold: float = 0.5) -> Any:
     y_pred = convert_to_tensor(y_pred)
     predicted = _as_float(y_pred > threshold)
     y_true = _as_float(convert_to_tensor(y_true))
-    return kmath.reduce_mean(_as_float(kmath.equal(y_true, predicted)), -1)
+    return reduction.reduce_mean(_as_float(kmath.equal(y_true, predicted)), -1)
 
 
 def categorical_accuracy(y_true: Any, y_pred: Any) -> Any:
     """1.0 where argmax(y_pred) == argmax(y_true) (one-hot targets)."""
-    return _as_float(kmath.equal(kmath.argmax(y_true, -1), kmath.argmax(y_pred, -1)))
+    return _as_float(kmath.equal(reduction.argmax(y_true, -1), reduction.argmax(y_pred, -1)))
 
 
 def sparse_categorical_accuracy(y_true: Any, y_pred: Any) -> Any:
@@ -172,15 +173,15 @@ def sparse_categorical_accuracy(y_true: Any, y_pred: Any) -> Any:
     y_pred = convert_to_tensor(y_pred)
     labels = _losses._sparse_labels(y_true, y_pred)
     return _as_float(kmath.equal(kmath.cast(labels, _dtypes.int64),
-                                 kmath.argmax(y_pred, -1)))
+                                 reduction.argmax(y_pred, -1)))
 
 
 def top_k_categorical_accuracy(y_true: Any, y_pred: Any, k: int = 5) -> Any:
     """1.0 where the true class is among the k highest predictions."""
     y_pred = convert_to_tensor(y_pred)
-    target = kmath.reduce_sum(y_pred * kmath.cast(convert_to_tensor(y_true), y_pred.dtype),
+    target = reduction.reduce_sum(y_pred * kmath.cast(convert_to_tensor(y_true), y_pred.dtype),
                               -1, keepdims=True)
-    higher = kmath.reduce_sum(_as_float(y_pred > target), -1)
+    higher = reduction.reduce_sum(_as_float(y_pred > target), -1)
     return _as_float(higher < float(k))
 
 

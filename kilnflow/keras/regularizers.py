@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from kilnflow.ops import math as kmath
+from kilnflow.ops import reduction
 
 
 class Regularizer:
@@ -36,11 +37,11 @@ class L1L2(Regularizer):
         x = convert_to_tensor(x)
         total = None
         if self.l1:
-            total = self.l1 * kmath.reduce_sum(kmath.abs(x))
+            total = self.l1 * reduction.reduce_sum(kmath.abs(x))
         if self.l2:
-            term = self.l2 * kmath.reduce_sum(kmath.square(x))
+            term = self.l2 * reduction.reduce_sum(kmath.square(x))
             total = term if total is None else total + term
-        return total if total is not None else kmath.reduce_sum(x * 0.0)
+        return total if total is not None else reduction.reduce_sum(x * 0.0)
 
     def get_config(self) -> dict:
         return {"l1": self.l1, "l2": self.l2}

@@ -8,10 +8,11 @@ from kilnflow import tensor as _tensor
 from kilnflow.ops import args, array, bitwise, convert, joining, math  # noqa: F401 - registers ops
 from kilnflow.ops import cond, conv, logging, nn, random, reshaping, slicing  # noqa: F401
 from kilnflow.ops import sorting, state, subgraph, tensor_array, while_loop  # noqa: F401
+from kilnflow.ops import linalg
 
 _tensor.ops = SimpleNamespace(
     add=math.add, subtract=math.subtract, multiply=math.multiply, truediv=math.truediv,
-    floordiv=math.floordiv, floormod=math.floormod, pow=math.pow, matmul=math.matmul,
+    floordiv=math.floordiv, floormod=math.floormod, pow=math.pow, matmul=linalg.matmul,
     negative=math.negative, abs=math.abs, invert_=math.invert_, and_=math.and_,
     or_=math.or_, xor_=math.xor_, less=math.less, less_equal=math.less_equal,
     greater=math.greater, greater_equal=math.greater_equal,

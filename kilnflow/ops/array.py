@@ -220,7 +220,7 @@ def _linspace_kernel(start: Any, stop: Any, *, num: int, axis: int) -> Any:
 
 
 def _linspace_grad(op: Any, dy: Any) -> list:
-    from kilnflow.ops.math import reduce_sum
+    from kilnflow.ops.reduction import reduce_sum
     num, axis = op.attrs["num"], op.attrs["axis"]
     rank = op.outputs[0].shape.rank
     # Element i is start * (1 - t_i) + stop * t_i with t_i = i / (num - 1).

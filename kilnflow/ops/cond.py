@@ -20,6 +20,7 @@ from kilnflow.ops.subgraph import Subgraph, any_stateful, random_outputs, replay
     unify_captures
 from kilnflow.ops.logging import Assert
 from kilnflow.ops import joining
+from kilnflow.ops import reduction
 
 
 # ---------------------------------------------------------------- cond
@@ -172,7 +173,7 @@ def case(pred_fn_pairs: Sequence, default: Optional[Callable] = None,
             raise ValueError("case: needs at least one (pred, fn) pair or a default")
         return default()
     if exclusive and any(is_symbolic(p) for p, _ in pairs):
-        count = math.reduce_sum(joining.stack([math.cast(p, _int32()) for p, _ in pairs]))
+        count = reduction.reduce_sum(joining.stack([math.cast(p, _int32()) for p, _ in pairs]))
         Assert(math.less_equal(count, 1), ["case: more than one predicate is true with "
                                            "exclusive=True"])
     elif exclusive and sum(bool(p) for p, _ in pairs) > 1:

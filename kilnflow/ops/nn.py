@@ -18,9 +18,9 @@ from kilnflow.core import rules
 from kilnflow.ops import array
 from kilnflow.ops import random as _random
 from kilnflow.ops.convert import binary, convert_to_tensor
-from kilnflow.ops.math import (add, cast, equal, erf, exp, greater, maximum, multiply,
-                               reduce_mean, reduce_sum, rsqrt, sigmoid, squared_difference,
-                               square, tanh)
+from kilnflow.ops.math import (add, cast, equal, erf, exp, greater, maximum, multiply, rsqrt,
+                               sigmoid, squared_difference, square, tanh)
+from kilnflow.ops.reduction import reduce_mean, reduce_sum
 from kilnflow.core.opdef import bind, defop, np_errors_ignored
 from kilnflow.shapes import TensorSpec, broadcast_shapes
 from kilnflow.tensor import Tensor

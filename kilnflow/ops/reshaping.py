@@ -137,7 +137,7 @@ def sum_to_shape(dy: Tensor, like: Tensor) -> Tensor:
         dims = dy.shape.as_list()
         if dims == target:
             return dy
-        from kilnflow.ops.math import reduce_sum
+        from kilnflow.ops.reduction import reduce_sum
         lead = len(dims) - len(target)
         axes = list(builtins.range(lead)) + [lead + i for i, d in enumerate(target)
                                              if d == 1 and dims[lead + i] != 1]
@@ -290,7 +290,7 @@ def _dynamic_tile_rule(x: Any, m: Any) -> TensorSpec:
 
 
 def _tile_grad(op: Any, dy: Any) -> list:
-    from kilnflow.ops.math import reduce_sum
+    from kilnflow.ops.reduction import reduce_sum
     x = op.inputs[0]
     multiples = op.attrs.get("multiples")
     n = len(multiples) if multiples is not None else op.inputs[1].shape[0]

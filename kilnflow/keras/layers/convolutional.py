@@ -17,6 +17,7 @@ from kilnflow.ops import array
 from kilnflow.ops import math as kmath
 from kilnflow.shapes import TensorShape
 from kilnflow.ops import reshaping
+from kilnflow.ops import reduction
 
 
 def _pair(value: Any, what: str) -> tuple:
@@ -215,12 +216,12 @@ class _GlobalPooling2D(Layer):
 
 class GlobalAveragePooling2D(_GlobalPooling2D):
     """The mean over height and width: [batch, h, w, c] -> [batch, c]."""
-    _reduce = staticmethod(kmath.reduce_mean)
+    _reduce = staticmethod(reduction.reduce_mean)
 
 
 class GlobalMaxPooling2D(_GlobalPooling2D):
     """The maximum over height and width: [batch, h, w, c] -> [batch, c]."""
-    _reduce = staticmethod(kmath.reduce_max)
+    _reduce = staticmethod(reduction.reduce_max)
 
 
 MaxPool2D, AvgPool2D = MaxPooling2D, AveragePooling2D

@@ -17,6 +17,7 @@ from kilnflow.ops import array, slicing
 from kilnflow.ops import math as kmath
 from kilnflow.shapes import TensorShape, TensorSpec
 from kilnflow.ops import joining, reshaping
+from kilnflow.ops import linalg
 
 
 # ---------------------------------------------------------------- inputs
@@ -104,9 +105,9 @@ class Dense(Layer):
 
     def call(self, inputs: Any) -> Any:
         if inputs.shape.rank == 2:
-            out = kmath.matmul(inputs, self.kernel)
+            out = linalg.matmul(inputs, self.kernel)
         else:
-            out = kmath.tensordot(inputs, self.kernel, [[inputs.shape.rank - 1], [0]])
+            out = linalg.tensordot(inputs, self.kernel, [[inputs.shape.rank - 1], [0]])
         if self.bias is not None:
             out = out + self.bias
         return self.activation(out)

@@ -11,6 +11,7 @@ from kilnflow.ops import array
 from kilnflow.ops import math as kmath
 from kilnflow.shapes import TensorShape
 from kilnflow.ops import reshaping
+from kilnflow.ops import reduction
 
 
 def _axes(axis: Any, rank: int, name: str) -> list:
@@ -24,10 +25,10 @@ def _axes(axis: Any, rank: int, name: str) -> list:
 
 
 def _moments(x: Any, axes: list) -> tuple:
-    mean = kmath.reduce_mean(x, axes, keepdims=True)
+    mean = reduction.reduce_mean(x, axes, keepdims=True)
     # The variance's gradient with respect to the mean is zero, so the mean is held
     # constant there (as kf.nn.moments does).
-    variance = kmath.reduce_mean(kmath.squared_difference(x, array.stop_gradient(mean)), axes,
+    variance = reduction.reduce_mean(kmath.squared_difference(x, array.stop_gradient(mean)), axes,
                                  keepdims=True)
     return mean, variance
 

@@ -24,6 +24,7 @@ from kilnflow.ops import math as kmath
 from kilnflow.ops.convert import convert_to_tensor
 from kilnflow.shapes import TensorShape
 from kilnflow.ops import joining, reshaping
+from kilnflow.ops import linalg
 
 
 def _dims(x: Any) -> list:
@@ -35,8 +36,8 @@ def _project(x: Any, kernel: Any) -> Any:
     """x @ kernel over the last axis. A rank-3 x is folded into one 2-D matmul, which is
     much faster than a rank-3 tensordot (an einsum)."""
     if x.shape.rank == 2:
-        return kmath.matmul(x, kernel)
-    out = kmath.matmul(reshaping.reshape(x, [-1, x.shape[-1]]), kernel)
+        return linalg.matmul(x, kernel)
+    out = linalg.matmul(reshaping.reshape(x, [-1, x.shape[-1]]), kernel)
     out = reshaping.reshape(out, _dims(x)[:-1] + [kernel.shape[-1]])
     out.set_shape(x.shape[:-1].concatenate([kernel.shape[-1]]))  # reshape by tensors: lost
     return out
@@ -134,7 +135,7 @@ class SimpleRNNCell(_Cell):
     """h = activation(x @ kernel + h @ recurrent_kernel + bias)."""
 
     def step(self, x_proj: Any, states: list, weights: list) -> tuple:
-        h = self.activation(x_proj + kmath.matmul(states[0], weights[0]))
+        h = self.activation(x_proj + linalg.matmul(states[0], weights[0]))
         return h, [h]
 
 
@@ -167,7 +168,7 @@ class LSTMCell(_Cell):
 
     def step(self, x_proj: Any, states: list, weights: list) -> tuple:
         h, c = states
-        z = x_proj + kmath.matmul(h, weights[0])
+        z = x_proj + linalg.matmul(h, weights[0])
         z_i, z_f, z_c, z_o = joining.split(z, 4, axis=-1)
         act, gate = self.activation, self.recurrent_activation
         c = gate(z_f) * c + gate(z_i) * act(z_c)
@@ -212,7 +213,7 @@ class GRUCell(_Cell):
         x_z, x_r, x_h = joining.split(x_proj, 3, axis=-1)
         gate, units = self.recurrent_activation, self.units
         if self.reset_after:
-            inner = kmath.matmul(h, weights[0])
+            inner = linalg.matmul(h, weights[0])
             if len(weights) > 1:
                 inner = inner + weights[1]
             r_z, r_r, r_h = joining.split(inner, 3, axis=-1)
@@ -221,10 +222,10 @@ class GRUCell(_Cell):
             candidate = self.activation(x_h + r * r_h)
         else:
             u = weights[0]
-            r_z, r_r = joining.split(kmath.matmul(h, u[:, :2 * units]), 2, axis=-1)
+            r_z, r_r = joining.split(linalg.matmul(h, u[:, :2 * units]), 2, axis=-1)
             z = gate(x_z + r_z)
             r = gate(x_r + r_r)
-            candidate = self.activation(x_h + kmath.matmul(r * h, u[:, 2 * units:]))
+            candidate = self.activation(x_h + linalg.matmul(r * h, u[:, 2 * units:]))
         h = z * h + (1.0 - z) * candidate
         return h, [h]
 

@@ -22,6 +22,7 @@ from kilnflow.module import Module, camel_to_snake
 from kilnflow.ops import math as kmath
 from kilnflow.ops.convert import convert_to_tensor
 from kilnflow.variables import Variable
+from kilnflow.ops import reduction
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "get", "schedules"]
 
@@ -157,11 +158,11 @@ class Optimizer(Module):
         if self.clipnorm is not None:
             out = []
             for g in grads:
-                norm = kmath.sqrt(kmath.reduce_sum(kmath.square(g)))
+                norm = kmath.sqrt(reduction.reduce_sum(kmath.square(g)))
                 out.append(g * (self.clipnorm / kmath.maximum(norm, self.clipnorm)))
             return out
         if self.global_clipnorm is not None:
-            total = kmath.sqrt(kmath.add_n([kmath.reduce_sum(kmath.square(
+            total = kmath.sqrt(kmath.add_n([reduction.reduce_sum(kmath.square(
                 kmath.cast(g, _dtypes.float32))) for g in grads]))
             scale = self.global_clipnorm / kmath.maximum(total, self.global_clipnorm)
             return [g * kmath.cast(scale, g.dtype) for g in grads]
