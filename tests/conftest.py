@@ -10,3 +10,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
 settings.register_profile("dev", deadline=None)
 settings.load_profile("ci" if os.environ.get("CI") else "dev")
+
+# The op sample table is data imported by tests/ops/test_generic.py, not a test module; its
+# arrays confuse the doctest collector.
+collect_ignore_glob = ["ops/samples/*.py"]

@@ -1,4 +1,4 @@
-"""Checks derived for every OpDef from the sample table in kilnflow/ops/samples.py.
+"""Checks derived for every OpDef from the sample table in tests/ops/samples/.
 
 (a) the shape rule agrees with the kernel (exactly for known inputs, compatibly for
 unknown dims); (b) eager results equal NumPy; (c) gradients equal central finite
@@ -17,9 +17,12 @@ import pytest
 
 import kilnflow as kf
 from kilnflow import errors, nest
-from kilnflow.ops import samples as S
+from tests.ops import samples as S
 from kilnflow.core.opdef import REGISTRY, bind, declared_attrs
 from kilnflow.shapes import TensorSpec
+
+# A sample line holding two lambdas is run as written (AutoGraph cannot tell them apart).
+pytestmark = pytest.mark.filterwarnings("ignore:AutoGraph could not convert <lambda>")
 
 SAMPLES = S.SAMPLES
 IDS = [s.id for s in SAMPLES]
@@ -52,7 +55,7 @@ def _specs(result: Any) -> list:
 
 def test_every_registered_op_has_a_sample():
     missing = S.ops_without_samples()
-    assert not missing, f"ops with no sample in kilnflow/ops/samples.py: {missing}"
+    assert not missing, f"ops with no sample in tests/ops/samples/<family>.py: {missing}"
 
 
 def test_unsampled_allow_list_names_registered_ops_with_reasons():
@@ -335,8 +338,9 @@ def test_bad_calls_raise_tf_errors(case):
     message = str(info.value)
     for fragment in case.fragments:
         assert fragment in message, f"{fragment!r} not in {message!r}"
-    if case.error is errors.InvalidArgumentError:
-        assert "test_generic.py" in message, f"no user line in {message!r}"
+    if case.error is errors.InvalidArgumentError:  # the user's line: the lambda, or the call
+        assert "tests/ops/samples/" in message or "test_generic.py" in message, \
+            f"no user line in {message!r}"
 
 
 # ---------------------------------------------------------------- bugs the samples ran into
