@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 
-from typing import Any, Dict, Iterator, List, Optional, Sequence
+from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Sequence
 
 import numpy as np
 
@@ -287,16 +287,6 @@ class Graph:
     def as_graph_def(self) -> GraphDef:
         return GraphDef([op.node_def for op in self._operations])
 
-    def to_dict(self) -> dict:
-        """A JSON-safe description of the graph; `Graph.from_dict` rebuilds it."""
-        from kilnflow.graph_json import graph_to_dict
-        return graph_to_dict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict, **kwargs: Any) -> "Graph":
-        from kilnflow.graph_json import graph_from_dict
-        return graph_from_dict(data, cls(), **kwargs)
-
     def lint(self) -> None:
         """Check names, edges, topological order and every shape rule; raise on a problem."""
         seen: set = set()
@@ -400,3 +390,25 @@ def device(device_name: Optional[str]) -> Any:
     return ctx.graph.device(device_name)
 
 
+# ---------------------------------------------------------------- attr codecs
+
+class AttrCodec(NamedTuple):
+    """How one attr type is written to and read from the JSON graph format.
+
+    encode(value, writer) -> JSON-safe dict fields; decode(fields, reader) -> value. The
+    writer offers `graph(g)` (a nested graph) and `variable(handle)` (its saved key); the
+    reader offers `graph(data)` and `variable(key)`.
+    """
+    tag: str
+    type: type
+    encode: Callable[[Any, Any], dict]
+    decode: Callable[[dict, Any], Any]
+
+
+ATTR_CODECS: Dict[str, AttrCodec] = {}
+
+
+def register_attr_codec(tag: str, attr_type: type, encode: Callable[[Any, Any], dict],
+                        decode: Callable[[dict, Any], Any]) -> None:
+    """Declare how attrs of `attr_type` are serialized (called beside the class)."""
+    ATTR_CODECS[tag] = AttrCodec(tag, attr_type, encode, decode)

@@ -20,6 +20,7 @@ from kilnflow.core import rules
 from kilnflow.ops.convert import convert_to_tensor
 from kilnflow.ops.math import add, cast, multiply
 from kilnflow.core.opdef import bind, defop
+from kilnflow.graph import register_attr_codec
 from kilnflow.shapes import TensorShape, TensorSpec
 from kilnflow.tensor import Tensor
 
@@ -43,6 +44,17 @@ class RandomStream:
 
     def __repr__(self) -> str:
         return f"RandomStream(seeds={self.seeds})"
+
+
+def _decode_stream(fields: dict, reader: Any) -> RandomStream:
+    seeds = fields.get("seeds")
+    return RandomStream(tuple(int(x) for x in seeds) if seeds else None)
+
+
+register_attr_codec(
+    "random", RandomStream,
+    encode=lambda stream, writer: {"seeds": list(stream.seeds) if stream.seeds else None},
+    decode=_decode_stream)
 
 
 class _SeedState:

@@ -14,6 +14,7 @@ import numpy as np
 from kilnflow import dtypes as _dtypes
 from kilnflow import errors
 from kilnflow.core.opdef import defop
+from kilnflow.graph import register_attr_codec
 from kilnflow.shapes import TensorShape, TensorSpec
 
 
@@ -41,6 +42,11 @@ class VariableHandle:
 
     def __repr__(self) -> str:
         return f"<VariableHandle {self.name}>"
+
+
+register_attr_codec("variable", VariableHandle,
+                    encode=lambda handle, writer: {"name": writer.variable(handle)},
+                    decode=lambda fields, reader: reader.variable(fields.get("name")))
 
 
 def _read_rule(*, handle: VariableHandle) -> TensorSpec:

@@ -12,6 +12,7 @@ from typing import Any, Callable, List, Optional, Sequence
 from kilnflow import nest
 
 from kilnflow.core.opdef import bind
+from kilnflow.graph import register_attr_codec
 from kilnflow.ops.convert import convert_to_tensor
 from kilnflow.shapes import TensorSpec
 from kilnflow.tensor import SymbolicTensor
@@ -46,6 +47,19 @@ class Subgraph:
 
     def __repr__(self) -> str:
         return f"<Subgraph {self.graph.name}: {len(self.graph.operations)} ops>"
+
+
+def _encode_subgraph(sub: Subgraph, writer: Any) -> dict:
+    return {"graph": writer.graph(sub.graph), "capture_positions": list(sub.capture_positions),
+            "n_args": sub.n_args}
+
+
+def _decode_subgraph(fields: dict, reader: Any) -> Subgraph:
+    return Subgraph(reader.graph(fields["graph"]), int(fields["n_args"]),
+                    tuple(int(p) for p in fields["capture_positions"]))
+
+
+register_attr_codec("subgraph", Subgraph, _encode_subgraph, _decode_subgraph)
 
 
 def writes_hoisted(graph: Any) -> bool:

@@ -17,7 +17,7 @@ from kilnflow import errors, nest
 from kilnflow.function.api import Function
 from kilnflow.function.concrete import ConcreteFunction, _Slot
 from kilnflow.function.func_graph import FuncGraph
-from kilnflow.graph_json import GraphFormatError, graph_from_dict, graph_to_dict
+from kilnflow.saving.graph_json import GraphFormatError, graph_from_dict, graph_to_dict
 from kilnflow.saving import fileio, safetensors, saved_objects
 from kilnflow.saving.checkpoint import is_trackable
 from kilnflow.shapes import TensorSpec

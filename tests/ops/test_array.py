@@ -635,7 +635,7 @@ def test_dynamic_shapes_in_a_function():
 def test_slicing_graph_serializes_to_json():
     """Index specs use only JSON-friendly attrs ('...' for Ellipsis, '*' for fed values)."""
     function = _function()
-    graph_json = pytest.importorskip("kilnflow.graph_json")
+    graph_json = pytest.importorskip("kilnflow.saving.graph_json")
     import json
 
     from kilnflow.graph import Graph

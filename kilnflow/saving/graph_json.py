@@ -1,6 +1,8 @@
 """The JSON-safe form of a graph, and its validated reconstruction.
 
-Every attr kind has one encoder/decoder pair here; loading checks the format version,
+Plain attr kinds (Python values, dtypes, shapes, specs, constants) are encoded here; attr
+classes of the op families (subgraphs, random streams, variable handles) register their
+own codec beside their class (graph.register_attr_codec). Loading checks the format version,
 that every op is registered, that edges point backwards, and re-runs each shape rule
 against the recorded specs. Nothing in the data is ever executed or unpickled.
 """
@@ -13,7 +15,8 @@ from typing import Any, Dict, Optional
 import numpy as np
 
 from kilnflow import dtypes as _dtypes
-from kilnflow.graph import Graph, Operation
+from kilnflow.function.func_graph import FuncGraph
+from kilnflow.graph import ATTR_CODECS, Graph, Operation
 from kilnflow.core.const import Literal
 from kilnflow.core.opdef import REGISTRY, declared_attrs, infer
 from kilnflow.shapes import TensorShape, TensorSpec
@@ -27,10 +30,38 @@ class GraphFormatError(ValueError):
     """A serialized graph that is malformed, from another version, or inconsistent."""
 
 
+class _Writer:
+    """What an attr codec may ask while encoding: nested graphs and variable keys."""
+
+    def __init__(self, keys: Dict[int, str]):
+        self._keys = keys
+
+    def graph(self, graph: Graph) -> dict:
+        return graph_to_dict(graph, self._keys)
+
+    def variable(self, handle: Any) -> str:
+        return self._keys.get(id(handle), handle.name)
+
+
+class _Reader:
+    """What an attr codec may ask while decoding: nested graphs and saved variables."""
+
+    def __init__(self, variables: Dict[str, Any]):
+        self._variables = variables
+
+    def graph(self, data: Any) -> Graph:
+        name = data.get("name", "sub") if isinstance(data, dict) else "sub"
+        return graph_from_dict(data, FuncGraph(str(name)), variables=self._variables)
+
+    def variable(self, key: Any) -> Any:
+        try:
+            return self._variables[key]
+        except (KeyError, TypeError):
+            raise GraphFormatError(f"graph reads variable {key!r}, which was not "
+                                   "provided") from None
+
+
 def _encode(value: Any, keys: Dict[int, str]) -> Any:
-    from kilnflow.ops.subgraph import Subgraph
-    from kilnflow.ops.random import RandomStream
-    from kilnflow.ops.state import VariableHandle
     if value is None or isinstance(value, (bool, int, str)):
         return {"t": "py", "v": value}
     if isinstance(value, float):
@@ -51,19 +82,13 @@ def _encode(value: Any, keys: Dict[int, str]) -> Any:
                 "shape": list(array.shape),
                 "data": base64.b64encode(array.astype(array.dtype.newbyteorder("<"))
                                          .tobytes()).decode("ascii")}
-    if isinstance(value, VariableHandle):
-        return {"t": "variable", "name": keys.get(id(value), value.name)}
-    if isinstance(value, RandomStream):
-        return {"t": "random", "seeds": list(value.seeds) if value.seeds else None}
-    if isinstance(value, Subgraph):
-        return {"t": "subgraph", "graph": graph_to_dict(value.graph, keys),
-                "capture_positions": list(value.capture_positions), "n_args": value.n_args}
+    for codec in ATTR_CODECS.values():
+        if isinstance(value, codec.type):
+            return {"t": codec.tag, **codec.encode(value, _Writer(keys))}
     raise TypeError(f"Cannot serialize attr of type {type(value).__name__}: {value!r}")
 
 
 def _decode(data: Any, variables: Dict[str, Any]) -> Any:
-    from kilnflow.ops.subgraph import Subgraph
-    from kilnflow.ops.random import RandomStream
     if not isinstance(data, dict) or "t" not in data:
         raise GraphFormatError(f"malformed attr {data!r}")
     kind = data["t"]
@@ -92,20 +117,10 @@ def _decode(data: Any, variables: Dict[str, Any]) -> Any:
             raise GraphFormatError(f"constant data has {len(raw)} bytes, expected {expected}")
         array = np.frombuffer(raw, np.dtype(dtype).newbyteorder("<")).astype(dtype)
         return Literal(array.reshape(shape))
-    if kind == "variable":
-        try:
-            return variables[data["name"]]
-        except KeyError:
-            raise GraphFormatError(f"graph reads variable {data['name']!r}, which was not "
-                                   "provided") from None
-    if kind == "random":
-        return RandomStream(tuple(data["seeds"]) if data["seeds"] else None)
-    if kind == "subgraph":
-        from kilnflow.function.func_graph import FuncGraph
-        graph = graph_from_dict(data["graph"], FuncGraph(data["graph"].get("name", "sub")),
-                                variables=variables)
-        return Subgraph(graph, int(data["n_args"]), tuple(int(p) for p in
-                                                          data["capture_positions"]))
+    codec = ATTR_CODECS.get(kind)
+    if codec is not None:
+        fields = {k: v for k, v in data.items() if k != "t"}
+        return codec.decode(fields, _Reader(variables))
     raise GraphFormatError(f"unknown attr kind {kind!r}")
 
 
