@@ -8,7 +8,7 @@ tapes record the application. Imports tensor, dtypes, shapes, errors, context on
 from __future__ import annotations
 
 import inspect
-from typing import Any, Callable, FrozenSet, Optional, Sequence
+from typing import Any, Callable, FrozenSet, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -23,38 +23,27 @@ NO_ATTRS: dict = {}  # shared empty attrs: no dict per call
 
 
 class OpDef:
-    """Everything every mode needs to know about one op. See STYLE.md, convention 1."""
+    """Everything every mode needs to know about one op (STYLE.md, convention 1): the fields
+    `defop` documents, plus the eager dispatch's cache (`simple`, `ok_dtype`, `np_dtypes`),
+    which bind() fills and nothing else reads."""
 
     __slots__ = ("name", "shape", "kernel", "grad", "stateful", "random", "commutative",
                  "fusable", "multi_output", "same_dtype", "dtypes", "check_eager", "watch_attr",
-                 "codegen", "np_dtypes", "simple", "ok_dtype", "props", "__weakref__")
+                 "codegen", "inline", "reduction", "identity", "shape_only", "permutation_attr",
+                 "reshape_attr", "transpose_flags", "fresh_output",
+                 "np_dtypes", "simple", "ok_dtype", "__weakref__")
 
-    def __init__(self, name: str, shape: Callable, kernel: Callable, grad: Optional[Callable],
-                 stateful: bool, random: bool, commutative: bool, fusable: Optional[str],
-                 multi_output: bool, same_dtype: Any, dtypes: Optional[frozenset],
-                 check_eager: bool, watch_attr: Optional[str], props: dict):
+    def __init__(self, name: str, **fields: Any):
         self.name = name
-        self.shape = shape
-        self.kernel = kernel
-        self.grad = grad
-        self.stateful = stateful or random
-        self.random = random
-        self.commutative = commutative
-        self.fusable = fusable
-        self.multi_output = multi_output
-        self.same_dtype = same_dtype
-        self.dtypes = dtypes
-        # the same set as NumPy dtypes, for the eager fast path
-        self.np_dtypes = None if dtypes is None else frozenset(d._np for d in dtypes)
-        # Eager fast path for binary ops whose inputs share one dtype: after one full check,
-        # a call with the same dtype object (`ok_dtype`) skips the checks entirely.
-        self.simple = same_dtype is True and not check_eager and not multi_output
+        for field, value in fields.items():
+            setattr(self, field, value)
+        self.stateful = self.stateful or self.random
+        # Eager dispatch cache. np_dtypes: `dtypes` as NumPy dtypes. Binary ops whose inputs
+        # share one dtype are `simple`: after one full check, a call with the same dtype
+        # object (`ok_dtype`) skips the checks entirely.
+        self.np_dtypes = None if self.dtypes is None else frozenset(d._np for d in self.dtypes)
+        self.simple = self.same_dtype is True and not self.check_eager and not self.multi_output
         self.ok_dtype: Any = None
-        self.check_eager = check_eager
-        self.watch_attr = watch_attr
-        self.props = props
-        # codegen(op, emitter, env, indent): emits source itself (control flow); None: a call
-        self.codegen: Optional[Callable] = None
 
     @property
     def elementwise(self) -> bool:
@@ -68,31 +57,54 @@ def defop(name: str, *, shape: Callable, kernel: Callable, grad: Optional[Callab
           stateful: bool = False, random: bool = False, commutative: bool = False,
           fusable: Optional[str] = None, multi_output: bool = False, same_dtype: Any = True,
           dtypes: Optional[Sequence] = None, check_eager: bool = False,
-          watch_attr: Optional[str] = None, props: Optional[dict] = None) -> OpDef:
-    """Declare an op.
+          watch_attr: Optional[str] = None, codegen: Optional[Callable] = None,
+          inline: Optional[Callable] = None, reduction: Optional[str] = None,
+          identity: bool = False, shape_only: bool = False,
+          permutation_attr: Optional[str] = None, reshape_attr: Optional[str] = None,
+          transpose_flags: Optional[Tuple[str, str]] = None,
+          fresh_output: bool = False) -> OpDef:
+    """Declare an op: every field some layer reads, in one call.
 
-    shape(*inputs, **attrs) -> TensorSpec or list of TensorSpecs (inputs have .shape/.dtype)
-    kernel(*arrays, **attrs) -> ndarray, or a tuple of them when multi_output
-    grad(op, *output_grads) -> one gradient (or None) per input; op has .inputs/.outputs/.attrs
-    same_dtype: True (all inputs), False, or a tuple of input positions that must agree
-    dtypes: the dtypes allowed for input 0 (checked in both modes)
-    check_eager: also run the shape rule eagerly (for kernels NumPy would not reject)
-    watch_attr: the attr holding an object (a variable's handle) that tapes treat as this
-        op's input, so gradients of its output reach that object (ReadVariableOp)
-    props: further facts graph passes may use, e.g. {"reduction": "sum"},
-        {"identity": True}, {"shape_only": True} (the result depends only on the input's
-        static shape), {"permutation_attr": "perm"}, {"reshape_attr": "shape"},
-        {"transpose_flags": ("transpose_a", "transpose_b")}, {"fresh_output": True} (the
-        kernel always returns a new array, never a view: its buffer may be reused),
-        {"inline": fn} (fn(op) gives
-        a Python expression over {0}, {1}.. that generated code uses instead of a call,
-        or None)
+    What the op computes, in every mode:
+      shape(*inputs, **attrs) -> TensorSpec or list of TensorSpecs (inputs have .shape and
+          .dtype; dims may be None). Its keyword parameters after the inputs are the op's
+          declared attrs (a loaded graph may use no others).
+      kernel(*arrays, **attrs) -> ndarray, or a tuple of them when multi_output
+      grad(op, *output_grads) -> one gradient (or None) per input, written with public ops
+      same_dtype: True (all inputs), False, or a tuple of input positions that must agree
+      dtypes: the dtypes allowed for input 0 (checked in both modes)
+      check_eager: also run the shape rule eagerly (for kernels NumPy would not reject)
+      watch_attr: the attr holding an object (a variable's handle) that tapes treat as the
+          op's input, so gradients of its output reach that object (ReadVariableOp)
+    Flags: stateful (never pruned, merged or reordered), random (draws numbers; stateful),
+      commutative (CSE may swap inputs).
+    fusable: the op as a NumPy expression template, for fusion, algebraic facts and inlining.
+      `{0}`, `{1}`.. stand for the inputs and `{name}` for attr `name`; the result must be a
+      Python expression over those, NumPy functions by bare name (`maximum({0}, {1})`,
+      `where({0} > 0, {0}, 0)`) and operators, e.g. `({0} * {1})`, `(-{0})`,
+      `{0}.astype({dtype})`. Passes read meaning from it (`({0} * {1})` has identity 1).
+    Facts the passes read (through passes/facts.py):
+      reduction: 'sum' | 'mean' | 'max' | 'min' | 'prod' | 'any' | 'all'
+      identity: the op returns its input unchanged (Identity)
+      shape_only: the result depends only on the input's static shape (Shape, Size, Rank)
+      permutation_attr / reshape_attr: the attr holding a transpose's perm / a reshape's dims
+      transpose_flags: the attrs that transpose a matmul's operands
+      fresh_output: the kernel always returns a new array, never a view (its buffer may be
+          reused by plan_buffers)
+    How generated code runs it (runtime/codegen.py):
+      codegen(op, emitter, env, indent): emits the op's source itself (control flow)
+      inline(op) -> a Python expression over {0}, {1}.. used instead of a kernel call, or None
     """
     if name in REGISTRY:
         raise ValueError(f"Op {name} is declared twice")
-    op = OpDef(name, shape, kernel, grad, stateful, random, commutative, fusable, multi_output,
-               same_dtype, frozenset(dtypes) if dtypes is not None else None, check_eager,
-               watch_attr, dict(props or {}))
+    op = OpDef(name, shape=shape, kernel=kernel, grad=grad, stateful=stateful, random=random,
+               commutative=commutative, fusable=fusable, multi_output=multi_output,
+               same_dtype=same_dtype,
+               dtypes=frozenset(dtypes) if dtypes is not None else None,
+               check_eager=check_eager, watch_attr=watch_attr, codegen=codegen, inline=inline,
+               reduction=reduction, identity=identity, shape_only=shape_only,
+               permutation_attr=permutation_attr, reshape_attr=reshape_attr,
+               transpose_flags=transpose_flags, fresh_output=fresh_output)
     REGISTRY[name] = op
     return op
 

@@ -44,12 +44,12 @@ def _size_rule(x: Any, *, out_type: _dtypes.DType) -> TensorSpec:
     return TensorSpec([], out_type)
 
 
-_SHAPE_ONLY = {"shape_only": True}  # known static shape -> a constant (constant_fold)
-SHAPE = defop("Shape", shape=_shape_rule, props=_SHAPE_ONLY,
+# shape_only: with a known static shape, constant_fold turns these into constants
+SHAPE = defop("Shape", shape=_shape_rule, shape_only=True,
               kernel=lambda x, *, out_type: np.array(x.shape, out_type.as_numpy_dtype))
-SIZE = defop("Size", shape=_size_rule, props=_SHAPE_ONLY,
+SIZE = defop("Size", shape=_size_rule, shape_only=True,
              kernel=lambda x, *, out_type: np.asarray(x.size, out_type.as_numpy_dtype))
-RANK = defop("Rank", shape=lambda x: TensorSpec([], _dtypes.int32), props=_SHAPE_ONLY,
+RANK = defop("Rank", shape=lambda x: TensorSpec([], _dtypes.int32), shape_only=True,
              kernel=lambda x: np.asarray(x.ndim, np.int32))
 
 
@@ -80,7 +80,7 @@ def rank(input: Any, name: Optional[str] = None) -> Tensor:  # noqa: A002
 # ---------------------------------------------------------------- identity, stop_gradient
 
 IDENTITY = defop("Identity", shape=rules.same_as(0), kernel=lambda x: x,
-                 grad=lambda op, dy: [dy], same_dtype=False, props={"identity": True})
+                 grad=lambda op, dy: [dy], same_dtype=False, identity=True)
 STOP_GRADIENT = defop("StopGradient", shape=rules.same_as(0), kernel=lambda x: x,
                       same_dtype=False)
 

@@ -91,11 +91,9 @@ def _if_grad(op: Any, *dys: Any) -> list:
 
 
 IF = defop("If", shape=_if_rule, kernel=_if_kernel, grad=_if_grad, multi_output=True,
-           same_dtype=False, stateful=True)
+           same_dtype=False, stateful=True, codegen=_if_codegen)
 STATELESS_IF = defop("StatelessIf", shape=_if_rule, kernel=_if_kernel, grad=_if_grad,
-                     multi_output=True, same_dtype=False)
-IF.codegen = _if_codegen
-STATELESS_IF.codegen = _if_codegen
+                     multi_output=True, same_dtype=False, codegen=_if_codegen)
 
 
 def _merge_specs(a: Any, b: Any, what: str) -> TensorSpec:

@@ -543,5 +543,5 @@ def _fused_codegen(op: Any, emitter: Any, env: dict, indent: str) -> None:
     env[id(op.outputs[0])] = result
 
 
-FUSED = defop("FusedElementwise", shape=_fused_rule, kernel=_fused_kernel, same_dtype=False)
-FUSED.codegen = _fused_codegen
+FUSED = defop("FusedElementwise", shape=_fused_rule, kernel=_fused_kernel, same_dtype=False,
+              codegen=_fused_codegen)

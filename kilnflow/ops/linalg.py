@@ -62,8 +62,8 @@ def _matmul_grad(op: Any, dy: Any) -> list:
 
 
 MATMUL = defop("MatMul", shape=_matmul_rule, kernel=_matmul_kernel, grad=_matmul_grad,
-               dtypes=NUMERIC, props={"transpose_flags": ("transpose_a", "transpose_b"),
-                                      "inline": _matmul_inline, "fresh_output": True})
+               dtypes=NUMERIC, transpose_flags=("transpose_a", "transpose_b"),
+               inline=_matmul_inline, fresh_output=True)
 
 
 def matmul(a: Any, b: Any, transpose_a: bool = False, transpose_b: bool = False,

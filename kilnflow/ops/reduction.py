@@ -92,7 +92,7 @@ def _mean(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
 
 
 def _reduce_op(name: str, kernel: Callable, dtypes: Any, grad: Optional[Callable] = None):
-    return defop(name.capitalize(), shape=rules.reduce(), props={"reduction": name},
+    return defop(name.capitalize(), shape=rules.reduce(), reduction=name,
                  kernel=_reduce_kernel(kernel), grad=grad, dtypes=dtypes)
 
 

@@ -52,7 +52,7 @@ RESHAPE = defop(
     "Reshape",
     shape=lambda x, *, shape: TensorSpec(_reshape_dims(x.shape, shape), x.dtype),
     kernel=lambda x, *, shape: np.reshape(x, shape),
-    grad=lambda op, dy: [_reshape_like(dy, op.inputs[0])], same_dtype=False, props={"reshape_attr": "shape"})
+    grad=lambda op, dy: [_reshape_like(dy, op.inputs[0])], same_dtype=False, reshape_attr="shape")
 DYNAMIC_RESHAPE = defop(
     "DynamicReshape", shape=lambda x, s: TensorSpec(dims_from(s), x.dtype),
     kernel=_dynamic_reshape_kernel,
@@ -223,7 +223,7 @@ def _transpose_rule(x: Any, *, perm: tuple) -> TensorSpec:
 TRANSPOSE = defop("Transpose", shape=_transpose_rule,
                   kernel=lambda x, *, perm: np.transpose(x, perm),
                   grad=lambda op, dy: [transpose(dy, np.argsort(op.attrs["perm"]).tolist())],
-                  same_dtype=False, props={"permutation_attr": "perm"})
+                  same_dtype=False, permutation_attr="perm")
 CONJUGATE_TRANSPOSE = defop(
     "ConjugateTranspose", shape=_transpose_rule, same_dtype=False,
     kernel=lambda x, *, perm: np.conj(np.transpose(x, perm)),

@@ -164,7 +164,7 @@ def _strided_slice_inline(op: Any) -> Optional[str]:
 
 STRIDED_SLICE = defop("StridedSlice", shape=_strided_slice_rule, kernel=_strided_slice_kernel,
                       grad=_strided_slice_grad, same_dtype=False,
-                      props={"inline": _strided_slice_inline})
+                      inline=_strided_slice_inline)
 STRIDED_SLICE_GRAD = defop(
     "StridedSliceGrad", shape=lambda dy, s, *values, spec: TensorSpec(dims_from(s), dy.dtype),
     kernel=_strided_slice_grad_kernel, same_dtype=False,

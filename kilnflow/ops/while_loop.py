@@ -252,11 +252,10 @@ def _while_grad_kernel(*inputs: Any, cond_graph: Subgraph, body_graph: Subgraph,
 
 
 WHILE = defop("While", shape=_while_rule, kernel=_while_kernel, grad=_while_grad,
-              multi_output=True, same_dtype=False, stateful=True)
+              multi_output=True, same_dtype=False, stateful=True, codegen=_while_codegen)
 STATELESS_WHILE = defop("StatelessWhile", shape=_while_rule, kernel=_while_kernel,
-                        grad=_while_grad, multi_output=True, same_dtype=False)
-WHILE.codegen = _while_codegen
-STATELESS_WHILE.codegen = _while_codegen
+                        grad=_while_grad, multi_output=True, same_dtype=False,
+                        codegen=_while_codegen)
 def _while_grad_grad(op: Any, *dys: Any) -> list:
     raise NotImplementedError(
         "Second-order gradients through kf.while_loop inside kf.function are not supported "

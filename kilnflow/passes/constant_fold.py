@@ -19,6 +19,7 @@ from typing import Any, Dict, Optional
 import numpy as np
 
 from kilnflow.core.const import CONST
+from kilnflow.passes import facts
 from kilnflow.passes.rewrite import const, copy_graph, input_ids
 
 MAX_ELEMENTS = 1 << 16  # a folded value is stored in the graph: keep that small
@@ -69,7 +70,7 @@ def constant_fold(graph: Any) -> Any:
             return None
         if not _foldable(op, graph_inputs):
             return None
-        if op.opdef.props.get("shape_only") and all(t.shape.is_fully_defined()
+        if facts.shape_only(op.opdef) and all(t.shape.is_fully_defined()
                                                     for t in op.inputs):
             # Shape/Size/Rank of a statically known shape: evaluate on a stand-in array
             arrays = _evaluate(op, [np.empty(t.shape.as_list(), t.dtype.as_numpy_dtype)

@@ -5,7 +5,7 @@ expression: `({0} * {1})` is a multiplication whatever the op is called, so `x *
 holds for it; `(-{0})` is its own inverse; `{0}.astype({dtype})` is a cast.
 
 The rest (identity, permutation, reshape, matmul transpose flags, reductions, shape-only
-results) are declared in each OpDef's `props`.
+results, fresh outputs) are keyword fields of each op's defop() call.
 """
 from __future__ import annotations
 
@@ -61,25 +61,31 @@ def cast_attr(opdef: Any) -> Optional[str]:
     return None
 
 
-def _fact(opdef: Any, field: str) -> Any:
-    return opdef.props.get(field)
-
-
 def is_identity(opdef: Any) -> bool:
-    return bool(_fact(opdef, "identity"))
+    return opdef.identity
 
 
 def permutation_attr(opdef: Any) -> Optional[str]:
-    return _fact(opdef, "permutation_attr")
+    return opdef.permutation_attr
 
 
 def reshape_attr(opdef: Any) -> Optional[str]:
-    return _fact(opdef, "reshape_attr")
+    return opdef.reshape_attr
 
 
 def transpose_flags(opdef: Any) -> Optional[Tuple[str, str]]:
-    return _fact(opdef, "transpose_flags")
+    return opdef.transpose_flags
 
 
 def reduction(opdef: Any) -> Optional[str]:
-    return _fact(opdef, "reduction")
+    return opdef.reduction
+
+
+def shape_only(opdef: Any) -> bool:
+    """The result depends only on the input's static shape (foldable when it is known)."""
+    return opdef.shape_only
+
+
+def fresh_output(opdef: Any) -> bool:
+    """The kernel always returns a new array, never a view of an input."""
+    return opdef.fresh_output

@@ -11,7 +11,7 @@ FusedElementwise). The donated buffer becomes an extra input (attr `into` gives 
 position), so codegen keeps it alive until then and the graph shows the reuse. The
 engine checks shape, dtype and contiguity at run time and allocates when they differ.
 Donors are only results the engine, an elementwise kernel or an op declaring
-`props["fresh_output"]` (MatMul: `a @ b` always allocates) allocated, whose every reader
+`fresh_output` (MatMul: `a @ b` always allocates) allocated, whose every reader
 is elementwise (so no view of them survives): never a graph input, a constant, a
 variable's value or a returned array. So `w -= lr * (x.T @ d)` scales the gradient in
 place instead of faulting in a new array the size of `w`. A buffer dying at the recipient is reused in place.
@@ -23,6 +23,7 @@ from typing import Any, Dict, List, Optional
 import numpy as np
 
 from kilnflow.ops import fused
+from kilnflow.passes import facts
 from kilnflow.passes.fuse_elementwise import _member
 from kilnflow.passes.rewrite import (add_op, consumers, control_targets, copy_graph,
                                      input_ids, output_ids)
@@ -74,7 +75,7 @@ def plan(graph: Any) -> Dict[int, Any]:
 
     def donor(t: Any) -> bool:
         return (id(t) not in outputs and id(t) not in inputs and id(t) in users
-                and (_elementwise(t.op, controlled) or t.op.opdef.props.get("fresh_output"))
+                and (_elementwise(t.op, controlled) or facts.fresh_output(t.op.opdef))
                 and _big_enough(t)
                 and all(_elementwise(u, controlled) for u in users[id(t)]))
 

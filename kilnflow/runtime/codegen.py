@@ -54,10 +54,10 @@ def _inline_template(op: Any) -> Any:
     `a * b` computes what `k_Mul(a, b)` does (the operator is the ufunc) but skips a
     call, which is most of the cost on small arrays inside loops. Kernels that silence
     NumPy warnings are wrappers, not ufuncs, so they keep their call. Other ops may give
-    one for a given node through `props["inline"]` (e.g. MatMul of known ranks: `a @ b`).
+    one for a given node through their `inline` field (e.g. MatMul of known ranks: `a @ b`).
     """
     opdef = op.opdef
-    inline = opdef.props.get("inline")
+    inline = opdef.inline
     if inline is not None:
         return inline(op)
     if op.attrs or opdef.fusable is None or not isinstance(opdef.kernel, np.ufunc):
