@@ -183,12 +183,12 @@ class EagerTensor(Tensor):
         return format(str(self), spec)
 
     def __repr__(self) -> str:
-        return (f"<tf.Tensor: shape={_shape_text(self._value.shape)}, dtype={self.dtype.name}, "
-                f"numpy={_numpy_text(self._value, True)}>")
+        return (f"<tf.Tensor: shape={shape_text(self._value.shape)}, dtype={self.dtype.name}, "
+                f"numpy={numpy_text(self._value, True)}>")
 
     def __str__(self) -> str:
-        return (f"tf.Tensor({_numpy_text(self._value, False)}, "
-                f"shape={_shape_text(self._value.shape)}, dtype={self.dtype.name})")
+        return (f"tf.Tensor({numpy_text(self._value, False)}, "
+                f"shape={shape_text(self._value.shape)}, dtype={self.dtype.name})")
 
     def __reduce__(self):
         return (EagerTensor, (np.asarray(self._value),))
@@ -200,11 +200,11 @@ class EagerTensor(Tensor):
         return self
 
 
-def _shape_text(shape: tuple) -> str:
+def shape_text(shape: tuple) -> str:
     return str(TensorShape(shape))
 
 
-def _numpy_text(value: Any, as_repr: bool) -> str:
+def numpy_text(value: Any, as_repr: bool) -> str:
     value = np.asarray(value)
     if value.ndim == 0:
         item = value.item()

@@ -16,7 +16,7 @@ from kilnflow.ops.convert import convert_to_tensor
 from kilnflow.core.opdef import bind
 from kilnflow.ops.state import ASSIGN, ASSIGN_ADD, ASSIGN_SUB, READ, VariableHandle
 from kilnflow.shapes import TensorShape
-from kilnflow.tensor import TensorOps, _numpy_text, _shape_text, is_symbolic
+from kilnflow.tensor import TensorOps, numpy_text, shape_text, is_symbolic
 
 
 class Variable(TensorOps):
@@ -212,8 +212,8 @@ class Variable(TensorOps):
         if value is None or (ctx.graph is not None and self._graph is not None):
             return (f"<tf.Variable '{self.name}' shape={self.shape} "
                     f"dtype={self.dtype.name}>")
-        return (f"<tf.Variable '{self.name}' shape={_shape_text(np.shape(value))} "
-                f"dtype={self.dtype.name}, numpy={_numpy_text(value, True)}>")
+        return (f"<tf.Variable '{self.name}' shape={shape_text(np.shape(value))} "
+                f"dtype={self.dtype.name}, numpy={numpy_text(value, True)}>")
 
     def __deepcopy__(self, memo: Any) -> "Variable":
         copy = Variable(np.array(self._handle.read()), trainable=self.trainable,

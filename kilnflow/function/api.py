@@ -18,7 +18,7 @@ import numpy as np
 from kilnflow import errors, nest
 from kilnflow.context import ctx
 from kilnflow.function import diagnostics
-from kilnflow.function.concrete import ConcreteFunction, _Slot
+from kilnflow.function.concrete import ConcreteFunction, OutputSlot
 from kilnflow.function.func_graph import FuncGraph
 from kilnflow.function.trace_key import (describe_change, key_matches, make_key, relax)
 from kilnflow.ops.convert import convert_to_tensor
@@ -442,7 +442,7 @@ def _output_template(result: Any, graph: FuncGraph, outputs: list) -> Any:
                 isinstance(x, (int, float, bool, np.ndarray, np.generic)):
             t = graph.capture(convert_to_tensor(x))
             outputs.append(t)
-            return _Slot(len(outputs) - 1)
+            return OutputSlot(len(outputs) - 1)
         return x
     if nest.is_nested(result):
         return nest.map_structure(leaf, result)

@@ -20,7 +20,7 @@ from kilnflow.tensor import EagerTensor, Tensor, wrap
 _new_eager = EagerTensor.__new__
 
 
-class _Slot:
+class OutputSlot:
     """Marks where output tensor number `index` goes in the returned structure."""
 
     __slots__ = ("index",)
@@ -36,7 +36,7 @@ class ConcreteFunction:
         self.traced_graph = traced_graph
         self._arg_names = arg_names
         self._input_specs = input_specs           # one (name, TensorSpec) per fed tensor
-        self._output_template = output_template   # returned structure with _Slot leaves
+        self._output_template = output_template   # returned structure with OutputSlot leaves
         self.structured_input_signature = structured_input
         self.graph, self.pass_report = pipeline.optimize(traced_graph)
         source, globals_, self._origins = codegen.generate(
@@ -44,7 +44,7 @@ class ConcreteFunction:
         self.code = source
         self._fn = loader.load(source, globals_, name)
         self._filename = self._fn.__code__.co_filename
-        self._single = isinstance(output_template, _Slot)
+        self._single = isinstance(output_template, OutputSlot)
 
     # ---------------------------------------------------------------- calling
 
@@ -147,20 +147,20 @@ def _identifier(name: str) -> str:
 
 
 def _pack(template: Any, flat: Sequence) -> Any:
-    if isinstance(template, _Slot):
+    if isinstance(template, OutputSlot):
         value = flat[template.index]
         return wrap(value) if isinstance(value, (np.ndarray, np.generic)) else value
     if nest.is_nested(template):
         leaves = nest.flatten(template)
         return nest.pack_sequence_as(template, [
             (wrap(flat[x.index]) if isinstance(flat[x.index], (np.ndarray, np.generic))
-             else flat[x.index]) if isinstance(x, _Slot) else x for x in leaves])
+             else flat[x.index]) if isinstance(x, OutputSlot) else x for x in leaves])
     return template
 
 
 def _describe_output(template: Any, outputs: Sequence) -> str:
     def one(leaf: Any) -> str:
-        if isinstance(leaf, _Slot):
+        if isinstance(leaf, OutputSlot):
             t = outputs[leaf.index]
             return f"{t.dtype.name} Tensor, shape={t.shape}"
         if leaf is None:

@@ -32,7 +32,7 @@ def _translatable(opdef: Any, attrs: tuple, in_dtypes: tuple, out_dtype: str) ->
     return builder.add_op(opdef.fusable, operands, dict(attrs), np.dtype(out_dtype)) is not None
 
 
-def _member(op: Any, controlled: set) -> bool:
+def is_fusable_member(op: Any, controlled: set) -> bool:
     opdef = op.opdef
     if opdef.fusable is None or opdef.stateful or opdef.random or op.control_inputs:
         return False
@@ -85,7 +85,7 @@ def find_groups(graph: Any) -> List[_Group]:
             group_of[id(op)] = group
             groups.append(group)
             continue
-        if not _member(op, controlled):
+        if not is_fusable_member(op, controlled):
             continue
         out = op.outputs[0]
         readers = users.get(id(out), [])

@@ -24,7 +24,7 @@ import numpy as np
 
 from kilnflow.ops import fused
 from kilnflow.passes import facts
-from kilnflow.passes.fuse_elementwise import _member
+from kilnflow.passes.fuse_elementwise import is_fusable_member
 from kilnflow.passes.rewrite import (add_op, consumers, control_targets, copy_graph,
                                      input_ids, output_ids)
 
@@ -33,7 +33,7 @@ MIN_BYTES = 1 << 17  # smaller arrays come from malloc's pools: reusing them gai
 
 def _elementwise(op: Any, controlled: set) -> bool:
     """Does `op` compute a fresh array and keep no view of its inputs?"""
-    return op.opdef is fused.FUSED or _member(op, controlled)
+    return op.opdef is fused.FUSED or is_fusable_member(op, controlled)
 
 
 def _big_enough(t: Any) -> bool:

@@ -15,7 +15,7 @@ import numpy as np
 
 from kilnflow import errors, nest
 from kilnflow.function.api import Function
-from kilnflow.function.concrete import ConcreteFunction, _Slot
+from kilnflow.function.concrete import ConcreteFunction, OutputSlot
 from kilnflow.function.func_graph import FuncGraph
 from kilnflow.saving.graph_json import GraphFormatError, graph_from_dict, graph_to_dict
 from kilnflow.saving import fileio, safetensors, saved_objects
@@ -79,7 +79,7 @@ def _handles_in(graph: Any, found: Dict[int, Any]) -> None:
 
 
 def _encode_template(template: Any) -> Any:
-    if isinstance(template, _Slot):
+    if isinstance(template, OutputSlot):
         return {"slot": template.index}
     if template is None:
         return None
@@ -100,7 +100,7 @@ def _decode_template(data: Any) -> Any:
     if kind == "slot":
         if type(value) is not int or value < 0:
             raise GraphFormatError(f"malformed output slot {value!r}")
-        return _Slot(value)
+        return OutputSlot(value)
     if kind == "dict":
         return {k: _decode_template(v) for k, v in value.items()}
     if kind in ("list", "tuple"):
@@ -286,7 +286,7 @@ def load(export_dir: str, tags: Any = None, options: Any = None) -> LoadedModel:
                 raise GraphFormatError(f"function {name!r}: {len(inputs)} input specs for "
                                        f"{len(graph.inputs)} graph inputs")
             template = _decode_template(spec["outputs"])
-            slots = [x for x in nest.flatten(template) if isinstance(x, _Slot)]
+            slots = [x for x in nest.flatten(template) if isinstance(x, OutputSlot)]
             if any(s.index >= len(graph.outputs) for s in slots):
                 raise GraphFormatError(f"function {name!r}: output structure refers to a "
                                        "missing output")
