@@ -371,15 +371,13 @@ def _signature_of(fn: Callable) -> Optional[inspect.Signature]:
 
 def _call_python(fn: Callable, args: tuple, kwargs: dict, autograph: bool) -> Any:
     if autograph:
-        try:
-            from kilnflow.autograph import api as autograph_api
-        except ImportError:
-            autograph_api = None
-        if autograph_api is not None:
-            target = fn.__func__ if isinstance(fn, _BoundPython) else fn
-            if isinstance(fn, _BoundPython):
-                args = (fn.__self__,) + tuple(args)
-            return autograph_api.converted_call(target, args, kwargs)
+        # AutoGraph sits above function/ (its operators build graphs through it): the one
+        # sanctioned late import of this layer
+        from kilnflow.autograph import api as autograph_api
+        target = fn.__func__ if isinstance(fn, _BoundPython) else fn
+        if isinstance(fn, _BoundPython):
+            args = (fn.__self__,) + tuple(args)
+        return autograph_api.converted_call(target, args, kwargs)
     return fn(*args, **kwargs)
 
 

@@ -9,6 +9,7 @@ from typing import Any, Callable, Iterator, Optional
 import numpy as np
 
 from kilnflow import nest
+from kilnflow.function.api import function
 from kilnflow.keras import backend
 from kilnflow.keras import callbacks as _callbacks
 from kilnflow.ops.convert import convert_to_tensor
@@ -149,12 +150,8 @@ def batches(x: Any, y: Any, sw: Any, batch_size: Optional[int], shuffle: bool,
 
 def compiled(step: Callable, run_eagerly: bool) -> Callable:
     """`step` wrapped in kf.function (shape-relaxing, so the last short batch does not
-    retrace), unless run_eagerly or the function layer is unavailable."""
+    retrace), unless run_eagerly."""
     if run_eagerly:
-        return step
-    import kilnflow
-    function = getattr(kilnflow, "function", None)
-    if function is None:
         return step
     return function(step, reduce_retracing=True)
 

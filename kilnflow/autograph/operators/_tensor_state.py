@@ -6,6 +6,8 @@ tensors, so the state is flattened on the way in and packed on the way out;
 Python numbers become tensors; errors name the variable and the user's line.
 """
 from . import _dispatch
+from kilnflow.ops import array as array_ops
+from kilnflow.ops.convert import convert_to_tensor
 from . import lists
 from . import special_values
 
@@ -70,7 +72,7 @@ def to_tensor(leaf, name: str, location: tuple, dtype=None):
                          + _dispatch.where(location))
     if _dispatch.is_tensor(leaf) or is_array(leaf):
         return leaf
-    convert = _dispatch.op("convert_to_tensor")
+    convert = convert_to_tensor
     try:
         if dtype is not None:
             try:
@@ -127,7 +129,7 @@ def check_iteration(name: str, before, after, location: tuple, shape=None):
 def zeros_like_leaf(leaf):
     """A zero tensor with the dtype and (known dims of the) shape of a leaf."""
     shape = dims(leaf.shape) or []
-    return _dispatch.op("zeros")([d if d is not None else 0 for d in shape], dtype=leaf.dtype)
+    return array_ops.zeros([d if d is not None else 0 for d in shape], dtype=leaf.dtype)
 
 
 def placeholder_like(value):

@@ -7,6 +7,8 @@ if_true / if_false take the state values as arguments and return the new ones
 or an eager tensor as condition runs exactly one branch, as Python would.
 """
 from . import _dispatch
+from kilnflow.ops import cond as cond_ops
+from kilnflow.ops import math as math_ops
 from . import _tensor_state
 from . import lists
 from . import records
@@ -104,13 +106,13 @@ def _check_dtypes(name, first, second, first_label, second_label, location) -> N
 
 def tensor_if(pred, if_true, if_false, state: tuple, names, location) -> tuple:
     """Build kf.cond(pred, ...) over the branch functions; returns the new state tuple."""
-    cond = _dispatch.op("cond")
+    cond = cond_ops.cond
     if_true = lists.guard_outer_lists(if_true, location, "`if`")
     if_false = lists.guard_outer_lists(if_false, location, "`if`")
     for swapped in (False, True):
         first_outputs = []
         if swapped:
-            pred = _dispatch.op("logical_not")(pred)
+            pred = math_ops.logical_not(pred)
             if_true, if_false = if_false, if_true
         labels = ("else", "if") if swapped else ("if", "else")
         true_fn = _branch_runner(if_true, state, names, location, labels[0], labels[1],

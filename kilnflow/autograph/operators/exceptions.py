@@ -1,5 +1,6 @@
 """assert_stmt: Python's assert, or an Assert op for a graph tensor test."""
 from . import _dispatch
+from kilnflow.ops import logging as logging_ops
 from . import records
 
 
@@ -12,9 +13,7 @@ def assert_stmt(test, message_fn):
         if message is None:
             message = "Assertion failed" + _dispatch.where(location)
         data = [message]
-        framework = _dispatch.framework()
-        assert_op = getattr(framework, "Assert", None) or _dispatch.op("debugging.Assert")
-        return assert_op(test, data)
+        return logging_ops.Assert(test, data)
     if not test:
         message = message_fn()
         raise AssertionError(*(() if message is None else (message,)))

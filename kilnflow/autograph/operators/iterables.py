@@ -10,6 +10,9 @@ import builtins
 import weakref
 
 from . import _dispatch
+from kilnflow import dtypes
+from kilnflow.ops import array as array_ops
+from kilnflow.ops import math as math_ops
 from . import _tensor_state
 
 _RANGES = {}  # id(range tensor) -> (weak reference to it, start, limit, delta)
@@ -46,7 +49,7 @@ def _range_bounds(start, limit=None, delta=1, dtype=None, name=None) -> tuple:
 def tensor_range(*args, **kwargs):
     """kf.range(*args, **kwargs), remembered so a for loop over it can compute its items."""
     with _dispatch.quiet():  # unused once a loop computes the items from its index
-        result = _dispatch.op("range")(*args, **kwargs)
+        result = array_ops.range(*args, **kwargs)
     if _dispatch.is_symbolic(result):
         key = id(result)
         reference = weakref.ref(result, lambda _: _RANGES.pop(key, None))
@@ -69,7 +72,7 @@ def is_graph_iterable(value) -> bool:
 def _minimum(a, b):
     if isinstance(a, int) and isinstance(b, int):
         return builtins.min(a, b)
-    return _dispatch.op("minimum")(a, b)
+    return math_ops.minimum(a, b)
 
 
 def _integer_bound(value, dtype):
@@ -77,7 +80,7 @@ def _integer_bound(value, dtype):
     if type(value) is int:
         return value
     if _dispatch.is_tensor(value) and value.dtype.is_integer:
-        return value if value.dtype == dtype else _dispatch.op("cast")(value, dtype)
+        return value if value.dtype == dtype else math_ops.cast(value, dtype)
     return None
 
 
@@ -98,12 +101,12 @@ def _range_rows(tensor):
         step_back = delta - 1 if delta > 0 else delta + 1
         if step_back:
             span = span + step_back
-        length = _dispatch.op("maximum")(span if delta == 1 else span // delta, 0)
+        length = math_ops.maximum(span if delta == 1 else span // delta, 0)
         if dtype.name != "int32":
-            length = _dispatch.op("cast")(length, _dispatch.op("int32"))
+            length = math_ops.cast(length, dtypes.int32)
 
     def item_at(index):
-        value = index if dtype.name == "int32" else _dispatch.op("cast")(index, dtype)
+        value = index if dtype.name == "int32" else math_ops.cast(index, dtype)
         if delta != 1:
             value = value * delta
         if not (type(start) is int and start == 0):
@@ -120,7 +123,7 @@ def _row_count(tensor):
         raise TypeError(f"a for loop cannot iterate over a scalar tensor: {tensor}")
     if shape is not None and shape[0] is not None:
         return shape[0]
-    return _dispatch.op("shape")(tensor)[0]
+    return array_ops.shape(tensor)[0]
 
 
 def graph_rows(iterated):

@@ -6,6 +6,9 @@ out to be a tensor loop, the loop operator replaces the list by a TensorList: a
 TensorArray the loop writes into, stacked into one tensor after the loop.
 """
 from . import _dispatch
+from kilnflow.ops.convert import convert_to_tensor
+from kilnflow.ops import joining
+from kilnflow.ops import tensor_array
 
 
 class TensorList:
@@ -29,7 +32,7 @@ class TensorList:
         stacked = self.array.stack()
         if not self.prefix:
             return stacked
-        return _dispatch.op("concat")([_dispatch.op("stack")(self.prefix), stacked], 0)
+        return joining.concat([joining.stack(self.prefix), stacked], 0)
 
     def __getattr__(self, name):
         raise TypeError(f"inside a tensor loop, list '{self.name}' can only be appended to "
@@ -46,20 +49,20 @@ class SpecRecorder:
 
     def append(self, value) -> "SpecRecorder":
         if self.first is None:
-            self.first = _dispatch.op("convert_to_tensor")(value)
+            self.first = convert_to_tensor(value)
         return self
 
 
 def new_tensor_list(name: str, items: list, location: tuple, first=None) -> TensorList:
     """A TensorList continuing the Python list `items`; `first` is a sample element
     when the list is still empty."""
-    convert = _dispatch.op("convert_to_tensor")
+    convert = convert_to_tensor
     prefix = [convert(item) for item in items]
     sample = prefix[0] if prefix else first
     if sample is None:
         raise ValueError(f"list '{name}' is appended to in a tensor loop, but no element "
                          "type could be found for it" + _dispatch.where(location))
-    array = _dispatch.op("TensorArray")(sample.dtype, size=0, dynamic_size=True,
+    array = tensor_array.TensorArray(sample.dtype, size=0, dynamic_size=True,
                                         element_shape=sample.shape)
     return TensorList(name, prefix, array, location)
 

@@ -7,13 +7,16 @@ for a graph tensor on the left it goes into a cond branch, so `i < n and x[i] > 
 never indexes out of range in the graph either.
 """
 from . import _dispatch
+from kilnflow.ops import cond as cond_ops
+from kilnflow.ops.convert import convert_to_tensor
+from kilnflow.ops import math as math_ops
 from . import records
 
 
 def _lazy(kind: str, left, right_fn, on_true: bool):
     location = _dispatch.user_location()
     records.record(location, kind, "graph")
-    convert = _dispatch.op("convert_to_tensor")
+    convert = convert_to_tensor
 
     def right():
         return convert(right_fn())
@@ -22,7 +25,7 @@ def _lazy(kind: str, left, right_fn, on_true: bool):
         return left
 
     true_fn, false_fn = (right, keep_left) if on_true else (keep_left, right)
-    return _dispatch.op("cond")(left, true_fn, false_fn)
+    return cond_ops.cond(left, true_fn, false_fn)
 
 
 def and_(left_fn, right_fn):
@@ -44,5 +47,5 @@ def or_(left_fn, right_fn):
 def not_(value):
     """`not value`; logical_not for a graph tensor."""
     if _dispatch.is_symbolic(value):
-        return _dispatch.op("logical_not")(value)
+        return math_ops.logical_not(value)
     return not value

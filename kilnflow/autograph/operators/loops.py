@@ -12,6 +12,11 @@ is one while op over an int32 index when iterables.graph_rows can read its items
 index (graph tensors, tensor ranges, TensorArrays, enumerate / zip of those).
 """
 from . import _dispatch
+from kilnflow.shapes import TensorShape
+from kilnflow.ops import cond as cond_ops
+from kilnflow.ops import convert
+from kilnflow.ops import math as math_ops
+from kilnflow.ops import while_loop as while_ops
 from . import _tensor_state
 from . import conditional
 from . import iterables
@@ -115,13 +120,13 @@ def tensor_for(rows, extra_test, body, state, names, appended, location,
         more = index < length
         if extra_test is None:
             return more
-        return _dispatch.op("logical_and")(more, extra_test(*values))
+        return math_ops.logical_and(more, extra_test(*values))
 
     def step(index, *values):
         new = as_tuple(body(item_at(index), *values), count)
         return from_tuple((index + 1,) + new, count + 1)
 
-    start = _dispatch.op("constant")(0)
+    start = convert.constant(0)
     result = tensor_while(test, step, (start,) + tuple(state), ("<iteration>",) + tuple(names),
                           appended, location, loop_options)
     return result[1:]
@@ -154,7 +159,7 @@ def _dry_run(body, values, names, location) -> list:
     """Learn what an undefined retval_ or an empty list becomes by tracing the body once
     inside a cond whose branch never runs, then build those values before the loop."""
     seen = []
-    kf_constant = _dispatch.op("constant")
+    kf_constant = convert.constant
 
     def trace_body():
         seen.extend(as_tuple(body(*values), len(names)))
@@ -162,7 +167,7 @@ def _dry_run(body, values, names, location) -> list:
 
     # Errors raised by the body itself propagate as they are: they are the user's.
     with _dispatch.decision_scope():
-        _dispatch.op("cond")(kf_constant(False), trace_body, lambda: kf_constant(0))
+        cond_ops.cond(kf_constant(False), trace_body, lambda: kf_constant(0))
     filled = []
     for name, value, after in zip(names, values, seen):
         if isinstance(value, lists.SpecRecorder):
@@ -187,7 +192,7 @@ def _shape_invariants(state, values, invariants) -> list:
             raw_leaves = [None] * len(leaves)
         for leaf in raw_leaves:
             shape = next((s for v, s in wanted if v is leaf and leaf is not None), None)
-            result.append(None if shape is None else _dispatch.op("TensorShape")(shape))
+            result.append(None if shape is None else TensorShape(shape))
     return result
 
 
@@ -229,7 +234,7 @@ def tensor_while(test, body, state, names, appended, location, loop_options=None
         extra["shape_invariants"] = invariants
     if loop_options.get("maximum_iterations") is not None:
         extra["maximum_iterations"] = loop_options["maximum_iterations"]
-    out = _dispatch.op("while_loop")(loop_test, loop_body, tuple(leaves), **extra)
+    out = while_ops.while_loop(loop_test, loop_body, tuple(leaves), **extra)
     if not isinstance(out, (tuple, list)):
         out = (out,)
     final = unflatten(out)

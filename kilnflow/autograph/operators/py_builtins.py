@@ -12,6 +12,7 @@ import builtins
 import sys
 
 from . import _dispatch
+from kilnflow.ops import array as array_ops
 from . import iterables
 from . import lists
 
@@ -26,7 +27,7 @@ def len_(value):
             raise ValueError(f"len() of a scalar tensor: {value}")
         if rank is not None and shape[0] is not None:
             return shape[0]
-        return _dispatch.op("shape")(value)[0]
+        return array_ops.shape(value)[0]
     return len(value)
 
 

@@ -16,6 +16,7 @@ import numpy as np
 
 from kilnflow import dtypes as _dtypes
 from kilnflow import nest
+from kilnflow.autograph.api import converted_call
 from kilnflow.context import building, ctx, no_tapes
 from kilnflow.keras import backend
 from kilnflow.keras import initializers as _initializers
@@ -496,10 +497,6 @@ class Layer(Module):
 def _graph_call(call: Any, args: tuple, kwargs: dict) -> Any:
     """Call a layer's call() while a graph is built, converted by AutoGraph as TF-Keras does
     (kilnflow's own layers are library code, which AutoGraph leaves as written)."""
-    try:
-        from kilnflow.autograph.api import converted_call
-    except ImportError:  # pragma: no cover - AutoGraph ships with kilnflow
-        return call(*args, **kwargs)
     return converted_call(call, args, kwargs)
 
 
