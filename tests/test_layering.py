@@ -40,7 +40,7 @@ SANCTIONED = {
         "while's second-order gradient is built from public loops under a tape",
     ("kilnflow.ops.while_loop", "kilnflow.autodiff.accumulate"):
         "the while gradient asks which inputs need gradients",
-    ("kilnflow.function.api", "kilnflow.autograph.api"):
+    ("kilnflow.function.tracing", "kilnflow.autograph.api"):
         "a kf.function converts its Python function with AutoGraph, whose operators build "
         "graphs through function/",
 }

@@ -9,22 +9,20 @@ is inlined instead, so the outer graph or tape sees its ops.
 from __future__ import annotations
 
 import functools
-import inspect
 import weakref
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
 import numpy as np
 
-from kilnflow import errors, nest
+from kilnflow import errors
 from kilnflow.context import ctx
-from kilnflow.function import diagnostics
-from kilnflow.function.concrete import ConcreteFunction, OutputSlot
+from kilnflow.function import diagnostics, tracing
+from kilnflow.function.tracing import BoundPython, call_python, flatten_up_to, signature_of
+from kilnflow.function.concrete import ConcreteFunction
 from kilnflow.function.func_graph import FuncGraph
-from kilnflow.function.trace_key import (describe_change, key_matches, make_key, relax)
+from kilnflow.function.trace_key import key_matches, make_key, relax
 from kilnflow.ops.convert import convert_to_tensor
-from kilnflow.passes.prune import needed_ops
-from kilnflow.shapes import TensorShape, TensorSpec
-from kilnflow.tensor import EagerTensor, SymbolicTensor, Tensor
+from kilnflow.tensor import EagerTensor
 
 RETRACE_WARNING_THRESHOLD = 5
 
@@ -48,7 +46,7 @@ class Function:
         self._reduce_retracing = reduce_retracing
         self.jit_compile = jit_compile
         self._name = name or getattr(python_function, "__name__", "function")
-        self._signature = _signature_of(python_function)
+        self._signature = signature_of(python_function)
         self.input_signature = None if input_signature is None else list(input_signature)
         self._cache: Dict[Any, ConcreteFunction] = {}
         self._general: List[tuple] = []   # (relaxed key, concrete) for reduce_retracing
@@ -89,7 +87,7 @@ class Function:
                                     for t in tensors])
 
     def _inline(self, args: tuple, kwargs: dict) -> Any:
-        return _call_python(self.python_function, args, kwargs, self._autograph)
+        return call_python(self.python_function, args, kwargs, self._autograph)
 
     def _canonical(self, args: tuple, kwargs: dict) -> tuple:
         """Arguments as positional values in parameter order (defaults applied)."""
@@ -138,7 +136,7 @@ class Function:
                 f"input_signature has {len(specs)}: {specs}"))
         tensors = []
         for i, (value, spec) in enumerate(zip(flat_args, specs)):
-            for leaf, leaf_spec in _flatten_up_to(spec, value, i):
+            for leaf, leaf_spec in flatten_up_to(spec, value, i):
                 try:
                     t = convert_to_tensor(leaf, leaf_spec.dtype)
                 except (TypeError, ValueError) as exc:
@@ -184,27 +182,10 @@ class Function:
         return concrete
 
     def _retrace_reasons(self, key: Any) -> List[str]:
-        if not self._trace_log:
-            return ["first call"]
-        names = self._arg_names(len(key[0]) if isinstance(key, tuple) and key and
-                                isinstance(key[0], tuple) else 0)
-        best: Optional[List[str]] = None
-        for old, _ in self._trace_log:
-            if not (isinstance(old, tuple) and len(old) == 2 and isinstance(key, tuple)
-                    and len(key) == 2):
-                continue
-            changes: List[str] = []
-            if len(old[0]) != len(key[0]):
-                changes.append(f"number of arguments {len(old[0])} -> {len(key[0])}")
-            else:
-                for name, a, b in zip(names, old[0], key[0]):
-                    changes += describe_change(name, a, b)
-            kw_old, kw_new = dict(old[1]), dict(key[1])
-            for k in sorted(set(kw_old) | set(kw_new)):
-                changes += describe_change(k, kw_old.get(k), kw_new.get(k))
-            if best is None or len(changes) <= len(best):  # ties: the most recent trace
-                best = changes
-        return best or ["new trace key"]
+        count = len(key[0]) if isinstance(key, tuple) and key and isinstance(key[0], tuple) \
+            else 0
+        return diagnostics.retrace_reasons([k for k, _ in self._trace_log], key,
+                                           self._arg_names(count))
 
     def _arg_names(self, count: int) -> List[str]:
         names = []
@@ -219,62 +200,24 @@ class Function:
 
     def _trace_once(self, args: tuple, kwargs: dict, trace_key: Any) -> ConcreteFunction:
         self._created_on_last_trace = False
-        graph = FuncGraph(self._name)
-        names = self._arg_names(len(args))
-        input_specs: List[tuple] = []
-        specs_for_key = _specs_in_key(trace_key)
-        with graph.as_default():
-            placeholders = _Placeholders(graph, input_specs, specs_for_key)
-            graph_args = tuple(placeholders.make(a, n) for a, n in zip(args, names))
-            graph_kwargs = {k: placeholders.make(kwargs[k], k) for k in sorted(kwargs)}
-            graph.inputs = [graph.get_operation_by_name(n).outputs[0]
-                            for n in placeholders.op_names]
 
-            def hook(variable: Any) -> None:
-                if self._variables_created:
-                    raise ValueError(errors.with_location(
-                        f"kf.function '{self._name}' tried to create variables on non-first "
-                        f"call: a kf.Variable is created every time the function is traced. "
-                        f"Create it outside the function, pass it in as an argument, or "
-                        f"create it once (`if self.v is None: self.v = kf.Variable(...)`)"))
-                self._created_on_last_trace = True
+        def on_variable(variable: Any) -> None:
+            if self._variables_created:
+                raise ValueError(errors.with_location(
+                    f"kf.function '{self._name}' tried to create variables on non-first "
+                    f"call: a kf.Variable is created every time the function is traced. "
+                    f"Create it outside the function, pass it in as an argument, or "
+                    f"create it once (`if self.v is None: self.v = kf.Variable(...)`)"))
+            self._created_on_last_trace = True
 
-            ctx.variable_hooks.append(hook)
-            try:
-                result = _call_python(self.python_function, graph_args, graph_kwargs,
-                                      self._autograph)
-            finally:
-                ctx.variable_hooks.remove(hook)
-            outputs: List[SymbolicTensor] = []
-            template = _output_template(result, graph, outputs)
-        graph.outputs = outputs
-        concrete = ConcreteFunction(self._name, graph, names, input_specs, template,
-                                    (args, kwargs))
+        concrete = tracing.trace(self._name, self.python_function, args, kwargs, trace_key,
+                                 self._arg_names(len(args)), self._autograph, on_variable)
         self._tracing_count += 1
         return concrete
 
     def _warn_pruned(self, graph: FuncGraph) -> None:
-        if "pruned" in self._warned:
-            return
-        needed = needed_ops(graph)
-        boring = {"Const", "Placeholder", "Identity", "NoOp", "ReadVariableOp"}
-        dropped = [op for op in graph.operations
-                   if id(op) not in needed and op.type not in boring and not op.quiet
-                   and "autograph_decision/" not in op.name]  # AutoGraph's probes
-        if not dropped:
-            return
-        self._warned.add("pruned")
-        where = next((op.location for op in dropped if op.location), None)
-        shown = ", ".join(f"{op.type}" for op in dropped[:6]) + (
-            ", ..." if len(dropped) > 6 else "")
-        line = f" (first at {where[0]}:{where[1]})" if where else ""
-        returns = " The function returns nothing: did you forget a `return`?" \
-            if not graph.outputs else ""
-        diagnostics.warn(
-            f"kf.function '{self._name}' computes {len(dropped)} ops whose results are "
-            f"never used: {shown}{line}. They are pruned from the graph and never run, so "
-            f"timing this function measures none of that work.{returns}",
-            diagnostics.PrunedComputationWarning)
+        if "pruned" not in self._warned and diagnostics.warn_pruned(self._name, graph):
+            self._warned.add("pruned")
 
     # ---------------------------------------------------------------- public API
 
@@ -316,8 +259,8 @@ class Function:
         bound = Function(functools.partial(self.python_function, instance),
                          input_signature=self.input_signature, autograph=self._autograph,
                          reduce_retracing=self._reduce_retracing, name=self._name)
-        bound.python_function = _BoundPython(self.python_function, instance)
-        bound._signature = _signature_of(bound.python_function)
+        bound.python_function = BoundPython(self.python_function, instance)
+        bound._signature = signature_of(bound.python_function)
         try:
             ref = weakref.ref(instance, lambda _, k=id(instance): self._bound.pop(k, None))
         except TypeError:
@@ -327,124 +270,6 @@ class Function:
 
     def __repr__(self) -> str:
         return f"<kilnflow.function {self._name}>"
-
-
-class _BoundPython:
-    """A method bound to its instance that still exposes the original function."""
-
-    def __init__(self, function: Callable, instance: Any):
-        self.__func__ = function
-        self.__self__ = instance
-        functools.update_wrapper(self, function)
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self.__func__(self.__self__, *args, **kwargs)
-
-    @property
-    def __signature__(self) -> inspect.Signature:
-        sig = inspect.signature(self.__func__)
-        return sig.replace(parameters=list(sig.parameters.values())[1:])
-
-
-def _flatten_up_to(spec: Any, value: Any, position: int) -> list:
-    """(value, TensorSpec) pairs: `value` split only as deep as `spec` is nested (a nested
-    Python list against one TensorSpec stays one value)."""
-    if isinstance(spec, TensorSpec):
-        return [(value, spec)]
-    if isinstance(spec, dict) and isinstance(value, dict) and set(spec) == set(value):
-        return [p for k in sorted(spec, key=repr)
-                for p in _flatten_up_to(spec[k], value[k], position)]
-    if isinstance(spec, (list, tuple)) and isinstance(value, (list, tuple)) and \
-            len(spec) == len(value):
-        return [p for s, v in zip(spec, value) for p in _flatten_up_to(s, v, position)]
-    raise TypeError(errors.with_location(
-        f"argument {position} ({value!r}) does not match the structure of input_signature "
-        f"{spec}"))
-
-
-def _signature_of(fn: Callable) -> Optional[inspect.Signature]:
-    try:
-        return inspect.signature(fn)
-    except (TypeError, ValueError):
-        return None
-
-
-def _call_python(fn: Callable, args: tuple, kwargs: dict, autograph: bool) -> Any:
-    if autograph:
-        # AutoGraph sits above function/ (its operators build graphs through it): the one
-        # sanctioned late import of this layer
-        from kilnflow.autograph import api as autograph_api
-        target = fn.__func__ if isinstance(fn, _BoundPython) else fn
-        if isinstance(fn, _BoundPython):
-            args = (fn.__self__,) + tuple(args)
-        return autograph_api.converted_call(target, args, kwargs)
-    return fn(*args, **kwargs)
-
-
-def _specs_in_key(trace_key: Any) -> List[TensorSpec]:
-    """Relaxed TensorSpecs recorded in a key, in argument order (for reduce_retracing)."""
-    found: List[TensorSpec] = []
-
-    def walk(k: Any) -> None:
-        if isinstance(k, tuple) and k and k[0] == "S" and len(k) == 3 and \
-                isinstance(k[1], TensorShape):
-            found.append(TensorSpec(k[1], k[2]))
-        elif isinstance(k, tuple):
-            for part in k:
-                walk(part)
-    walk(trace_key)
-    return found
-
-
-class _Placeholders:
-    """Replaces each tensor-like argument leaf with a graph placeholder, in key order."""
-
-    def __init__(self, graph: FuncGraph, input_specs: list, relaxed: List[TensorSpec]):
-        self.graph = graph
-        self.input_specs = input_specs
-        self.op_names: List[str] = []
-        self._relaxed = list(relaxed)
-
-    def make(self, value: Any, name: str) -> Any:
-        if isinstance(value, (EagerTensor, np.ndarray, TensorSpec, SymbolicTensor)):
-            if isinstance(value, TensorSpec):
-                spec = value
-            else:
-                array_like = value
-                spec = TensorSpec(array_like.shape, array_like.dtype)
-            if self._relaxed:
-                relaxed = self._relaxed.pop(0)
-                spec = TensorSpec(relaxed.shape, spec.dtype)
-            p = self.graph.placeholder(spec.dtype, spec.shape, name=value.name if isinstance(
-                value, TensorSpec) and value.name else name)
-            self.op_names.append(p.op.name)
-            self.input_specs.append((p.op.name, spec))
-            return p
-        if isinstance(value, (list, tuple)) and not hasattr(value, "_fields"):
-            return type(value)(self.make(v, f"{name}_{i}") for i, v in enumerate(value))
-        if isinstance(value, tuple):
-            return type(value)(*[self.make(v, f"{name}_{f}") for f, v in
-                                 zip(value._fields, value)])
-        if isinstance(value, dict):
-            return type(value)((k, self.make(value[k], f"{name}_{k}"))
-                               for k in sorted(value, key=repr))
-        return value
-
-
-def _output_template(result: Any, graph: FuncGraph, outputs: list) -> Any:
-    """The returned structure with tensor leaves replaced by _Slots (tensors -> outputs)."""
-    def leaf(x: Any) -> Any:
-        if x is None:
-            return None
-        if isinstance(x, Tensor) or hasattr(x, "_as_tensor") or \
-                isinstance(x, (int, float, bool, np.ndarray, np.generic)):
-            t = graph.capture(convert_to_tensor(x))
-            outputs.append(t)
-            return OutputSlot(len(outputs) - 1)
-        return x
-    if nest.is_nested(result):
-        return nest.map_structure(leaf, result)
-    return leaf(result)
 
 
 def function(func: Optional[Callable] = None, input_signature: Optional[Sequence] = None,

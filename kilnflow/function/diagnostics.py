@@ -10,7 +10,10 @@ import ast
 import inspect
 import textwrap
 import warnings
-from typing import Any, Callable, List
+from typing import Any, Callable, List, Optional
+
+from kilnflow.function.trace_key import describe_change
+from kilnflow.passes.prune import needed_ops
 
 
 class KilnflowWarning(UserWarning):
@@ -140,3 +143,54 @@ def warn(message: str, category: type) -> None:
         warnings.warn(message, category, stacklevel=2)
     else:
         warnings.warn_explicit(message, category, frame[0], frame[1])
+
+
+def retrace_reasons(previous_keys: List[Any], key: Any, arg_names: List[str]) -> List[str]:
+    """Why `key` needed a new trace: the argument changes against the closest earlier key
+    (fewest changes; ties go to the most recent)."""
+    if not previous_keys:
+        return ["first call"]
+    best: Optional[List[str]] = None
+    for old in previous_keys:
+        if not (isinstance(old, tuple) and len(old) == 2 and isinstance(key, tuple)
+                and len(key) == 2):
+            continue
+        changes: List[str] = []
+        if len(old[0]) != len(key[0]):
+            changes.append(f"number of arguments {len(old[0])} -> {len(key[0])}")
+        else:
+            for name, a, b in zip(arg_names, old[0], key[0]):
+                changes += describe_change(name, a, b)
+        kw_old, kw_new = dict(old[1]), dict(key[1])
+        for k in sorted(set(kw_old) | set(kw_new)):
+            changes += describe_change(k, kw_old.get(k), kw_new.get(k))
+        if best is None or len(changes) <= len(best):
+            best = changes
+    return best or ["new trace key"]
+
+
+def _expected_to_be_unused(op: Any) -> bool:
+    """Ops whose pruning is no news: inputs and constants (no inputs), pass-throughs,
+    variable reads, ops AutoGraph builds only to decide, and ops marked quiet."""
+    opdef = op.opdef
+    return (not op.inputs or opdef.identity or opdef.watch_attr is not None or op.quiet
+            or "autograph_decision/" in op.name)
+
+
+def warn_pruned(name: str, graph: Any) -> bool:
+    """Warn when a traced function computes work nothing uses (the forgotten `return`);
+    True when it warned."""
+    needed = needed_ops(graph)
+    dropped = [op for op in graph.operations
+               if id(op) not in needed and not _expected_to_be_unused(op)]
+    if not dropped:
+        return False
+    where = next((op.location for op in dropped if op.location), None)
+    shown = ", ".join(f"{op.type}" for op in dropped[:6]) + (", ..." if len(dropped) > 6 else "")
+    line = f" (first at {where[0]}:{where[1]})" if where else ""
+    returns = " The function returns nothing: did you forget a `return`?" \
+        if not graph.outputs else ""
+    warn(f"kf.function '{name}' computes {len(dropped)} ops whose results are never used: "
+         f"{shown}{line}. They are pruned from the graph and never run, so timing this "
+         f"function measures none of that work.{returns}", PrunedComputationWarning)
+    return True
