@@ -9,6 +9,7 @@ is inlined instead, so the outer graph or tape sees its ops.
 from __future__ import annotations
 
 import functools
+import threading
 import weakref
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
@@ -56,6 +57,7 @@ class Function:
         self._variables_created = False
         self._warned: set = set()
         self._bound: Dict[int, tuple] = {}
+        self._lock = threading.RLock()  # held while tracing: one trace per signature
         functools.update_wrapper(self, python_function)
 
     # ---------------------------------------------------------------- calling
@@ -107,6 +109,14 @@ class Function:
         args, kwargs = self._canonical(args, kwargs)
         key, tensors, keep = make_key(args, kwargs)
         concrete = self._cache.get(key)
+        if concrete is None:
+            with self._lock:  # concurrent first calls of one signature trace it once
+                return self._concrete_for_locked(args, kwargs, key, tensors, keep), tensors
+        return concrete, tensors
+
+    def _concrete_for_locked(self, args: tuple, kwargs: dict, key: Any, tensors: list,
+                             keep: list) -> ConcreteFunction:
+        concrete = self._cache.get(key)
         if concrete is None and self._reduce_retracing:
             for general, candidate in self._general:
                 if key_matches(general, key):
@@ -123,7 +133,7 @@ class Function:
             if trace_key is not key:
                 self._general.append((trace_key, concrete))
         self._cache[key] = concrete
-        return concrete, tensors
+        return concrete
 
     def _concrete_for_signature(self, args: tuple, kwargs: dict) -> tuple:
         specs = self.input_signature
@@ -148,13 +158,18 @@ class Function:
                         f"{self._name}(): argument {i} of shape {t.shape} is incompatible "
                         f"with input_signature {leaf_spec}"))
                 tensors.append(t)
+        return self._signature_concrete(), tensors
+
+    def _signature_concrete(self) -> ConcreteFunction:
         key = ("signature",)
         concrete = self._cache.get(key)
         if concrete is None:
-            spec_args = tuple(specs)
-            concrete = self._trace(spec_args, {}, key, key)
-            self._cache[key] = concrete
-        return concrete, tensors
+            with self._lock:
+                concrete = self._cache.get(key)
+                if concrete is None:
+                    concrete = self._trace(tuple(self.input_signature), {}, key, key)
+                    self._cache[key] = concrete
+        return concrete
 
     # ---------------------------------------------------------------- tracing
 
@@ -227,17 +242,17 @@ class Function:
         if self.input_signature is not None and not args and not kwargs:
             args = tuple(self.input_signature)
         if self.input_signature is not None:
-            key = ("signature",)
-            if key not in self._cache:
-                self._cache[key] = self._trace(tuple(self.input_signature), {}, key, key)
-            return self._cache[key]
+            return self._signature_concrete()
         args, kwargs = self._canonical(args, kwargs)
         key, _, keep = make_key(args, kwargs)
         concrete = self._cache.get(key)
         if concrete is None:
-            concrete = self._trace(args, kwargs, key, key)
-            self._cache[key] = concrete
-            self._keepers[key] = keep
+            with self._lock:
+                concrete = self._cache.get(key)
+                if concrete is None:
+                    concrete = self._trace(args, kwargs, key, key)
+                    self._cache[key] = concrete
+                    self._keepers[key] = keep
         return concrete
 
     def experimental_get_tracing_count(self) -> int:

@@ -7,6 +7,7 @@ reads stay immutable, as eager tensors must.
 from __future__ import annotations
 
 import sys
+import threading
 from typing import Any, Optional
 
 import numpy as np
@@ -82,24 +83,28 @@ def _updatable_in_place(value: Any) -> bool:
             and sys.getrefcount(value) <= 4)
 
 
-def _assign_add(delta: Any, *, handle: VariableHandle) -> tuple:
-    value = handle.read()
-    if _updatable_in_place(value) and np.broadcast_shapes(value.shape, delta.shape) == \
-            value.shape:
-        np.add(value, delta, out=value)
-    else:
-        handle.value = value + delta
+# Read-modify-write updates are atomic per op, as TF's are: threads updating one variable
+# never lose an update.
+_UPDATES = threading.Lock()
+
+
+def _update(handle: VariableHandle, delta: Any, ufunc: np.ufunc) -> tuple:
+    with _UPDATES:
+        value = handle.read()
+        if _updatable_in_place(value) and np.broadcast_shapes(value.shape, delta.shape) == \
+                value.shape:
+            ufunc(value, delta, out=value)
+        else:
+            handle.value = ufunc(value, delta)
     return ()
+
+
+def _assign_add(delta: Any, *, handle: VariableHandle) -> tuple:
+    return _update(handle, delta, np.add)
 
 
 def _assign_sub(delta: Any, *, handle: VariableHandle) -> tuple:
-    value = handle.read()
-    if _updatable_in_place(value) and np.broadcast_shapes(value.shape, delta.shape) == \
-            value.shape:
-        np.subtract(value, delta, out=value)
-    else:
-        handle.value = value - delta
-    return ()
+    return _update(handle, delta, np.subtract)
 
 
 READ = defop("ReadVariableOp", shape=_read_rule, kernel=lambda *, handle: handle.read(),
