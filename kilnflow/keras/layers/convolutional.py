@@ -13,8 +13,6 @@ from kilnflow.keras import backend
 from kilnflow.keras import initializers as _initializers
 from kilnflow.keras import regularizers as _regularizers
 from kilnflow.keras.layers.base import Layer
-from kilnflow.ops import array
-from kilnflow.ops import math as kmath
 from kilnflow.shapes import TensorShape
 from kilnflow.ops import reshaping
 from kilnflow.ops import reduction

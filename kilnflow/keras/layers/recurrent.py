@@ -20,7 +20,6 @@ from kilnflow.keras.layers.base import Layer
 from kilnflow.ops import array
 from kilnflow.ops import while_loop as while_ops
 from kilnflow.ops.tensor_array import TensorArray
-from kilnflow.ops import math as kmath
 from kilnflow.ops.convert import convert_to_tensor
 from kilnflow.shapes import TensorShape
 from kilnflow.ops import joining, reshaping

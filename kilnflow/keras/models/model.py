@@ -1,9 +1,7 @@
-"""keras.Model (subclassed and functional), keras.Sequential, and the training API:
-compile / fit / evaluate / predict, train_step / test_step, summary, save_weights.
-
-The train step is a plain Python function of (x, y, sample_weight); compile/fit wrap it
-in @kf.function unless run_eagerly=True (see training.compiled). A functional model
-replays its recorded layer calls (Nodes) in topological order.
+"""keras.Model: compile / fit / evaluate / predict, train_step / test_step, the *_on_batch
+calls, summary and weights. The train step is a plain Python function of (x, y,
+sample_weight); compile/fit wrap it in @kf.function unless run_eagerly=True (see
+training.compiled). Functional behaviour comes from the Functional mixin.
 """
 from __future__ import annotations
 
@@ -13,16 +11,15 @@ import numpy as np
 
 from kilnflow import nest
 from kilnflow.autodiff.tape import GradientTape
-from kilnflow.keras import backend
 from kilnflow.keras import losses as _losses
 from kilnflow.keras import metrics as _metrics
 from kilnflow.keras import optimizers as _optimizers
 from kilnflow.keras import training
-from kilnflow.keras.layers.base import KerasTensor, Layer
-from kilnflow.keras.layers.core import Input, InputLayer
+from kilnflow.keras.layers.base import Layer
 from kilnflow.ops import math as kmath
 from kilnflow.saving import checkpoint as _checkpoint
-from kilnflow.shapes import TensorShape
+from kilnflow.keras.models.functional import Functional
+from kilnflow.keras.summary import print_summary
 
 _MODEL_STATE = frozenset({
     "optimizer", "loss", "compiled_loss", "compiled_metrics", "history", "stop_training",
@@ -32,7 +29,7 @@ _MODEL_STATE = frozenset({
     "_metrics_resolved", "_jit_compile"})
 
 
-class Model(Layer):
+class Model(Functional, Layer):
     """Groups layers into an object with training and inference features.
 
     Functional: `Model(inputs, outputs)` from keras.Input and layer calls. Subclassed:
@@ -70,128 +67,6 @@ class Model(Layer):
             if inputs is None or outputs is None:
                 raise ValueError("A functional Model needs both `inputs` and `outputs`")
             self._init_functional(inputs, outputs)
-
-    # ---------------------------------------------------------------- functional graph
-
-    def _init_functional(self, inputs: Any, outputs: Any) -> None:
-        flat_inputs, flat_outputs = nest.flatten(inputs), nest.flatten(outputs)
-        for t in flat_inputs + flat_outputs:
-            if not isinstance(t, KerasTensor):
-                raise ValueError(f"Functional model inputs and outputs must be KerasTensors "
-                                 f"(from keras.Input and layer calls), got {t!r}")
-        for t in flat_inputs:
-            if not isinstance(t._keras_history[0], InputLayer):
-                raise ValueError(f"Model inputs must come from keras.Input(); {t!r} is the "
-                                 "output of a layer")
-        input_ids = {id(t) for t in flat_inputs}
-        order: list = []
-        visited: set = set()
-        stack = [(t, False) for t in reversed(flat_outputs)]
-        while stack:  # iterative post-order walk from the outputs: a topological order
-            tensor, expanded = stack.pop()
-            layer, node_index, _ = tensor._keras_history
-            node = layer._inbound_nodes[node_index]
-            if expanded:
-                if id(node) not in visited:
-                    visited.add(id(node))
-                    order.append(node)
-                continue
-            if id(node) in visited:
-                continue
-            if isinstance(layer, InputLayer) and id(tensor) not in input_ids:
-                raise ValueError(f"Graph disconnected: cannot obtain value for {tensor!r}; it "
-                                 "is an Input that is not listed in the model's inputs")
-            stack.append((tensor, True))
-            stack.extend((p, False) for p in reversed(node.parents))
-        self._nodes = order
-        self._model_inputs, self._model_outputs = inputs, outputs
-        layers: list = []
-        for node in order:
-            if all(node.layer is not l for l in layers):
-                layers.append(node.layer)
-        self._functional_layers = layers
-        self._build_input_shape = nest.map_structure(lambda t: t.shape, inputs)
-        self.built = True
-
-    @property
-    def inputs(self) -> list:
-        return nest.flatten(getattr(self, "_model_inputs", None)) if self._nodes else []
-
-    @property
-    def outputs(self) -> list:
-        return nest.flatten(getattr(self, "_model_outputs", None)) if self._nodes else []
-
-    def _run_nodes(self, inputs: Any) -> Any:
-        flat_inputs = nest.flatten(self._model_inputs)
-        given = nest.flatten(inputs)
-        if len(given) != len(flat_inputs):
-            raise ValueError(f"Model {self.name} expects {len(flat_inputs)} input(s), but it "
-                             f"received {len(given)} input tensors")
-        values = {id(k): v for k, v in zip(flat_inputs, given)}
-
-        def value(t: Any) -> Any:
-            return values[id(t)] if isinstance(t, KerasTensor) else t
-        for node in self._nodes:
-            if isinstance(node.layer, InputLayer):
-                continue
-            args, kwargs = nest.map_structure(value, (node.args, node.kwargs))
-            out = node.layer(*args, **kwargs)
-            for kt, v in zip(nest.flatten(node.outputs), nest.flatten(out)):
-                values[id(kt)] = v
-        return nest.pack_sequence_as(self._model_outputs,
-                                     [values[id(t)] for t in nest.flatten(self._model_outputs)])
-
-    def call(self, inputs: Any, training: Any = None) -> Any:
-        if self._nodes is not None:
-            return self._run_nodes(inputs)
-        raise NotImplementedError(f"Model {type(self).__name__} has no call(): subclasses of "
-                                  "keras.Model must implement call(), or construct it with "
-                                  "Model(inputs, outputs)")
-
-    def _tracked_children(self) -> list:
-        if self._nodes is not None:
-            return [("layers", [l for l in self._functional_layers
-                                if not isinstance(l, InputLayer)])] + super()._tracked_children()
-        return super()._tracked_children()
-
-    @property
-    def layers(self) -> list:
-        if self._nodes is not None:
-            return list(self._functional_layers)
-        return super().layers
-
-    def get_layer(self, name: Optional[str] = None, index: Optional[int] = None) -> Layer:
-        layers = self.layers
-        if index is not None:
-            if not 0 <= index < len(layers):
-                raise ValueError(f"Was asked to retrieve layer at index {index} but model only "
-                                 f"has {len(layers)} layers.")
-            return layers[index]
-        for layer in layers:
-            if layer.name == name:
-                return layer
-        raise ValueError(f"No such layer: {name}. Existing layers are: "
-                         f"{[l.name for l in layers]}.")
-
-    def build(self, input_shape: Any) -> None:
-        """Create the weights by tracing call() on an input of `input_shape`."""
-        if self._nodes is not None:
-            self.built = True
-            return
-        if self.built:
-            return
-        if _is_single_shape(input_shape):
-            spec: Any = KerasTensor(input_shape, self._dtype)
-        else:
-            spec = nest.map_structure(lambda s: KerasTensor(s, self._dtype), input_shape)
-        self.built = True  # first: tracing call() goes through __call__, which builds
-        try:
-            self._trace_specs((spec,), {})
-        except Exception:
-            self.built = False
-            raise
-
-    # ---------------------------------------------------------------- compile
 
     def compile(self, optimizer: Any = "rmsprop", loss: Any = None, metrics: Any = None,
                 loss_weights: Any = None, weighted_metrics: Any = None,
@@ -416,155 +291,10 @@ class Model(Layer):
                 print_fn: Any = None, expand_nested: bool = False,
                 show_trainable: bool = False) -> None:
         """Print a table of the layers: name (type), output shape, parameter count."""
-        if not self.built:
-            raise ValueError("This model has not yet been built. Build the model first by "
-                             "calling `build()` or by calling the model on a batch of data.")
-        print_fn = print_fn or print
-        width = line_length or 65
-        cols = [int(width * f) for f in (positions or (0.45, 0.85, 1.0))]
-        if cols[-1] <= 1:
-            cols = [int(width * f) for f in cols]
-
-        def row(fields: list) -> str:
-            line = ""
-            for field, end in zip(fields, cols):
-                line = (line + str(field))[:end - 1].ljust(end)  # keep a space between
-            return line.rstrip()
-        print_fn(f'Model: "{self.name}"')
-        print_fn("_" * width)
-        print_fn(row([" Layer (type)", "Output Shape", "Param #"]))
-        print_fn("=" * width)
-        layers = self.layers
-        for i, layer in enumerate(layers):
-            shape = _shape_text(layer._last_output_shape)
-            params = layer.count_params() if layer.built else 0
-            print_fn(row([f" {layer.name} ({type(layer).__name__})", shape, params]))
-            if i != len(layers) - 1:
-                print_fn("")
-        print_fn("=" * width)
-        trainable = sum(int(np.prod(w.shape.as_list())) for w in self.trainable_weights)
-        frozen = sum(int(np.prod(w.shape.as_list())) for w in self.non_trainable_weights)
-        print_fn(f"Total params: {trainable + frozen:,}")
-        print_fn(f"Trainable params: {trainable:,}")
-        print_fn(f"Non-trainable params: {frozen:,}")
-        print_fn("_" * width)
+        print_summary(self, line_length, positions, print_fn, expand_nested, show_trainable)
 
     def get_config(self) -> dict:
         if self._nodes is not None:
             raise NotImplementedError("get_config of functional models is not supported yet")
         raise NotImplementedError(f"Model {type(self).__name__} is a subclassed model: it has "
                                   "no config (rebuild it in code, as in Keras)")
-
-
-def _is_single_shape(shape: Any) -> bool:
-    if isinstance(shape, TensorShape):
-        return True
-    return isinstance(shape, (list, tuple)) and all(
-        d is None or isinstance(d, (int, np.integer)) for d in shape)
-
-
-def _shape_text(shape: Any) -> str:
-    """A layer's last output shape as summary() shows it: the batch dim as None."""
-    if shape is None:
-        return "multiple"
-    if isinstance(shape, TensorShape):
-        if shape.rank is None:
-            return "?"
-        dims = shape.as_list()
-        return str(tuple([None] + dims[1:] if dims else dims))
-    if isinstance(shape, (list, tuple)):
-        return ", ".join(_shape_text(s) for s in shape)
-    return str(shape)
-
-
-class Sequential(Model):
-    """A linear stack of layers, each feeding the next.
-
-    >>> from kilnflow import keras
-    >>> model = keras.Sequential([keras.Input(shape=(4,)), keras.layers.Dense(2)])
-    >>> [w.shape.as_list() for w in model.weights]
-    [[4, 2], [2]]
-    """
-
-    def __init__(self, layers: Any = None, name: Optional[str] = None, trainable: bool = True):
-        super().__init__(name=name, trainable=trainable)
-        self._seq_layers: list = []
-        self._input_spec_shape: Any = None
-        self._input_dtype_name: Any = None
-        for layer in layers or []:
-            self.add(layer)
-
-    def add(self, layer: Any) -> None:
-        """Append a layer; an Input (or InputLayer) first fixes the input shape."""
-        if isinstance(layer, KerasTensor) and isinstance(layer._keras_history[0], InputLayer):
-            layer = layer._keras_history[0]
-        if isinstance(layer, InputLayer):
-            if self._seq_layers or self._input_spec_shape is not None:
-                raise ValueError("An Input must be the first element of a Sequential model")
-            self._input_spec_shape = layer._batch_input_shape
-            self._input_dtype_name = layer.dtype
-            return
-        if not isinstance(layer, Layer):
-            raise TypeError(f"The added layer must be an instance of class Layer. Received: "
-                            f"layer={layer!r} of type {type(layer)}.")
-        if any(layer is l for l in self._seq_layers):
-            raise ValueError(f"Layer {layer.name} is already in this Sequential model")
-        if not self._seq_layers and self._input_spec_shape is None and \
-                layer._batch_input_shape is not None:
-            self._input_spec_shape = layer._batch_input_shape
-            self._input_dtype_name = layer._input_dtype
-        self._seq_layers.append(layer)
-        self.built = False
-        if self._input_spec_shape is not None:
-            self._build_chain(self._input_spec_shape, self._input_dtype_name)
-
-    def pop(self) -> Layer:
-        if not self._seq_layers:
-            raise TypeError("There are no layers in the model.")
-        layer = self._seq_layers.pop()
-        self.built = False
-        return layer
-
-    @property
-    def layers(self) -> list:
-        return list(self._seq_layers)
-
-    def _tracked_children(self) -> list:
-        return [("layers", self._seq_layers)] + Layer._tracked_children(self)
-
-    def _build_chain(self, batch_shape: Any, dtype: Any = None) -> None:
-        x = Input(batch_shape=tuple(batch_shape), dtype=dtype or backend.floatx())
-        for layer in self._seq_layers:
-            x = layer(x)
-        self._build_input_shape = TensorShape(batch_shape)
-        self._last_output_shape = x.shape
-        self.built = True
-
-    def build(self, input_shape: Any = None) -> None:
-        shape = input_shape if input_shape is not None else self._input_spec_shape
-        if shape is None:
-            raise ValueError("You must provide an `input_shape` argument.")
-        dims = TensorShape(shape).as_list()
-        self._build_chain([None] + dims[1:], self._input_dtype_name)
-
-    def call(self, inputs: Any, training: Any = None) -> Any:
-        x = inputs
-        for layer in self._seq_layers:
-            x = layer(x)
-        return x
-
-    def get_config(self) -> dict:
-        return {"name": self.name, "layers": [
-            {"class_name": type(l).__name__, "config": l.get_config()}
-            for l in self._seq_layers]}
-
-    @classmethod
-    def from_config(cls, config: dict) -> "Sequential":
-        from kilnflow.keras import layers as layers_module
-        model = cls(name=config.get("name"))
-        for entry in config.get("layers", []):
-            layer_cls = getattr(layers_module, entry["class_name"], None)
-            if not (isinstance(layer_cls, type) and issubclass(layer_cls, Layer)):
-                raise ValueError(f"Unknown layer class {entry['class_name']!r} in config")
-            model.add(layer_cls.from_config(entry["config"]))
-        return model

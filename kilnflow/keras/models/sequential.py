@@ -1,0 +1,104 @@
+"""keras.Sequential: a Model that is a plain stack of layers."""
+from __future__ import annotations
+
+from typing import Any, Optional
+
+
+from kilnflow.keras import backend
+from kilnflow.keras.layers.base import KerasTensor, Layer
+from kilnflow.keras.layers.core import Input, InputLayer
+from kilnflow.shapes import TensorShape
+from kilnflow.keras.models.model import Model
+
+
+class Sequential(Model):
+    """A linear stack of layers, each feeding the next.
+
+    >>> from kilnflow import keras
+    >>> model = keras.Sequential([keras.Input(shape=(4,)), keras.layers.Dense(2)])
+    >>> [w.shape.as_list() for w in model.weights]
+    [[4, 2], [2]]
+    """
+
+    def __init__(self, layers: Any = None, name: Optional[str] = None, trainable: bool = True):
+        super().__init__(name=name, trainable=trainable)
+        self._seq_layers: list = []
+        self._input_spec_shape: Any = None
+        self._input_dtype_name: Any = None
+        for layer in layers or []:
+            self.add(layer)
+
+    def add(self, layer: Any) -> None:
+        """Append a layer; an Input (or InputLayer) first fixes the input shape."""
+        if isinstance(layer, KerasTensor) and isinstance(layer._keras_history[0], InputLayer):
+            layer = layer._keras_history[0]
+        if isinstance(layer, InputLayer):
+            if self._seq_layers or self._input_spec_shape is not None:
+                raise ValueError("An Input must be the first element of a Sequential model")
+            self._input_spec_shape = layer._batch_input_shape
+            self._input_dtype_name = layer.dtype
+            return
+        if not isinstance(layer, Layer):
+            raise TypeError(f"The added layer must be an instance of class Layer. Received: "
+                            f"layer={layer!r} of type {type(layer)}.")
+        if any(layer is l for l in self._seq_layers):
+            raise ValueError(f"Layer {layer.name} is already in this Sequential model")
+        if not self._seq_layers and self._input_spec_shape is None and \
+                layer._batch_input_shape is not None:
+            self._input_spec_shape = layer._batch_input_shape
+            self._input_dtype_name = layer._input_dtype
+        self._seq_layers.append(layer)
+        self.built = False
+        if self._input_spec_shape is not None:
+            self._build_chain(self._input_spec_shape, self._input_dtype_name)
+
+    def pop(self) -> Layer:
+        if not self._seq_layers:
+            raise TypeError("There are no layers in the model.")
+        layer = self._seq_layers.pop()
+        self.built = False
+        return layer
+
+    @property
+    def layers(self) -> list:
+        return list(self._seq_layers)
+
+    def _tracked_children(self) -> list:
+        return [("layers", self._seq_layers)] + Layer._tracked_children(self)
+
+    def _build_chain(self, batch_shape: Any, dtype: Any = None) -> None:
+        x = Input(batch_shape=tuple(batch_shape), dtype=dtype or backend.floatx())
+        for layer in self._seq_layers:
+            x = layer(x)
+        self._build_input_shape = TensorShape(batch_shape)
+        self._last_output_shape = x.shape
+        self.built = True
+
+    def build(self, input_shape: Any = None) -> None:
+        shape = input_shape if input_shape is not None else self._input_spec_shape
+        if shape is None:
+            raise ValueError("You must provide an `input_shape` argument.")
+        dims = TensorShape(shape).as_list()
+        self._build_chain([None] + dims[1:], self._input_dtype_name)
+
+    def call(self, inputs: Any, training: Any = None) -> Any:
+        x = inputs
+        for layer in self._seq_layers:
+            x = layer(x)
+        return x
+
+    def get_config(self) -> dict:
+        return {"name": self.name, "layers": [
+            {"class_name": type(l).__name__, "config": l.get_config()}
+            for l in self._seq_layers]}
+
+    @classmethod
+    def from_config(cls, config: dict) -> "Sequential":
+        from kilnflow.keras import layers as layers_module
+        model = cls(name=config.get("name"))
+        for entry in config.get("layers", []):
+            layer_cls = getattr(layers_module, entry["class_name"], None)
+            if not (isinstance(layer_cls, type) and issubclass(layer_cls, Layer)):
+                raise ValueError(f"Unknown layer class {entry['class_name']!r} in config")
+            model.add(layer_cls.from_config(entry["config"]))
+        return model
