@@ -37,7 +37,7 @@ class Variable(TensorOps):
         for hook in ctx.variable_hooks:
             hook(self)  # may raise: creating variables on a non-first trace
         graph = ctx.graph
-        v1_graph = graph if graph is not None and not getattr(graph, "is_function", False) \
+        v1_graph = graph if graph is not None and not graph.is_function \
             else None
         if callable(initial_value):
             if v1_graph is None:
@@ -132,7 +132,7 @@ class Variable(TensorOps):
         return self.read_value()
 
     def numpy(self) -> Any:
-        if ctx.graph is not None and not getattr(ctx.graph, "is_function", False):
+        if ctx.graph is not None and not ctx.graph.is_function:
             raise NotImplementedError("numpy() is only available when eager execution is "
                                       "enabled.")
         value = self._handle.read()
@@ -196,7 +196,7 @@ class Variable(TensorOps):
         """TF2 returns the variable; a TF1 graph returns a read that runs after the update
         (so `sess.run(v.assign_add(1))` performs the update)."""
         graph = ctx.graph
-        if graph is None or getattr(graph, "is_function", False):
+        if graph is None or graph.is_function:
             return self if read_value else None
         from kilnflow.graph import control_dependencies
         update = graph.operations[-1]

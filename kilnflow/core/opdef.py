@@ -45,10 +45,6 @@ class OpDef:
         self.simple = self.same_dtype is True and not self.check_eager and not self.multi_output
         self.ok_dtype: Any = None
 
-    @property
-    def elementwise(self) -> bool:
-        return self.fusable is not None
-
     def __repr__(self) -> str:
         return f"<OpDef {self.name}>"
 

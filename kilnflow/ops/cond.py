@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Optional, Sequence
 
-from kilnflow import errors, nest
+from kilnflow import dtypes, errors, nest
 from kilnflow.context import ctx
 from kilnflow.core.opdef import bind, defop
 from kilnflow.ops import array, math
@@ -171,7 +171,7 @@ def case(pred_fn_pairs: Sequence, default: Optional[Callable] = None,
             raise ValueError("case: needs at least one (pred, fn) pair or a default")
         return default()
     if exclusive and any(is_symbolic(p) for p, _ in pairs):
-        count = reduction.reduce_sum(joining.stack([math.cast(p, _int32()) for p, _ in pairs]))
+        count = reduction.reduce_sum(joining.stack([math.cast(p, dtypes.int32) for p, _ in pairs]))
         Assert(math.less_equal(count, 1), ["case: more than one predicate is true with "
                                            "exclusive=True"])
     elif exclusive and sum(bool(p) for p, _ in pairs) > 1:
@@ -184,11 +184,6 @@ def case(pred_fn_pairs: Sequence, default: Optional[Callable] = None,
     for pred, fn in reversed(pairs):
         result = (lambda p, f, rest: lambda: cond(p, f, rest))(pred, fn, result)
     return result()
-
-
-def _int32() -> Any:
-    from kilnflow import dtypes
-    return dtypes.int32
 
 
 def switch_case(branch_index: Any, branch_fns: Any, default: Optional[Callable] = None,

@@ -313,29 +313,26 @@ def logical_xor(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
     return logical_and(logical_or(x, y), logical_not(logical_and(x, y)), name=name)
 
 
-def tensor_equals(x: Any, y: Any) -> Any:
-    """`==` on tensors: elementwise, but False for None or shapes that cannot broadcast."""
+def _tensor_comparison(x: Any, y: Any, opdef: Any, name: str, incomparable: bool) -> Any:
+    """`==` / `!=` on tensors: elementwise, but a plain bool for None, other dtypes or shapes
+    that cannot broadcast (TF's tensor equality)."""
     if y is None:
-        return False
+        return incomparable
     try:
         x, y = binary(x, y)
         if x.dtype is not y.dtype:
-            return False
-        return bind(EQUAL, (x, y), name="Equal")
+            return incomparable
+        return bind(opdef, (x, y), name=name)
     except (TypeError, ValueError):
-        return False
+        return incomparable
+
+
+def tensor_equals(x: Any, y: Any) -> Any:
+    return _tensor_comparison(x, y, EQUAL, "Equal", False)
 
 
 def tensor_not_equals(x: Any, y: Any) -> Any:
-    if y is None:
-        return True
-    try:
-        x, y = binary(x, y)
-        if x.dtype is not y.dtype:
-            return True
-        return bind(NOT_EQUAL, (x, y), name="NotEqual")
-    except (TypeError, ValueError):
-        return True
+    return _tensor_comparison(x, y, NOT_EQUAL, "NotEqual", True)
 
 
 # `&`, `|`, `^`, `~` are logical on bools and bitwise on integers, as in TF.

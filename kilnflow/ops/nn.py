@@ -18,8 +18,8 @@ from kilnflow.core import rules
 from kilnflow.ops import array
 from kilnflow.ops import random as _random
 from kilnflow.ops.convert import binary, convert_to_tensor
-from kilnflow.ops.math import (add, cast, equal, erf, exp, greater, maximum, multiply, rsqrt,
-                               sigmoid, squared_difference, square, tanh)
+from kilnflow.ops.math import (add, cast, erf, exp, greater, maximum, multiply, rsqrt, sigmoid,
+                               squared_difference, square, tanh)
 from kilnflow.ops.reduction import reduce_mean, reduce_sum
 from kilnflow.core.opdef import bind, defop, np_errors_ignored
 from kilnflow.shapes import TensorSpec, broadcast_shapes
@@ -302,14 +302,6 @@ def _sparse_xent_kernel(x: Any, labels: Any) -> tuple:
     backprop /= total  # softmax, then minus one at each label
     backprop[rows, flat_labels] -= 1
     return loss.reshape(labels.shape), backprop.reshape(x.shape)
-
-
-def _one_hot(labels: Tensor, like: Tensor) -> Tensor:
-    depth = like.shape[-1] if like.shape.rank is not None else None
-    if depth is not None:
-        return array.one_hot(labels, depth, dtype=like.dtype)
-    classes = cast(array.range(array.shape(like)[-1]), labels.dtype)  # depth known at run time
-    return cast(equal(reshaping.expand_dims(labels, -1), classes), like.dtype)
 
 
 def _sparse_xent_grad(op: Any, d_loss: Any, d_backprop: Any) -> list:

@@ -283,7 +283,7 @@ def while_loop(cond: Callable, body: Callable, loop_vars: Any, shape_invariants:
     flat = nest.flatten(structure)
     arrays = [x if isinstance(x, TensorArray) else None for x in flat]
     flat = [x._buffer if isinstance(x, TensorArray) else x for x in flat]
-    graph_mode = ctx.graph is not None and getattr(ctx.graph, "is_function", False) \
+    graph_mode = ctx.graph is not None and ctx.graph.is_function \
         or any(is_symbolic(x) for x in flat)
     if not graph_mode:
         return _eager_while(cond, body, structure, single, maximum_iterations)

@@ -28,7 +28,7 @@ MAX_ELEMENTS = 1 << 16  # a folded value is stored in the graph: keep that small
 def _foldable(op: Any, graph_inputs: set) -> bool:
     if op.opdef.stateful or op.opdef.random or op.control_inputs or not op.outputs:
         return False
-    if getattr(op.opdef, "codegen", None) is not None:
+    if op.opdef.codegen is not None:
         return False
     if any(id(t) in graph_inputs for t in op.outputs):
         return False

@@ -138,7 +138,7 @@ def emit_body(graph_ops: Sequence, emitter: Emitter, env: Dict[int, str], indent
     for i, op in enumerate(graph_ops):
         if op.outputs and id(op.outputs[0]) in env:  # fed from outside: an input
             continue
-        hook = getattr(op.opdef, "codegen", None)
+        hook = op.opdef.codegen
         if op.opdef.name == "Const" and hook is None:
             array = op.attrs["value"].array
             # A NumPy scalar, not a 0-d array: arithmetic on scalars is ~10x cheaper

@@ -142,7 +142,7 @@ def graph_to_dict(graph: Graph, variable_keys: Optional[Dict[int, str]] = None) 
         })
     data = {"format": FORMAT, "version": VERSION, "name": getattr(graph, "name", ""),
             "nodes": nodes}
-    if getattr(graph, "is_function", False):
+    if graph.is_function:
         data["inputs"] = [_tensor_name(t) for t in graph.inputs]
         data["outputs"] = [_tensor_name(t) for t in graph.outputs]
     return data

@@ -45,5 +45,3 @@ class Namer:
         self._used.add(name)
         return name
 
-    def reserve(self, names) -> None:
-        self._used.update(names)
