@@ -123,17 +123,19 @@ def any_stateful(*graphs: Any) -> bool:
     return any(op.opdef.stateful for g in graphs for op in g.operations)
 
 
-def replay(graph: Any, inputs: Sequence, known: Optional[dict] = None) -> list:
-    """Re-apply graph's ops (except output-less side effects) to `inputs` in the current
-    mode; returns the values of graph.outputs. Used to differentiate subgraphs. `known`
+def replay(graph: Any, inputs: Sequence, known: Optional[dict] = None,
+           side_effects: bool = False) -> list:
+    """Re-apply graph's ops to `inputs` in the current mode; returns the values of
+    graph.outputs. Gradients of subgraphs use it, skipping output-less side effects (prints,
+    variable writes) unless `side_effects`; a loaded function replays them too. `known`
     maps id(tensor) of an op's output to the value to use instead of re-running the op
     (what a random op drew in the forward pass)."""
     env = {id(p): x for p, x in zip(graph.inputs, inputs)}
     known = known or {}
     for op in graph.operations:
-        if op.type == "Placeholder" or not op.outputs:
+        if op.type == "Placeholder" or not (op.outputs or side_effects):
             continue
-        if all(id(t) in known for t in op.outputs):
+        if op.outputs and all(id(t) in known for t in op.outputs):
             env.update((id(t), known[id(t)]) for t in op.outputs)
             continue
         result = bind(op.opdef, [env[id(t)] for t in op.inputs], op.attrs)

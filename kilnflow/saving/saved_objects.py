@@ -9,14 +9,14 @@ file. Reads saving/checkpoint (what is trackable) and the function layer.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional
 
 from kilnflow import nest
 from kilnflow.context import ctx
-from kilnflow.core.opdef import bind
 from kilnflow.function.api import Function
 from kilnflow.function.trace_key import make_key
 from kilnflow.ops.convert import convert_to_tensor
+from kilnflow.ops.subgraph import replay
 from kilnflow.saving.checkpoint import is_trackable
 from kilnflow.shapes import TensorSpec
 from kilnflow.variables import Variable
@@ -92,7 +92,8 @@ class LoadedObject:
 
 
 def call_replaying(concrete: Any, args: tuple, kwargs: dict) -> Any:
-    """Call `concrete` by replaying its traced graph in the current mode (see replay)."""
+    """Call `concrete` by replaying its traced graph, side effects included, in the current
+    mode (eager under a tape, or into the graph being built), so tapes see every op."""
     names = concrete._arg_names
     if kwargs:
         unknown = sorted(set(kwargs) - set(names[len(args):]))
@@ -111,26 +112,12 @@ def call_replaying(concrete: Any, args: tuple, kwargs: dict) -> Any:
             raise TypeError(f"{concrete.name}(): argument {name!r} must be a {spec}, got "
                             f"{tensor.dtype.name} {tensor.shape}")
         inputs.append(tensor)
-    outputs = replay(concrete.traced_graph, inputs)
+    outputs = replay(concrete.traced_graph, inputs, side_effects=True)
     template = concrete._output_template
     leaves = [outputs[leaf.index] if hasattr(leaf, "index") else leaf
               for leaf in nest.flatten(template)]
     return leaves[0] if not nest.is_nested(template) else \
         nest.pack_sequence_as(template, leaves)
-
-
-def replay(graph: Any, inputs: Sequence) -> list:
-    """Re-apply a traced graph's ops to `inputs` in the current mode (eager under a tape, or
-    into the graph being built), so tapes see every op and variable read."""
-    env = {id(p): x for p, x in zip(graph.inputs, inputs)}
-    for op in graph.operations:
-        if op.type == "Placeholder":
-            continue
-        result = bind(op.opdef, [env[id(t)] for t in op.inputs], op.attrs)
-        outs = result if op.opdef.multi_output else (result,)
-        for t, value in zip(op.outputs, outs):
-            env[id(t)] = value
-    return [env[id(t)] for t in graph.outputs]
 
 
 class RestoredFunction:

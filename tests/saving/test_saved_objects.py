@@ -168,3 +168,24 @@ def test_a_tree_naming_a_missing_variable_is_refused(saved):
     json.dump(document, open(path, "w"))
     with pytest.raises(saved_model.SavedModelError, match="variable_999"):
         kf.saved_model.load(saved[1])
+
+
+def test_side_effects_run_when_a_loaded_function_is_replayed_under_a_tape(tmp_path):
+    class Counter(Module):
+        def __init__(self):
+            super().__init__()
+            self.calls = kf.Variable(0.0)
+            self.w = kf.Variable(2.0)
+
+        @kf.function(input_signature=[kf.TensorSpec([], kf.float32)])
+        def __call__(self, x):
+            self.calls.assign_add(1.0)
+            return x * self.w
+
+    kf.saved_model.save(Counter(), str(tmp_path / "m"))
+    loaded = kf.saved_model.load(str(tmp_path / "m"))
+    loaded(kf.constant(1.0))
+    with kf.GradientTape() as tape:
+        y = loaded(kf.constant(3.0))
+    assert float(tape.gradient(y, loaded.w).numpy()) == 3.0
+    assert float(loaded.calls.numpy()) == 2.0
