@@ -130,20 +130,30 @@ class GradientTape:
         for s in flat_sources:
             if s is None:
                 raise ValueError("Argument `sources` must not contain None")
+        target_objects = nest.flatten(target)
         flat_targets = [convert.convert_to_tensor(t) if not hasattr(t, "_handle") else
-                        t.read_value() for t in nest.flatten(target)]
+                        t.read_value() for t in target_objects]
         if output_gradients is None:
             seeds = [array.ones_like(t) for t in flat_targets]
         else:
+            flat_grads = nest.flatten(output_gradients)
+            if len(flat_grads) != len(flat_targets):
+                raise ValueError(f"GradientTape.gradient: `output_gradients` has "
+                                 f"{len(flat_grads)} entries but `target` has "
+                                 f"{len(flat_targets)}; give one per target (None for ones)")
             seeds = [convert.convert_to_tensor(g, t.dtype) if g is not None else
                      array.ones_like(t)
-                     for g, t in zip(nest.flatten(output_gradients), flat_targets)]
+                     for g, t in zip(flat_grads, flat_targets)]
         keys = [_key_object(s) for s in flat_sources]
         # A persistent tape still active records its own gradient ops, like TF, so the
         # gradient of that gradient works; the walk reads a snapshot of the records.
         recording = self._persistent and self in ctx.tapes
         with contextlib.nullcontext() if recording else self.stop_recording():
             found = backward(list(self._records), flat_targets, seeds, {id(k) for k in keys})
+            for t, seed in zip(target_objects, seeds):  # d v / d v: the seed itself, as in TF
+                if hasattr(t, "_handle") and any(k is t._handle for k in keys):
+                    previous = found.get(id(t._handle))
+                    found[id(t._handle)] = seed if previous is None else previous + seed
             results = []
             for s, k in zip(flat_sources, keys):
                 g = found.get(id(k))

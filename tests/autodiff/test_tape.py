@@ -355,3 +355,23 @@ def test_jacobian_of_unconnected_source():
     assert tape.jacobian(y, b) is None
     zero = tape.jacobian(y, b, unconnected_gradients=kf.UnconnectedGradients.ZERO)
     assert zero.shape == [2, 1] and not zero.numpy().any()
+
+
+def test_gradient_of_a_watched_variable_with_respect_to_itself_is_ones():
+    v = kf.Variable([1.0, 2.0])
+    with kf.GradientTape() as tape:
+        y = v * 3.0
+    assert tape.gradient(v, v).numpy().tolist() == [1.0, 1.0]
+    with kf.GradientTape() as tape:
+        y = v * 3.0
+    # y and v as targets: 3 from y, 1 from v itself
+    assert tape.gradient([y, v], v).numpy().tolist() == [4.0, 4.0]
+
+
+def test_output_gradients_must_match_the_targets():
+    x = kf.constant(2.0)
+    with kf.GradientTape() as tape:
+        tape.watch(x)
+        y, z = x * x, x * 3.0
+    with pytest.raises(ValueError, match="output_gradients"):
+        tape.gradient([y, z], x, output_gradients=[kf.constant(1.0)])
