@@ -117,7 +117,7 @@ class Function:
     def _concrete_for_locked(self, args: tuple, kwargs: dict, key: Any, tensors: list,
                              keep: list) -> ConcreteFunction:
         concrete = self._cache.get(key)
-        if concrete is None and self._reduce_retracing:
+        if concrete is None:  # a trace with unknown dims (or relaxed) may cover this call
             for general, candidate in self._general:
                 if key_matches(general, key):
                     concrete = candidate
@@ -253,6 +253,8 @@ class Function:
                     concrete = self._trace(args, kwargs, key, key)
                     self._cache[key] = concrete
                     self._keepers[key] = keep
+                    if _has_unknown_dims(key):  # later calls of any matching size use it
+                        self._general.append((key, concrete))
         return concrete
 
     def experimental_get_tracing_count(self) -> int:
@@ -285,6 +287,13 @@ class Function:
 
     def __repr__(self) -> str:
         return f"<kilnflow.function {self._name}>"
+
+
+def _has_unknown_dims(key: Any) -> bool:
+    """True when a trace key holds a TensorSpec with an unknown dim or rank."""
+    if isinstance(key, tuple) and len(key) == 3 and key[0] == "S":
+        return not key[1].is_fully_defined()
+    return isinstance(key, tuple) and any(_has_unknown_dims(part) for part in key)
 
 
 def function(func: Optional[Callable] = None, input_signature: Optional[Sequence] = None,

@@ -74,7 +74,9 @@ class ConcreteFunction:
             args = tuple(args) + tuple(kwargs[n] for n in self._arg_names[len(args):]
                                        if n in kwargs)
             kwargs = {}
-        _, tensors, _ = make_key(args, kwargs)
+        key, tensors, _ = make_key(args, kwargs)
+        if self.structured_input_signature is not None:
+            self._check_python_values(key)
         if len(tensors) != len(self._input_specs):
             raise TypeError(f"{self.name}() expected {len(self._input_specs)} tensor "
                             f"arguments ({', '.join(n for n, _ in self._input_specs)}), got "
@@ -92,6 +94,22 @@ class ConcreteFunction:
                     f"{array.shape}"))
             arrays.append(array)
         return self._call_flat(arrays)
+
+    def _check_python_values(self, key: Any) -> None:
+        """A concrete function is specialised to the Python values it was traced with: a
+        call with other ones raises (as in TF) instead of silently using the traced ones."""
+        from kilnflow.function.trace_key import make_key, python_values
+        traced_args, traced_kwargs = self.structured_input_signature
+        traced, _, _ = make_key(tuple(traced_args), dict(traced_kwargs))
+        names = list(self._arg_names) + [k for k, _ in traced[1]]
+        for name, was, now in zip(names, list(traced[0]) + [v for _, v in traced[1]],
+                                  list(key[0]) + [v for _, v in key[1]]):
+            if python_values(was) != python_values(now):
+                raise TypeError(errors.with_location(
+                    f"{self.name}(): argument '{name}' was traced with the Python value(s) "
+                    f"{python_values(was)} but is called with {python_values(now)}; a "
+                    f"ConcreteFunction is specialised to the Python values it was traced "
+                    f"with (call the kf.function to trace the new values)"))
 
     def _runtime_error(self, exc: Exception) -> Exception:
         op = None

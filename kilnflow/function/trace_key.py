@@ -58,6 +58,15 @@ def key_of(value: Any, tensors: list, keep: list) -> Any:
     return (OBJECT, id(value))
 
 
+def python_values(key: Any) -> List[Any]:
+    """The Python values in one argument's key, in order: what a trace fixed."""
+    if isinstance(key, tuple) and len(key) == 3 and key[0] == PYTHON:
+        return [key[2]]
+    if not isinstance(key, tuple) or (key and key[0] in (TENSOR, "S", VARIABLE, OBJECT)):
+        return []
+    return [v for part in key for v in python_values(part)]
+
+
 def make_key(args: tuple, kwargs: dict) -> Tuple[Any, List[Any], list]:
     tensors: list = []
     keep: list = []

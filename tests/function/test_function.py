@@ -795,3 +795,25 @@ def test_generated_code_is_readable():
     w = np.full((3, 2), 0.1, np.float32)
     b = np.zeros(2, np.float32)
     np.testing.assert_allclose(concrete(x, w, b).numpy(), np.tanh(x @ w + b), rtol=1e-6)
+
+
+def test_concrete_function_refuses_other_python_values_than_it_was_traced_with():
+    @kf.function
+    def scale(x, b):
+        return x * b
+
+    concrete = scale.get_concrete_function(kf.constant(1.0), b=2)
+    assert float(concrete(kf.constant(3.0), b=2)) == 6.0
+    with pytest.raises(TypeError, match="argument 'b' was traced with the Python value"):
+        concrete(kf.constant(1.0), b=3)
+
+
+def test_concrete_function_with_unknown_dims_serves_calls_of_any_size():
+    double = kf.function(lambda x: x * 2.0)
+    first = double.get_concrete_function(kf.TensorSpec([None], kf.float32))
+    assert double.get_concrete_function(kf.TensorSpec([None], kf.float32)) is first
+    assert double(kf.constant([1.0, 2.0])).numpy().tolist() == [2.0, 4.0]
+    assert double(kf.constant([1.0, 2.0, 3.0])).numpy().tolist() == [2.0, 4.0, 6.0]
+    assert double.experimental_get_tracing_count() == 1
+    double(kf.constant([[1.0]]))  # another rank: a new trace
+    assert double.experimental_get_tracing_count() == 2
