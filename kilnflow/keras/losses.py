@@ -18,6 +18,23 @@ from kilnflow.ops import reduction as kreduce
 REDUCTIONS = ("sum_over_batch_size", "sum", "none", "auto", "mean")
 
 
+def same_rank(y_true: Any, y_pred: Any) -> tuple:
+    """Keras's rule before labels meet predictions: when one rank exceeds the other by one
+    and that tensor's last dim is 1, labels of rank 1 gain a trailing dim, anything else
+    loses it; (N,) labels against an (N, 1) output then compare row by row instead of
+    broadcasting to (N, N)."""
+    r_true, r_pred = y_true.shape.rank, y_pred.shape.rank
+    if r_true is None or r_pred is None or r_true == r_pred:
+        return y_true, y_pred
+    if r_pred == r_true + 1 and y_pred.shape[-1] == 1:
+        if r_true == 1:
+            return reshaping.expand_dims(y_true, -1), y_pred
+        return y_true, reshaping.squeeze(y_pred, [-1])
+    if r_true == r_pred + 1 and y_true.shape[-1] == 1:
+        return reshaping.squeeze(y_true, [-1]), y_pred
+    return y_true, y_pred
+
+
 def _pair(y_true: Any, y_pred: Any) -> tuple:
     y_pred = convert_to_tensor(y_pred)
     if not y_pred.dtype.is_floating:
@@ -25,7 +42,7 @@ def _pair(y_true: Any, y_pred: Any) -> tuple:
     y_true = convert_to_tensor(y_true)
     if y_true.dtype is not y_pred.dtype:
         y_true = kmath.cast(y_true, y_pred.dtype)
-    return y_true, y_pred
+    return same_rank(y_true, y_pred)
 
 
 def _clip(p: Any) -> Any:

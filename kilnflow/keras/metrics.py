@@ -152,6 +152,7 @@ def accuracy(y_true: Any, y_pred: Any) -> Any:
     """1.0 where y_true == y_pred exactly, else 0.0."""
     y_pred = convert_to_tensor(y_pred)
     y_true = kmath.cast(convert_to_tensor(y_true), y_pred.dtype)
+    y_true, y_pred = _losses.same_rank(y_true, y_pred)
     return _as_float(kmath.equal(y_true, y_pred))
 
 
@@ -159,7 +160,7 @@ def binary_accuracy(y_true: Any, y_pred: Any, threshold: float = 0.5) -> Any:
     """Mean over the last axis of (y_pred > threshold) == y_true."""
     y_pred = convert_to_tensor(y_pred)
     predicted = _as_float(y_pred > threshold)
-    y_true = _as_float(convert_to_tensor(y_true))
+    y_true, predicted = _losses.same_rank(_as_float(convert_to_tensor(y_true)), predicted)
     return reduction.reduce_mean(_as_float(kmath.equal(y_true, predicted)), -1)
 
 

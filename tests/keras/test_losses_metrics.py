@@ -133,3 +133,47 @@ def test_metrics_update_inside_a_function():
         return mean.result()
     update(kf.constant([1.0, 3.0]))
     assert float(update(kf.constant([5.0, 7.0]))) == 4.0
+
+
+LABEL_SHAPE_LOSSES = ["mean_squared_error", "mean_absolute_error", "binary_crossentropy"]
+
+
+@pytest.mark.parametrize("name", LABEL_SHAPE_LOSSES)
+def test_losses_align_label_and_prediction_ranks(name):
+    # (N,) labels against an (N, 1) output must not broadcast to (N, N)
+    y = np.array([0.0, 1.0, 1.0, 0.0], np.float32)
+    p = np.array([[0.2], [0.7], [0.9], [0.4]], np.float32)
+    loss = keras.losses.get(name)
+    flat = float(loss(y, p))
+    column = float(loss(y[:, None], p))
+    assert flat == pytest.approx(column)
+    expected = {"mean_squared_error": np.mean((p[:, 0] - y) ** 2),
+                "mean_absolute_error": np.mean(np.abs(p[:, 0] - y)),
+                "binary_crossentropy": -np.mean(y * np.log(p[:, 0]) +
+                                                (1 - y) * np.log(1 - p[:, 0]))}[name]
+    assert flat == pytest.approx(expected, rel=1e-5)
+
+
+@pytest.mark.parametrize("metric", ["binary_accuracy", "accuracy", "mse"])
+def test_metrics_align_label_and_prediction_ranks(metric):
+    y = np.array([0.0, 1.0, 1.0, 0.0], np.float32)
+    p = np.array([[0.0], [1.0], [0.9], [0.0]], np.float32)
+    values = []
+    for labels in (y, y[:, None]):
+        m = keras.metrics.get(metric)
+        m.update_state(labels, p)
+        values.append(float(m.result()))
+    assert values[0] == pytest.approx(values[1])
+    if metric == "binary_accuracy":
+        assert values[0] == 1.0
+
+
+def test_fit_with_flat_integer_labels_and_a_sigmoid_column_learns():
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(256, 2)).astype(np.float32)
+    y = (x[:, 0] + x[:, 1] > 0).astype(np.int32)  # linearly separable, labels of shape (N,)
+    keras.utils.set_random_seed(0)
+    model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1, activation="sigmoid")])
+    model.compile(keras.optimizers.Adam(0.05), "binary_crossentropy", metrics=["accuracy"])
+    history = model.fit(x, y, epochs=20, batch_size=32, verbose=0)
+    assert history.history["accuracy"][-1] > 0.9
