@@ -11,6 +11,7 @@ from typing import Any, Optional
 import numpy as np
 
 from kilnflow import dtypes as _dtypes
+from kilnflow import errors
 from kilnflow.context import ctx, eager_mode
 from kilnflow.ops.convert import convert_to_tensor
 from kilnflow.core.opdef import bind
@@ -55,6 +56,10 @@ class Variable(TensorOps):
                 value = convert_to_tensor(initial_value, dtype)
         self._trainable = True if trainable is None else bool(trainable)
         var_shape = value.shape if shape is None else TensorShape(shape)
+        if shape is not None and not var_shape.is_compatible_with(value.shape):
+            raise ValueError(errors.with_location(
+                f"Variable: the initial value's shape {value.shape} is not compatible with "
+                f"the explicitly supplied `shape` argument {var_shape}"))
         if validate_shape is False and shape is None:
             var_shape = TensorShape(None)
         base = (name or "Variable").rstrip("/")

@@ -114,6 +114,10 @@ def cond(pred: Any, true_fn: Optional[Callable] = None, false_fn: Optional[Calla
     """
     if true_fn is None or false_fn is None:
         raise TypeError("cond: true_fn and false_fn are required")
+    if callable(pred) and not is_symbolic(pred) and not hasattr(pred, "numpy"):
+        raise TypeError(errors.with_location(
+            f"cond: `pred` must be a boolean scalar tensor or Python bool, got the callable "
+            f"{pred!r} (did you mean to call it?)"))
     if not is_symbolic(pred):
         return true_fn() if bool(pred) else false_fn()
     outer = ctx.graph

@@ -392,6 +392,9 @@ def dropout(x: Any, rate: Any, noise_shape: Optional[Sequence] = None,
         scale: Any = 1 / (1 - float(rate))
     else:
         rate = convert_to_tensor(rate, x.dtype)
+        if rate.shape.rank not in (None, 0):
+            raise ValueError(f"`rate` must be a scalar tensor or a float in the range [0, 1), "
+                             f"got a tensor of shape {rate.shape}")
         scale = 1 / (1 - rate)
     noise = _random.uniform(_noise_shape(x, noise_shape), dtype=x.dtype, seed=seed)
     keep = cast(noise >= rate, x.dtype)

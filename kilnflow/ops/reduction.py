@@ -16,6 +16,7 @@ from kilnflow.ops import array, reshaping
 from kilnflow.ops.convert import convert_to_tensor
 from kilnflow.shapes import TensorSpec
 from kilnflow.tensor import Tensor
+from kilnflow.ops.args import axis_arg, python_int
 from kilnflow.ops.math import BOOL, NUMERIC, REAL, cast, equal
 
 
@@ -138,7 +139,16 @@ reduce_any = _reduction(ANY, "Logical OR of bool elements across `axis`.")
 reduce_all = _reduction(ALL, "Logical AND of bool elements across `axis`.")
 
 
+def _index_type(output_type: Any) -> _dtypes.DType:
+    dtype = _dtypes.as_dtype(output_type)
+    if dtype not in (_dtypes.int16, _dtypes.uint16, _dtypes.int32, _dtypes.int64):
+        raise TypeError(f"Value for attr 'output_type' of {dtype.name} is not in the list of "
+                        "allowed values: int16, uint16, int32, int64")
+    return dtype
+
+
 def _arg_rule(x: Any, *, axis: int, output_type: _dtypes.DType) -> TensorSpec:
+    _index_type(output_type)
     if x.shape.rank is None:
         return TensorSpec(None, output_type)
     axis = rules.normalize_axis(axis, x.shape.rank)
@@ -159,7 +169,7 @@ def argmax(input: Any, axis: Any = None, output_type: Any = _dtypes.int64,  # no
     """Index of the largest value across `axis` (default 0)."""
     x = convert_to_tensor(input)
     return bind(ARG_MAX, (x,), {"axis": int(axis or 0),
-                                "output_type": _dtypes.as_dtype(output_type)}, name=name)
+                                "output_type": _index_type(output_type)}, name=name)
 
 
 def argmin(input: Any, axis: Any = None, output_type: Any = _dtypes.int64,  # noqa: A002
@@ -167,7 +177,7 @@ def argmin(input: Any, axis: Any = None, output_type: Any = _dtypes.int64,  # no
     """Index of the smallest value across `axis` (default 0)."""
     x = convert_to_tensor(input)
     return bind(ARG_MIN, (x,), {"axis": int(axis or 0),
-                                "output_type": _dtypes.as_dtype(output_type)}, name=name)
+                                "output_type": _index_type(output_type)}, name=name)
 
 
 def _cumsum_kernel(x: Any, *, axis: int, exclusive: bool, reverse: bool) -> Any:
@@ -196,8 +206,8 @@ def cumsum(x: Any, axis: int = 0, exclusive: bool = False, reverse: bool = False
            name: Optional[str] = None) -> Tensor:
     """Cumulative sum along `axis`."""
     x = convert_to_tensor(x)
-    axis = int(axis)
-    if x.shape.rank:
-        axis = axis % x.shape.rank
+    axis = python_int(axis, "Cumsum", "axis")
+    if x.shape.rank is not None:
+        axis = axis_arg(axis, max(x.shape.rank, 1), "Cumsum")
     return bind(CUMSUM, (x,), {"axis": axis, "exclusive": bool(exclusive),
                                "reverse": bool(reverse)}, name=name)

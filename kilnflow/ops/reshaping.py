@@ -74,6 +74,9 @@ def reshape(tensor: Any, shape: Any, name: Optional[str] = None) -> Tensor:
     """
     x = convert_to_tensor(tensor)
     shape_tensor, dims = int_vector(shape, "Reshape", "shape")
+    if dims is not None and any(d < -1 for d in dims):
+        raise invalid_argument(f"Size of a dimension must be non-negative or -1 (inferred), "
+                               f"got shape {list(dims)}", "Reshape")
     if dims is None:
         return bind(DYNAMIC_RESHAPE, (x, shape_tensor), name=name)
     return bind(RESHAPE, (x,), {"shape": tuple(dims)}, name=name)

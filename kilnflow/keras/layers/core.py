@@ -328,8 +328,11 @@ class Subtract(_Merge):
 
 
 class Average(_Merge):
+    def _merge(self, a: Any, b: Any) -> Any:
+        return a + b
+
     def call(self, inputs: Sequence) -> Any:
-        return Add.call(self, inputs) / float(len(inputs))
+        return super().call(inputs) / float(len(inputs))
 
 
 class Concatenate(Layer):
