@@ -13,4 +13,5 @@ WORKLOADS = (
     "while_loop",
     "rnn_train_step",
     "checkpoint_io",
+    "retrace_scaling",
 )

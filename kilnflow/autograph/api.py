@@ -7,6 +7,7 @@ the original's globals, closure cells and defaults. Conversions are cached per
 code object. function/ calls AutoGraph only through converted_call().
 """
 import ast
+import collections
 import copy
 import functools
 import inspect
@@ -78,9 +79,12 @@ class _Conversion:
         self.source_map = origin.source_map(tree, source)
 
 
-_CACHE = {}  # code object -> _Conversion, or the exception converting it raised
+# code object -> _Conversion, or the exception converting it raised; least recently used
+# first, bounded so that redefining functions in a loop does not grow memory without end
+_CACHE: "collections.OrderedDict" = collections.OrderedDict()
+CACHE_SIZE = 1024
 _FUNCTIONS = weakref.WeakKeyDictionary()  # function -> its converted function
-_CONVERTED_CODES = set()  # code objects compiled from converted source
+_CONVERTED_CODES = weakref.WeakSet()  # code objects compiled from converted source
 _LOCK = threading.RLock()
 _LOCAL = threading.local()
 _LIBRARY_DIRS = tuple({os.path.join(os.path.realpath(sysconfig.get_paths()[key]), "")
@@ -165,6 +169,10 @@ def _conversion(func) -> _Conversion:
                     else f"{type(e).__name__}: {e}"
                 _CACHE[code] = ConversionError(f"AutoGraph could not convert "
                                                f"{func.__qualname__}: {detail}")
+            while len(_CACHE) > CACHE_SIZE:
+                _CACHE.popitem(last=False)
+        else:
+            _CACHE.move_to_end(code)
         result = _CACHE[code]
     if isinstance(result, Exception):
         raise result

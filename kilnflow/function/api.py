@@ -26,6 +26,7 @@ from kilnflow.ops.convert import convert_to_tensor
 from kilnflow.tensor import EagerTensor
 
 RETRACE_WARNING_THRESHOLD = 5
+RECENT_TRACES_COMPARED = 32
 
 
 class Function:
@@ -199,8 +200,10 @@ class Function:
     def _retrace_reasons(self, key: Any) -> List[str]:
         count = len(key[0]) if isinstance(key, tuple) and key and isinstance(key[0], tuple) \
             else 0
-        return diagnostics.retrace_reasons([k for k, _ in self._trace_log], key,
-                                           self._arg_names(count))
+        # the closest of the latest traces: comparing with all of them would make each
+        # retrace cost grow with the number of traces
+        recent = [k for k, _ in self._trace_log[-RECENT_TRACES_COMPARED:]]
+        return diagnostics.retrace_reasons(recent, key, self._arg_names(count))
 
     def _arg_names(self, count: int) -> List[str]:
         names = []

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import linecache
+import weakref
 from typing import Any, Callable, Dict
 
 _counter = itertools.count()
@@ -17,4 +18,6 @@ def load(source: str, globals_: Dict[str, Any], label: str) -> Callable:
     exec(compile(source, filename, "exec"), namespace)  # noqa: S102 - our own generated code
     fn = namespace[fn_name]
     fn.__kilnflow_source__ = source
+    # the source stays visible to tracebacks exactly as long as the function lives
+    weakref.finalize(fn, linecache.cache.pop, filename, None)
     return fn
