@@ -3,6 +3,8 @@
 This module only re-exports public names; nothing is defined here.
 """
 from kilnflow import dtypes as dtypes
+from kilnflow import version as version
+from kilnflow.version import VERSION as __version__
 from kilnflow import errors as errors
 from kilnflow import nest as nest
 from kilnflow.autodiff.tape import GradientTape as GradientTape

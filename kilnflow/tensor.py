@@ -140,7 +140,11 @@ class EagerTensor(Tensor):
         value = np.asarray(self._value)
         if dtype is not None and value.dtype != dtype:
             return value.astype(dtype)
-        return value.copy() if copy else value
+        if copy:
+            return value.copy()
+        view = value.view()  # zero-copy, but a tensor is immutable: writing must fail
+        view.flags.writeable = False
+        return view
 
     def set_shape(self, shape: Any) -> None:
         if not self.shape.is_compatible_with(shape):

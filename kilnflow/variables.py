@@ -145,7 +145,13 @@ class Variable(TensorOps):
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         value = np.asarray(self._handle.read())
-        return value.astype(dtype) if dtype is not None else value
+        if dtype is not None and value.dtype != dtype:
+            return value.astype(dtype)
+        if copy:
+            return value.copy()
+        view = value.view()  # writes go through assign(), never through this array
+        view.flags.writeable = False
+        return view
 
     def eval(self, session: Any = None) -> Any:
         return self.read_value().eval(session=session)

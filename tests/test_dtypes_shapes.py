@@ -315,3 +315,8 @@ def test_tensor_spec_compatibility_and_from_tensor():
     assert not TensorSpec([None, 3], kf.int32).is_compatible_with(t)
     assert not TensorSpec([None, 2], kf.int64).is_compatible_with(t)
     assert TensorSpec(None, kf.int32).is_compatible_with(TensorSpec([7], kf.int32))
+
+
+def test_dtype_str_and_repr_as_tf_prints_them():
+    assert str(kf.float32) == "<dtype: 'float32'>"
+    assert repr(kf.int64) == "tf.int64"

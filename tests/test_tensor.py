@@ -384,3 +384,24 @@ def test_str_matches_tf():
     assert str(kf.constant(7)) == "tf.Tensor(7, shape=(), dtype=int32)"
     assert str(kf.constant([[2, 3], [4, 5]]) + 0) == \
         "tf.Tensor([[2 3]\n [4 5]], shape=(2, 2), dtype=int32)"
+
+
+def test_numpy_views_of_tensors_and_variables_are_read_only():
+    t = kf.constant([1.0, 2.0])
+    view = np.asarray(t)
+    assert not view.flags.writeable
+    with pytest.raises(ValueError):
+        view[0] = 5.0
+    assert t.numpy().tolist() == [1.0, 2.0]
+    assert np.shares_memory(view, t._value)  # zero-copy
+    v = kf.Variable([1.0, 2.0])
+    with pytest.raises(ValueError):
+        np.asarray(v)[0] = 5.0
+    writable = np.array(t)  # an explicit copy stays writable
+    writable[0] = 3.0
+    assert t.numpy().tolist() == [1.0, 2.0]
+
+
+def test_version_names():
+    assert kf.__version__ == kf.version.VERSION
+    assert isinstance(kf.version.GIT_VERSION, str) and kf.version.COMPILER_VERSION

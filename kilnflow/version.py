@@ -1,0 +1,7 @@
+"""kf.version (tf.version): kilnflow's own version, and the names TF programs read."""
+import sys
+
+VERSION = "0.2.0"
+GIT_VERSION = "unknown"  # not recorded at build time
+COMPILER_VERSION = f"CPython {sys.version.split()[0]}"  # kilnflow compiles nothing ahead
+GRAPH_DEF_VERSION = 1  # kilnflow's serialized graph format (saving/graph_json.py)
