@@ -55,6 +55,16 @@ class _TraceOtherBranchFirst(Exception):
     """The first traced branch left retval_ undefined: the other must go first."""
 
 
+def _fresh_containers(value):
+    """`value` with its lists and dicts copied (leaves shared): a branch assigning
+    `lst[0] = ...` must not change what the other branch is traced with."""
+    if isinstance(value, list):
+        return [_fresh_containers(v) for v in value]
+    if isinstance(value, dict):
+        return type(value)((k, _fresh_containers(v)) for k, v in value.items())
+    return value
+
+
 def _branch_runner(fn, state, names, location, label, other_label, first_outputs):
     """A no-argument function for kf.cond that runs one branch and flattens its state.
 
@@ -63,7 +73,7 @@ def _branch_runner(fn, state, names, location, label, other_label, first_outputs
     the first branch's (do_return is False on that path, so they are never read).
     """
     def run():
-        outputs = list(as_tuple(fn(*state), len(names)))
+        outputs = list(as_tuple(fn(*_fresh_containers(list(state))), len(names)))
         first = not first_outputs
         for index, (name, value) in enumerate(zip(names, outputs)):
             if isinstance(value, special_values.UndefinedReturnValue):

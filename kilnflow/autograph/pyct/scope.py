@@ -35,6 +35,18 @@ class _Collector(ast.NodeVisitor):
         else:
             self._write(node.id)
 
+    def visit_Subscript(self, node: ast.Subscript) -> None:
+        # `d["a"] = v` / `lst[0] += v` modify the container: it is state of the enclosing
+        # tensor loop or branch (TF's composite names), read and written
+        if not isinstance(node.ctx, ast.Load):
+            base = node.value
+            while isinstance(base, ast.Subscript):
+                base = base.value
+            if isinstance(base, ast.Name):
+                self.reads.add(base.id)
+                self._write(base.id)
+        self.generic_visit(node)
+
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
         if isinstance(node.target, ast.Name):
             self.reads.add(node.target.id)
