@@ -29,3 +29,10 @@ def test_cumsum_negative_axis_still_counts_from_the_end():
 def test_average_layer_averages():
     a, b = np.ones((2, 3), np.float32), 3 * np.ones((2, 3), np.float32)
     np.testing.assert_array_equal(keras.layers.Average()([a, b]).numpy(), 2 * a)
+
+
+def test_a_huge_pooling_window_is_refused_before_any_work():
+    x = np.ones((1, 4, 4, 1), np.float32)
+    with pytest.raises(errors.InvalidArgumentError, match="ksize"):
+        kf.nn.max_pool2d(x, ksize=10 ** 9, strides=1, padding="SAME")
+    assert kf.nn.max_pool2d(x, ksize=9, strides=1, padding="SAME").shape == (1, 4, 4, 1)

@@ -512,6 +512,13 @@ def _pool(opdef: Any, input: Any, ksize: Any, strides: Any, padding: Any,  # noq
     if min(attrs["ksize"] + attrs["strides"]) < 1:
         raise errors.InvalidArgumentError(errors.with_location(
             f"{op}: ksize and strides must be >= 1, got {attrs}"))
+    if x.shape.rank == 4:  # checked before any per-window work: a huge window cannot hang
+        for size, dim in zip(attrs["ksize"], x.shape.as_list()[1:3]):
+            if dim is not None and size > 2 * dim + 1:
+                raise errors.InvalidArgumentError(errors.with_location(
+                    f"{op}: ksize {attrs['ksize']} is larger than twice the input's spatial "
+                    f"shape {x.shape.as_list()[1:3]} (with padding {attrs['padding']!r} most "
+                    f"of each window would be padding) [Op:{op}]"))
     return bind(opdef, (x,), attrs, name=name)
 
 
