@@ -85,3 +85,4 @@ def test_session_agrees_with_python(fn, inputs):
 def test_dict_counter_counts_every_iteration():
     # the bug this guards against: the item was not loop state and ended at 4 (or 0), not 5
     assert int(kf.function(dict_counter)(kf.constant(5))) == 5
+

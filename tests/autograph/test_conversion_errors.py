@@ -373,3 +373,15 @@ def python_loop_appends(x):
 
 def test_list_appended_in_a_python_loop_stays_a_list():
     assert kf.function(python_loop_appends)(kf.constant(2.)).numpy().tolist() == [0., 2., 4.]
+
+
+def test_none_in_a_tensor_branch_is_a_value_error_naming_the_variable():
+    def none_branch(x):
+        if x > 0:
+            y = None
+        else:
+            y = x
+        return y
+
+    with pytest.raises(ValueError, match="'y' is None in a tensor cond or loop"):
+        kf.function(none_branch)(kf.constant(1))

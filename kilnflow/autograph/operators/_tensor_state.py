@@ -72,6 +72,10 @@ def to_tensor(leaf, name: str, location: tuple, dtype=None):
                          + _dispatch.where(location))
     if _dispatch.is_tensor(leaf) or is_array(leaf):
         return leaf
+    if leaf is None:  # TF's class for this case: ValueError
+        raise ValueError(f"'{name}' is None in a tensor cond or loop; it must be a tensor "
+                         "(or a value convertible to one) on every path"
+                         + _dispatch.where(location))
     convert = convert_to_tensor
     try:
         if dtype is not None:
