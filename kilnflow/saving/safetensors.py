@@ -30,7 +30,7 @@ DTYPES = {
     "C64": np.dtype("<c8"), "C128": np.dtype("<c16"),
 }
 _NAMES = {(dt.kind, dt.itemsize): name for name, dt in DTYPES.items()}
-MAX_HEADER_BYTES = 100 * 1024 * 1024   # the reference implementation's limit
+MAX_HEADER_BYTES = 100_000_000  # the format's limit: the reference library refuses more
 CHECKSUM_KEY = "kilnflow.sha256"       # of the data section, written in __metadata__
 
 

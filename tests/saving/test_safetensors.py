@@ -141,3 +141,11 @@ def test_interoperates_with_the_reference_implementation(tmp_path):
     st.save_file(tensors, str(tmp_path / "ours.safetensors"))
     back = reference.load_file(str(tmp_path / "ours.safetensors"))
     assert all(np.array_equal(back[k], tensors[k]) for k in tensors)
+
+
+def test_header_limit_is_the_formats_100_million_bytes(tmp_path):
+    assert st.MAX_HEADER_BYTES == 100_000_000
+    path = tmp_path / "big.safetensors"
+    path.write_bytes((100_000_001).to_bytes(8, "little") + b"{}")
+    with pytest.raises(st.SafetensorsError, match="100000000-byte limit"):
+        st.load_file(str(path))
