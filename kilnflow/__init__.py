@@ -4,6 +4,7 @@ This module only re-exports public names; nothing is defined here.
 """
 from kilnflow import dtypes as dtypes
 from kilnflow import version as version
+from kilnflow.ops.linalg import norm as norm
 from kilnflow.version import VERSION as __version__
 from kilnflow import errors as errors
 from kilnflow import nest as nest
@@ -144,6 +145,7 @@ from kilnflow.graph import device as device
 from kilnflow.graph import name_scope as name_scope
 from kilnflow.graph import Operation as Operation
 
+from kilnflow import linalg as linalg  # noqa: E402 - the tf.linalg namespace
 from kilnflow import math as math  # noqa: E402 - the tf.math namespace
 from kilnflow import config as config  # noqa: E402
 from kilnflow import compat as compat  # noqa: E402

@@ -1,4 +1,6 @@
-"""Linear algebra: matmul (BLAS through NumPy), einsum and tensordot. Each op is one defop()
+"""Linear algebra: matmul (BLAS through NumPy), einsum, tensordot, and matrix functions
+(inverse, determinants, solves, Cholesky, diagonals and bands, QR, SVD, eigh) with
+gradients where TF has them (QR, SVD and eigh have none yet). Each op is one defop()
 beside its public function.
 """
 from __future__ import annotations
@@ -7,12 +9,20 @@ from typing import Any, Optional
 
 import numpy as np
 
+from kilnflow import dtypes as _dtypes
+from kilnflow import errors
 from kilnflow.core.opdef import bind, defop
 from kilnflow.ops import array, reshaping
 from kilnflow.ops.convert import binary, convert_to_tensor
 from kilnflow.shapes import TensorSpec
 from kilnflow.tensor import Tensor
 from kilnflow.ops.math import NUMERIC
+from kilnflow.ops.math import abs as _abs
+from kilnflow.ops.math import log as _log
+from kilnflow.ops.math import pow as _pow
+from kilnflow.ops.math import sqrt as _sqrt
+from kilnflow.ops.reduction import reduce_max as _reduce_max
+from kilnflow.ops.reduction import reduce_sum as _reduce_sum
 
 
 # ---------------------------------------------------------------- matmul and einsum
@@ -182,3 +192,380 @@ def tensordot(a: Any, b: Any, axes: Any, name: Optional[str] = None) -> Tensor:
         sb[j] = sa[i]
     out = [sa[i] for i in free_a] + [sb[j] for j in free_b]
     return einsum(f"{''.join(sa)},{''.join(sb)}->{''.join(out)}", a, b, name=name)
+
+
+# ---------------------------------------------------------------- matrix functions
+
+def _square(x: Any, op: str) -> None:
+    """Matrix ops need [..., n, n] inputs (dims may be unknown)."""
+    if x.shape.rank is not None:
+        if x.shape.rank < 2:
+            raise ValueError(f"{op}: input must have rank >= 2, got shape {x.shape}")
+        m, n = x.shape.as_list()[-2:]
+        if m is not None and n is not None and m != n:
+            raise ValueError(f"{op}: input must be a square matrix, got shape {x.shape}")
+
+
+def _square_rule(x: Any) -> TensorSpec:
+    _square(x, "matrix op")
+    return TensorSpec(x.shape, x.dtype)
+
+
+def _batch_rule(x: Any) -> TensorSpec:
+    _square(x, "matrix op")
+    return TensorSpec(None if x.shape.rank is None else x.shape[:-2], x.dtype)
+
+
+def _checked_linalg(fn: Any, what: str, op: str) -> Any:
+    """NumPy's LinAlgError as TF's InvalidArgumentError, naming the failure, the op and the
+    user's line."""
+    def kernel(*arrays: Any, **attrs: Any) -> Any:
+        try:
+            return fn(*arrays, **attrs)
+        except np.linalg.LinAlgError as exc:
+            raise errors.InvalidArgumentError(errors.with_location(
+                f"{what}: {exc} [Op:{op}]")) from None
+    return kernel
+
+
+def _inverse_grad(op: Any, dy: Any) -> list:
+    inverse = op.outputs[0]  # d(A^-1) = -A^-1 dA A^-1, so dA = -A^-T dy A^-T
+    return [-matmul(inverse, matmul(dy, inverse, transpose_b=True), transpose_a=True)]
+
+
+MATRIX_INVERSE = defop("MatrixInverse", shape=_square_rule, dtypes=_dtypes.INEXACT,
+                       kernel=_checked_linalg(np.linalg.inv, "Input is not invertible",
+                                              "MatrixInverse"),
+                       grad=_inverse_grad)
+
+
+def _det_grad(op: Any, dy: Any) -> list:
+    scale = reshaping.expand_dims(reshaping.expand_dims(dy * op.outputs[0], -1), -1)
+    return [scale * matrix_transpose(inv(op.inputs[0]))]
+
+
+MATRIX_DETERMINANT = defop("MatrixDeterminant", shape=_batch_rule, kernel=np.linalg.det,
+                           dtypes=_dtypes.INEXACT, grad=_det_grad)
+
+
+def _slogdet_rule(x: Any) -> list:
+    spec = _batch_rule(x)
+    return [spec, spec]
+
+
+def _slogdet_grad(op: Any, d_sign: Any, d_log: Any) -> list:
+    if d_log is None:
+        return [None]
+    scale = reshaping.expand_dims(reshaping.expand_dims(d_log, -1), -1)
+    return [scale * matrix_transpose(inv(op.inputs[0]))]
+
+
+LOG_MATRIX_DETERMINANT = defop(
+    "LogMatrixDeterminant", shape=_slogdet_rule, multi_output=True, dtypes=_dtypes.INEXACT,
+    kernel=lambda x: tuple(np.linalg.slogdet(x)), grad=_slogdet_grad)
+
+
+def _solve_rule(a: Any, b: Any, *, adjoint: bool) -> TensorSpec:
+    _square(a, "MatrixSolve")
+    if b.shape.rank is not None and b.shape.rank < 2:
+        raise ValueError(f"MatrixSolve: rhs must have rank >= 2, got shape {b.shape}")
+    return TensorSpec(b.shape, b.dtype)
+
+
+def _solve_kernel(a: Any, b: Any, *, adjoint: bool) -> Any:
+    return np.linalg.solve(np.conj(a.mT) if adjoint else a, b)
+
+
+def _solve_grad(op: Any, dy: Any) -> list:
+    a, x = op.inputs[0], op.outputs[0]
+    adjoint = op.attrs["adjoint"]
+    db = matrix_solve(a, dy, adjoint=not adjoint)
+    da = -matmul(x, db, transpose_b=True) if adjoint else -matmul(db, x, transpose_b=True)
+    return [da, db]
+
+
+MATRIX_SOLVE = defop("MatrixSolve", shape=_solve_rule, dtypes=_dtypes.INEXACT,
+                     kernel=_checked_linalg(_solve_kernel, "Input matrix is not invertible",
+                                            "MatrixSolve"),
+                     grad=_solve_grad)
+
+
+def _cholesky_grad(op: Any, dy: Any) -> list:
+    """TF's rule: A's gradient from L's, symmetric (Murray 2016, as in TF's CholeskyGrad)."""
+    lower = op.outputs[0]
+    lower_inverse = inv(lower)
+    middle = matmul(lower, dy, transpose_a=True)
+    middle = band_part(middle - 0.5 * diag(diag_part(middle)), -1, 0)
+    grad = matmul(matmul(lower_inverse, middle, transpose_a=True), lower_inverse)
+    return [0.5 * (grad + matrix_transpose(grad))]
+
+
+CHOLESKY = defop("Cholesky", shape=_square_rule, dtypes=_dtypes.INEXACT, grad=_cholesky_grad,
+                 kernel=_checked_linalg(np.linalg.cholesky,
+                                        "Cholesky decomposition was not successful: the input "
+                                        "might not be valid (not positive definite)",
+                                        "Cholesky"))
+
+
+# ---------------------------------------------------------------- diagonals and bands
+
+def _diag_rule(x: Any) -> TensorSpec:
+    if x.shape.rank is None:
+        return TensorSpec(None, x.dtype)
+    if x.shape.rank < 1:
+        raise ValueError(f"MatrixDiag: input must be at least 1-D, got shape {x.shape}")
+    n = x.shape[-1]
+    return TensorSpec(x.shape.concatenate([n]), x.dtype)
+
+
+def _diag_kernel(x: Any) -> Any:
+    n = x.shape[-1]
+    out = np.zeros(x.shape + (n,), x.dtype)
+    out[..., np.arange(n), np.arange(n)] = x
+    return out
+
+
+MATRIX_DIAG = defop("MatrixDiag", shape=_diag_rule, kernel=_diag_kernel,
+                    grad=lambda op, dy: [diag_part(dy)])
+
+
+def _diag_part_rule(x: Any) -> TensorSpec:
+    if x.shape.rank is None:
+        return TensorSpec(None, x.dtype)
+    if x.shape.rank < 2:
+        raise ValueError(f"MatrixDiagPart: input must have rank >= 2, got shape {x.shape}")
+    m, n = x.shape.as_list()[-2:]
+    k = None if m is None or n is None else min(m, n)
+    return TensorSpec(x.shape[:-2].concatenate([k]), x.dtype)
+
+
+def _diag_part_grad(op: Any, dy: Any) -> list:
+    x = op.inputs[0]
+    m, n = x.shape.as_list()[-2:]
+    if m is None or n is None:
+        raise NotImplementedError("the gradient of diag_part needs the matrix dims known")
+    eye = array.eye(m, n, dtype=dy.dtype)
+    spread = reshaping.expand_dims(dy, -1 if m <= n else -2)
+    return [spread * eye]
+
+
+MATRIX_DIAG_PART = defop("MatrixDiagPart", shape=_diag_part_rule, grad=_diag_part_grad,
+                         kernel=lambda x: np.diagonal(x, axis1=-2, axis2=-1).copy())
+
+
+def _band_rule(x: Any, *, num_lower: int, num_upper: int) -> TensorSpec:
+    if x.shape.rank is not None and x.shape.rank < 2:
+        raise ValueError(f"MatrixBandPart: input must have rank >= 2, got shape {x.shape}")
+    return TensorSpec(x.shape, x.dtype)
+
+
+def _band_kernel(x: Any, *, num_lower: int, num_upper: int) -> Any:
+    m, n = x.shape[-2:]
+    rows, cols = np.arange(m)[:, None], np.arange(n)[None, :]
+    keep = np.ones((m, n), bool)
+    if num_lower >= 0:
+        keep &= rows - cols <= num_lower
+    if num_upper >= 0:
+        keep &= cols - rows <= num_upper
+    return np.where(keep, x, np.zeros((), x.dtype))
+
+
+MATRIX_BAND_PART = defop("MatrixBandPart", shape=_band_rule, kernel=_band_kernel,
+                         grad=lambda op, dy: [bind(MATRIX_BAND_PART, (dy,), op.attrs)])
+
+
+# ---------------------------------------------------------------- decompositions
+
+def _qr_rule(x: Any, *, full_matrices: bool) -> list:
+    if x.shape.rank is None:
+        return [TensorSpec(None, x.dtype), TensorSpec(None, x.dtype)]
+    *batch, m, n = x.shape.as_list()
+    k = None if m is None or n is None else (m if full_matrices else min(m, n))
+    return [TensorSpec(batch + [m, k], x.dtype), TensorSpec(batch + [k, n], x.dtype)]
+
+
+QR = defop("Qr", shape=_qr_rule, multi_output=True, dtypes=_dtypes.INEXACT,
+           kernel=lambda x, *, full_matrices: tuple(np.linalg.qr(
+               x, mode="complete" if full_matrices else "reduced")))
+
+
+def _svd_rule(x: Any, *, full_matrices: bool) -> list:
+    if x.shape.rank is None:
+        return [TensorSpec(None, x.dtype)] * 3
+    *batch, m, n = x.shape.as_list()
+    k = None if m is None or n is None else min(m, n)
+    um = m if full_matrices else k
+    vn = n if full_matrices else k
+    real = x.dtype.real_dtype
+    return [TensorSpec(batch + [k], real), TensorSpec(batch + [m, um], x.dtype),
+            TensorSpec(batch + [n, vn], x.dtype)]
+
+
+def _svd_kernel(x: Any, *, full_matrices: bool) -> tuple:
+    u, s, vh = np.linalg.svd(x, full_matrices=full_matrices)
+    return s, u, np.conj(vh.mT)  # TF returns v, not v^H
+
+
+SVD = defop("Svd", shape=_svd_rule, kernel=_svd_kernel, multi_output=True,
+            dtypes=_dtypes.INEXACT)
+
+
+def _eigh_rule(x: Any) -> list:
+    _square(x, "SelfAdjointEigV2")
+    batch = None if x.shape.rank is None else x.shape[:-1]
+    return [TensorSpec(batch, x.dtype), TensorSpec(x.shape, x.dtype)]
+
+
+SELF_ADJOINT_EIG = defop("SelfAdjointEigV2", shape=_eigh_rule, multi_output=True,
+                         dtypes=_dtypes.INEXACT, kernel=lambda x: tuple(np.linalg.eigh(x)))
+
+
+# ---------------------------------------------------------------- public functions
+
+def inv(input: Any, adjoint: bool = False, name: Optional[str] = None) -> Tensor:  # noqa: A002
+    """The inverse of each square matrix in `input` (InvalidArgumentError if singular).
+
+    >>> import kilnflow as kf
+    >>> kf.linalg.inv(kf.constant([[2.0, 0.0], [0.0, 4.0]])).numpy().tolist()
+    [[0.5, 0.0], [0.0, 0.25]]
+    """
+    x = convert_to_tensor(input)
+    _square(x, "MatrixInverse")
+    out = bind(MATRIX_INVERSE, (x,), name=name)
+    return matrix_transpose(out) if adjoint else out
+
+
+def det(input: Any, name: Optional[str] = None) -> Tensor:  # noqa: A002
+    """The determinant of each square matrix in `input`."""
+    x = convert_to_tensor(input)
+    _square(x, "MatrixDeterminant")
+    return bind(MATRIX_DETERMINANT, (x,), name=name)
+
+
+def slogdet(input: Any, name: Optional[str] = None) -> tuple:  # noqa: A002
+    """(sign, log|det|) of each square matrix in `input`, stable for large determinants."""
+    x = convert_to_tensor(input)
+    _square(x, "LogMatrixDeterminant")
+    return bind(LOG_MATRIX_DETERMINANT, (x,), name=name)
+
+
+def logdet(matrix: Any, name: Optional[str] = None) -> Tensor:
+    """log(det(matrix)) of Hermitian positive-definite matrices, through their Cholesky
+    factor as TF computes it."""
+    lower = cholesky(matrix)
+    return 2.0 * _reduce_sum(_log(diag_part(lower)), -1)
+
+
+def matrix_solve(matrix: Any, rhs: Any, adjoint: bool = False,
+                 name: Optional[str] = None) -> Tensor:
+    """X with matrix @ X = rhs (adjoint: matrix^H @ X = rhs)."""
+    a, b = binary(matrix, rhs)
+    _square(a, "MatrixSolve")
+    return bind(MATRIX_SOLVE, (a, b), {"adjoint": bool(adjoint)}, name=name)
+
+
+def triangular_solve(matrix: Any, rhs: Any, lower: bool = True, adjoint: bool = False,
+                     name: Optional[str] = None) -> Tensor:
+    """X with matrix @ X = rhs, reading only matrix's lower (or upper) triangle."""
+    a = convert_to_tensor(matrix)
+    triangle = band_part(a, -1, 0) if lower else band_part(a, 0, -1)
+    return matrix_solve(triangle, rhs, adjoint=adjoint, name=name)
+
+
+def lstsq(matrix: Any, rhs: Any, l2_regularizer: Any = 0.0, fast: bool = True,
+          name: Optional[str] = None) -> Tensor:
+    """Least-squares solutions X of matrix @ X ~= rhs through the (regularized) normal
+    equations, TF's fast path: (A^H A + l2 I) X = A^H rhs."""
+    a, b = binary(matrix, rhs)
+    gram = matmul(a, a, transpose_a=True)
+    if l2_regularizer:
+        n = a.shape.as_list()[-1]
+        gram = gram + float(l2_regularizer) * array.eye(n, dtype=a.dtype)
+    return matrix_solve(gram, matmul(a, b, transpose_a=True), name=name)
+
+
+def cholesky(input: Any, name: Optional[str] = None) -> Tensor:  # noqa: A002
+    """The lower-triangular Cholesky factor L (L @ L^H = input) of each matrix."""
+    x = convert_to_tensor(input)
+    _square(x, "Cholesky")
+    return bind(CHOLESKY, (x,), name=name)
+
+
+def matrix_transpose(a: Any, conjugate: bool = False, name: Optional[str] = None) -> Tensor:
+    """Transposes the last two dims of `a` (the conjugate transpose with conjugate=True)."""
+    x = convert_to_tensor(a)
+    rank = x.shape.rank
+    if rank is None or rank < 2:
+        raise ValueError(f"matrix_transpose needs a tensor of known rank >= 2, got {x.shape}")
+    perm = list(range(rank - 2)) + [rank - 1, rank - 2]
+    return reshaping.transpose(x, perm, conjugate=conjugate, name=name)
+
+
+def adjoint(matrix: Any, name: Optional[str] = None) -> Tensor:
+    """The conjugate transpose of the last two dims."""
+    return matrix_transpose(matrix, conjugate=True, name=name)
+
+
+def diag(diagonal: Any, name: Optional[str] = None) -> Tensor:
+    """Square matrices with `diagonal`'s last dim on their diagonal (tf.linalg.diag)."""
+    return bind(MATRIX_DIAG, (convert_to_tensor(diagonal),), name=name)
+
+
+def diag_part(input: Any, name: Optional[str] = None) -> Tensor:  # noqa: A002
+    """The main diagonal of each matrix in `input`."""
+    return bind(MATRIX_DIAG_PART, (convert_to_tensor(input),), name=name)
+
+
+def band_part(input: Any, num_lower: int, num_upper: int,  # noqa: A002
+              name: Optional[str] = None) -> Tensor:
+    """Zeroes everything outside the band of `num_lower` sub- and `num_upper`
+    super-diagonals (negative: keep the whole triangle)."""
+    x = convert_to_tensor(input)
+    return bind(MATRIX_BAND_PART, (x,), {"num_lower": int(num_lower),
+                                         "num_upper": int(num_upper)}, name=name)
+
+
+def trace(x: Any, name: Optional[str] = None) -> Tensor:
+    """The sum of each matrix's main diagonal."""
+    return _reduce_sum(diag_part(x), -1, name=name)
+
+
+def qr(input: Any, full_matrices: bool = False, name: Optional[str] = None) -> tuple:  # noqa: A002
+    """(q, r) with input = q @ r (no gradient yet)."""
+    x = convert_to_tensor(input)
+    return bind(QR, (x,), {"full_matrices": bool(full_matrices)}, name=name)
+
+
+def svd(tensor: Any, full_matrices: bool = False, compute_uv: bool = True,
+        name: Optional[str] = None) -> Any:
+    """(s, u, v) with tensor = u @ diag(s) @ v^H, or s alone (no gradient yet)."""
+    x = convert_to_tensor(tensor)
+    s, u, v = bind(SVD, (x,), {"full_matrices": bool(full_matrices)}, name=name)
+    return (s, u, v) if compute_uv else s
+
+
+def eigh(tensor: Any, name: Optional[str] = None) -> tuple:
+    """(eigenvalues ascending, eigenvectors) of self-adjoint matrices (no gradient yet)."""
+    x = convert_to_tensor(tensor)
+    _square(x, "SelfAdjointEigV2")
+    return bind(SELF_ADJOINT_EIG, (x,), name=name)
+
+
+def norm(tensor: Any, ord: Any = "euclidean", axis: Any = None,  # noqa: A002
+         keepdims: bool = False, name: Optional[str] = None) -> Tensor:
+    """Vector norms (ord 1, 2, inf or any p >= 1; 'euclidean' is 2) over `axis`, or the
+    Frobenius norm ('fro'/'euclidean' over two axes)."""
+    x = convert_to_tensor(tensor)
+    magnitude = _abs(x)
+    if ord in ("euclidean", "fro", 2, 2.0):
+        return _sqrt(_reduce_sum(magnitude * magnitude, axis, keepdims=keepdims), name=name)
+    if ord in (1, 1.0):
+        return _reduce_sum(magnitude, axis, keepdims=keepdims, name=name)
+    if ord in (np.inf, float("inf")):
+        return _reduce_max(magnitude, axis, keepdims=keepdims, name=name)
+    if isinstance(ord, (int, float)) and ord > 1:
+        p = float(ord)
+        return _pow(_reduce_sum(_pow(magnitude, p), axis, keepdims=keepdims), 1.0 / p,
+                    name=name)
+    raise ValueError(f"norm: 'ord' must be a supported vector norm (1, 2, inf, p >= 1, "
+                     f"'euclidean' or 'fro'), got {ord!r}")

@@ -31,7 +31,7 @@ IDS = [s.id for s in SAMPLES]
 DIFFERENTIABLE = [s for s in SAMPLES if s.differentiable and s.grad_positions()
                   and all(s.inputs[i].dtype == np.float64 for i in s.grad_positions())]
 FLOAT32_DIFFERENTIABLE = [s for s in SAMPLES if s.differentiable and s.grad_positions()
-                          and s not in DIFFERENTIABLE]
+                          and all(s is not d for d in DIFFERENTIABLE)]
 EAGER_OPS = [s for s in SAMPLES if not s.graph_only]
 FIRST_OF_EACH_OP = list({s.op: s for s in reversed(EAGER_OPS)}.values())
 

@@ -61,3 +61,63 @@ ERRORS.extend([
     ErrorSample("MatMul", kf.matmul, (rand(3), rand(3, 2)), errors.InvalidArgumentError,
                 ("MatMul",), name="rank_1"),
 ])
+
+
+# ---------------------------------------------------------------- matrix functions
+
+def _well_conditioned(*batch):
+    return rand(*batch, 3, 3) + 3.0 * np.eye(3)
+
+
+def _symmetric(a):
+    return (a + kf.linalg.matrix_transpose(a)) / 2.0
+
+
+def _positive_definite(a):  # A A^T + 3 I, so finite differences stay positive definite
+    return kf.matmul(a, a, transpose_b=True) + 3.0 * kf.eye(a.shape[-1], dtype=a.dtype)
+
+
+add("MatrixInverse", kf.linalg.inv, (_well_conditioned(),), np.linalg.inv,
+    differentiable=True, rtol=1e-5)
+add("MatrixInverse", kf.linalg.inv, (_well_conditioned(2),), np.linalg.inv,
+    differentiable=True, rtol=1e-5, name="batched")
+add("MatrixDeterminant", kf.linalg.det, (_well_conditioned(),), np.linalg.det,
+    differentiable=True, rtol=1e-5)
+add("LogMatrixDeterminant", lambda a: kf.linalg.slogdet(a)[1], (_well_conditioned(2),),
+    lambda a: np.linalg.slogdet(a)[1], differentiable=True, rtol=1e-5)
+add("LogMatrixDeterminant", lambda a: kf.linalg.slogdet(a)[0], (-_well_conditioned(),),
+    lambda a: np.linalg.slogdet(a)[0], name="sign")
+add("MatrixSolve", kf.linalg.solve, (_well_conditioned(), rand(3, 2)), np.linalg.solve,
+    differentiable=True, rtol=1e-5)
+add("MatrixSolve", lambda a, b: kf.linalg.solve(a, b, adjoint=True),
+    (_well_conditioned(), rand(3, 2)), lambda a, b: np.linalg.solve(a.T, b),
+    differentiable=True, rtol=1e-5, name="adjoint")
+add("Cholesky", lambda a: kf.linalg.cholesky(_positive_definite(a)), (rand(3, 3),),
+    lambda a: np.linalg.cholesky(a @ a.T + 3.0 * np.eye(3)), differentiable=True, rtol=1e-5)
+add("MatrixDiag", kf.linalg.diag, (rand(2, 3),),
+    lambda d: np.stack([np.diag(row) for row in d]), differentiable=True)
+add("MatrixDiagPart", kf.linalg.diag_part, (rand(2, 3, 3),),
+    lambda a: np.diagonal(a, axis1=-2, axis2=-1), differentiable=True)
+add("MatrixDiagPart", kf.linalg.diag_part, (rand(2, 4),),
+    lambda a: np.diagonal(a), differentiable=True, name="wide")
+add("MatrixDiagPart", kf.linalg.diag_part, (rand(4, 2),),
+    lambda a: np.diagonal(a), differentiable=True, name="tall")
+add("MatrixBandPart", lambda a: kf.linalg.band_part(a, 1, 0), (rand(2, 4, 4),),
+    lambda a: a * (np.tril(np.ones((4, 4))) - np.tril(np.ones((4, 4)), -2)),
+    differentiable=True)
+add("MatrixBandPart", lambda a: kf.linalg.band_part(a, -1, 0), (rand(3, 3),), np.tril,
+    differentiable=True, name="lower")
+add("Qr", lambda a: kf.linalg.qr(a)[1], (rand(4, 3),), lambda a: np.linalg.qr(a)[1])
+add("Svd", lambda a: kf.linalg.svd(a, compute_uv=False), (rand(2, 4, 3),),
+    lambda a: np.linalg.svd(a, compute_uv=False))
+add("SelfAdjointEigV2", lambda a: kf.linalg.eigh(_symmetric(a))[0], (rand(3, 3),),
+    lambda a: np.linalg.eigh((a + a.T) / 2)[0])
+
+
+ERRORS.extend([
+    ErrorSample("MatrixInverse", kf.linalg.inv, (np.zeros((2, 2)),),
+                errors.InvalidArgumentError, ("not invertible", "MatrixInverse"),
+                name="singular"),
+    ErrorSample("Cholesky", kf.linalg.cholesky, (-np.eye(2),), errors.InvalidArgumentError,
+                ("Cholesky",), name="not_positive_definite"),
+])
