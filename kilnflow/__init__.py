@@ -5,6 +5,9 @@ This module only re-exports public names; nothing is defined here.
 from kilnflow import dtypes as dtypes
 from kilnflow import version as version
 from kilnflow.ops.linalg import norm as norm
+from kilnflow.ops.reduction import clip_by_global_norm as clip_by_global_norm
+from kilnflow.ops.reduction import clip_by_norm as clip_by_norm
+from kilnflow.ops.reduction import reduce_logsumexp as reduce_logsumexp
 from kilnflow.version import VERSION as __version__
 from kilnflow import errors as errors
 from kilnflow import nest as nest

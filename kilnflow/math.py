@@ -17,6 +17,9 @@ from kilnflow.ops.math import floordiv as floordiv
 from kilnflow.ops.math import floormod as floormod
 from kilnflow.ops.math import greater as greater
 from kilnflow.ops.math import greater_equal as greater_equal
+from kilnflow.ops.math import is_finite as is_finite
+from kilnflow.ops.math import is_inf as is_inf
+from kilnflow.ops.math import is_nan as is_nan
 from kilnflow.ops.math import less as less
 from kilnflow.ops.math import less_equal as less_equal
 from kilnflow.ops.math import log as log
@@ -34,6 +37,7 @@ from kilnflow.ops.math import pow as pow  # noqa: A004
 from kilnflow.ops.math import reciprocal as reciprocal
 from kilnflow.ops.reduction import reduce_all as reduce_all
 from kilnflow.ops.reduction import reduce_any as reduce_any
+from kilnflow.ops.reduction import reduce_logsumexp as reduce_logsumexp
 from kilnflow.ops.reduction import reduce_max as reduce_max
 from kilnflow.ops.reduction import reduce_mean as reduce_mean
 from kilnflow.ops.reduction import reduce_min as reduce_min

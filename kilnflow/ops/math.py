@@ -283,6 +283,9 @@ NOT_EQUAL = _comparison("NotEqual", np.not_equal, "({0} != {1})")
 LOGICAL_AND = _binary("LogicalAnd", np.logical_and, None, BOOL, "({0} & {1})")
 LOGICAL_OR = _binary("LogicalOr", np.logical_or, None, BOOL, "({0} | {1})")
 LOGICAL_NOT = _unary("LogicalNot", np.logical_not, None, BOOL, "(~{0})")
+IS_NAN = _unary("IsNan", np.isnan, None, FLOATS, "isnan({0})", _dtypes.bool)
+IS_INF = _unary("IsInf", np.isinf, None, FLOATS, "isinf({0})", _dtypes.bool)
+IS_FINITE = _unary("IsFinite", np.isfinite, None, FLOATS, "isfinite({0})", _dtypes.bool)
 
 
 def _compare(opdef: Any, doc: str):
@@ -301,6 +304,11 @@ equal = _compare(EQUAL, "Returns the truth value of x == y elementwise.")
 not_equal = _compare(NOT_EQUAL, "Returns the truth value of x != y elementwise.")
 logical_and = _compare(LOGICAL_AND, "Returns x AND y elementwise (bool tensors).")
 logical_or = _compare(LOGICAL_OR, "Returns x OR y elementwise (bool tensors).")
+
+
+is_nan = _unary_function(IS_NAN, "True where x is NaN (floating x).")
+is_inf = _unary_function(IS_INF, "True where x is +inf or -inf (floating x).")
+is_finite = _unary_function(IS_FINITE, "True where x is neither NaN nor infinite.")
 
 
 def logical_not(x: Any, name: Optional[str] = None) -> Tensor:

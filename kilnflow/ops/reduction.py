@@ -17,7 +17,8 @@ from kilnflow.ops.convert import convert_to_tensor
 from kilnflow.shapes import TensorSpec
 from kilnflow.tensor import Tensor
 from kilnflow.ops.args import axis_arg, python_int
-from kilnflow.ops.math import BOOL, NUMERIC, REAL, cast, equal
+from kilnflow.ops.math import (BOOL, NUMERIC, REAL, cast, equal, exp, is_finite, log, maximum,
+                               sqrt)
 
 
 # ---------------------------------------------------------------- reductions
@@ -211,3 +212,54 @@ def cumsum(x: Any, axis: int = 0, exclusive: bool = False, reverse: bool = False
         axis = axis_arg(axis, max(x.shape.rank, 1), "Cumsum")
     return bind(CUMSUM, (x,), {"axis": axis, "exclusive": bool(exclusive),
                                "reverse": bool(reverse)}, name=name)
+
+
+# ---------------------------------------------------------------- composites
+
+def reduce_logsumexp(input_tensor: Any, axis: Any = None, keepdims: bool = False,
+                     name: Optional[str] = None) -> Tensor:
+    """log(sum(exp(x))) over `axis`, computed stably (the maximum is taken out first).
+
+    >>> import kilnflow as kf
+    >>> float(kf.math.reduce_logsumexp(kf.constant([1000.0, 1000.0])))
+    1000.6931...
+    """
+    x = convert_to_tensor(input_tensor)
+    top = array.stop_gradient(reduce_max(x, axis, keepdims=True))
+    top = array.where(is_finite(top), top, array.zeros_like(top))  # all -inf: stay -inf
+    total = log(reduce_sum(exp(x - top), axis, keepdims=keepdims))
+    return total + (top if keepdims else reduce_max(top, axis, keepdims=False))
+
+
+def clip_by_norm(t: Any, clip_norm: Any, axes: Any = None, name: Optional[str] = None) -> Tensor:
+    """t scaled so its L2 norm over `axes` is at most clip_norm."""
+    t = convert_to_tensor(t)
+    clip = convert_to_tensor(clip_norm, t.dtype)
+    norm = sqrt(reduce_sum(t * t, axes, keepdims=True))
+    return t * clip / maximum(norm, clip)
+
+
+def global_norm(t_list: Any, name: Optional[str] = None) -> Tensor:
+    """sqrt(sum of squares of every element of every tensor in t_list; None entries skipped)."""
+    tensors = [convert_to_tensor(t) for t in t_list if t is not None]
+    if not tensors:
+        raise ValueError("global_norm: t_list holds no tensors")
+    squares = [reduce_sum(t * t) for t in tensors]
+    total = squares[0]
+    for s in squares[1:]:
+        total = total + cast(s, total.dtype)
+    return sqrt(total, name=name)
+
+
+def clip_by_global_norm(t_list: Any, clip_norm: Any, use_norm: Any = None,
+                        name: Optional[str] = None) -> tuple:
+    """(clipped tensors, global norm): every tensor scaled by clip_norm / max(global norm,
+    clip_norm), as TF does (None entries stay None)."""
+    if isinstance(t_list, Tensor) or not isinstance(t_list, (list, tuple)):
+        raise TypeError("clip_by_global_norm: t_list should be a sequence of tensors")
+    norm = global_norm(t_list) if use_norm is None else convert_to_tensor(use_norm)
+    clip = convert_to_tensor(clip_norm, norm.dtype)
+    scale = clip / maximum(norm, clip)
+    clipped = [None if t is None else convert_to_tensor(t) * cast(scale, convert_to_tensor(
+        t).dtype) for t in t_list]
+    return clipped, norm

@@ -217,3 +217,9 @@ ERRORS.extend([
     ErrorSample("FloorDiv", kf.floordiv, (ints(2), np.zeros(2, np.int32)),
                 errors.InvalidArgumentError, ("FloorDiv",), name="integer_division_by_zero"),
 ])
+
+
+_SPECIAL = np.array([1.0, -np.inf, np.nan, np.inf, 0.0, -2.5])
+add("IsNan", kf.math.is_nan, (_SPECIAL,), np.isnan)
+add("IsInf", kf.math.is_inf, (_SPECIAL.astype(np.float32),), np.isinf)
+add("IsFinite", kf.math.is_finite, (_SPECIAL,), np.isfinite)
