@@ -5,6 +5,13 @@ This module only re-exports public names; nothing is defined here.
 from kilnflow import dtypes as dtypes
 from kilnflow import version as version
 from kilnflow.ops.linalg import norm as norm
+from kilnflow.ops.scatter import gather_nd as gather_nd
+from kilnflow.ops.scatter import scatter_nd as scatter_nd
+from kilnflow.ops.scatter import tensor_scatter_nd_add as tensor_scatter_nd_add
+from kilnflow.ops.scatter import tensor_scatter_nd_max as tensor_scatter_nd_max
+from kilnflow.ops.scatter import tensor_scatter_nd_min as tensor_scatter_nd_min
+from kilnflow.ops.scatter import tensor_scatter_nd_sub as tensor_scatter_nd_sub
+from kilnflow.ops.scatter import tensor_scatter_nd_update as tensor_scatter_nd_update
 from kilnflow.ops.reduction import clip_by_global_norm as clip_by_global_norm
 from kilnflow.ops.reduction import clip_by_norm as clip_by_norm
 from kilnflow.ops.reduction import reduce_logsumexp as reduce_logsumexp

@@ -222,6 +222,7 @@ from tests.ops.samples import (  # noqa: E402,F401
     nn,
     reduction,
     reshaping,
+    scatter,
     slicing,
     sorting,
     tensor_array,
