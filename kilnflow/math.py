@@ -45,6 +45,11 @@ from kilnflow.ops.reduction import reduce_prod as reduce_prod
 from kilnflow.ops.reduction import reduce_sum as reduce_sum
 from kilnflow.ops.math import round as round  # noqa: A004
 from kilnflow.ops.math import rsqrt as rsqrt
+from kilnflow.ops.segment import segment_max as segment_max
+from kilnflow.ops.segment import segment_mean as segment_mean
+from kilnflow.ops.segment import segment_min as segment_min
+from kilnflow.ops.segment import segment_prod as segment_prod
+from kilnflow.ops.segment import segment_sum as segment_sum
 from kilnflow.ops.math import sigmoid as sigmoid
 from kilnflow.ops.math import sign as sign
 from kilnflow.ops.math import sin as sin
@@ -55,3 +60,8 @@ from kilnflow.ops.math import subtract as subtract
 from kilnflow.ops.math import tanh as tanh
 from kilnflow.ops.sorting import top_k as top_k
 from kilnflow.ops.math import truediv as truediv
+from kilnflow.ops.segment import unsorted_segment_max as unsorted_segment_max
+from kilnflow.ops.segment import unsorted_segment_mean as unsorted_segment_mean
+from kilnflow.ops.segment import unsorted_segment_min as unsorted_segment_min
+from kilnflow.ops.segment import unsorted_segment_prod as unsorted_segment_prod
+from kilnflow.ops.segment import unsorted_segment_sum as unsorted_segment_sum

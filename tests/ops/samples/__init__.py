@@ -223,6 +223,7 @@ from tests.ops.samples import (  # noqa: E402,F401
     reduction,
     reshaping,
     scatter,
+    segment,
     slicing,
     sorting,
     tensor_array,
