@@ -4,6 +4,10 @@ This module only re-exports public names; nothing is defined here.
 """
 from kilnflow import dtypes as dtypes
 from kilnflow import version as version
+from kilnflow.ops.checks import assert_equal as assert_equal
+from kilnflow.ops.checks import assert_greater as assert_greater
+from kilnflow.ops.checks import assert_less as assert_less
+from kilnflow.ops.checks import assert_rank as assert_rank
 from kilnflow.ops.linalg import norm as norm
 from kilnflow.ops.scatter import gather_nd as gather_nd
 from kilnflow.ops.scatter import scatter_nd as scatter_nd

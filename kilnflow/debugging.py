@@ -1,2 +1,20 @@
 """The kf.debugging namespace (tf.debugging): re-exports only."""
-from kilnflow.ops.logging import Assert as Assert  # noqa: F401
+from kilnflow.ops.checks import assert_all_finite as assert_all_finite
+from kilnflow.ops.checks import assert_equal as assert_equal
+from kilnflow.ops.checks import assert_greater as assert_greater
+from kilnflow.ops.checks import assert_greater_equal as assert_greater_equal
+from kilnflow.ops.checks import assert_less as assert_less
+from kilnflow.ops.checks import assert_less_equal as assert_less_equal
+from kilnflow.ops.checks import assert_near as assert_near
+from kilnflow.ops.checks import assert_negative as assert_negative
+from kilnflow.ops.checks import assert_non_negative as assert_non_negative
+from kilnflow.ops.checks import assert_non_positive as assert_non_positive
+from kilnflow.ops.checks import assert_none_equal as assert_none_equal
+from kilnflow.ops.checks import assert_positive as assert_positive
+from kilnflow.ops.checks import assert_rank as assert_rank
+from kilnflow.ops.checks import assert_type as assert_type
+from kilnflow.ops.checks import check_numerics as check_numerics
+from kilnflow.ops.logging import Assert as Assert
+from kilnflow.ops.math import is_finite as is_finite
+from kilnflow.ops.math import is_inf as is_inf
+from kilnflow.ops.math import is_nan as is_nan

@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 from kilnflow import tensor as _tensor
 from kilnflow.ops import args, array, bitwise, convert, joining, math  # noqa: F401 - registers ops
-from kilnflow.ops import cond, conv, logging, nn, random, reshaping, slicing  # noqa: F401
+from kilnflow.ops import checks, cond, conv, logging, nn, random, reshaping, slicing  # noqa: F401
 from kilnflow.ops import scatter, segment, sorting, state, subgraph, tensor_array  # noqa: F401
 from kilnflow.ops import linalg, while_loop  # noqa: F401
 

@@ -211,6 +211,7 @@ ERRORS: list = []
 from tests.ops.samples import (  # noqa: E402,F401
     array,
     bitwise,
+    checks,
     cond,
     const,
     conv,
