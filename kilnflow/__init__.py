@@ -9,6 +9,8 @@ from kilnflow.ops.checks import assert_greater as assert_greater
 from kilnflow.ops.checks import assert_less as assert_less
 from kilnflow.ops.checks import assert_rank as assert_rank
 from kilnflow.ops.linalg import norm as norm
+from kilnflow.ops.reduction import histogram_fixed_width as histogram_fixed_width
+from kilnflow.ops.sorting import searchsorted as searchsorted
 from kilnflow.ops.scatter import gather_nd as gather_nd
 from kilnflow.ops.scatter import scatter_nd as scatter_nd
 from kilnflow.ops.scatter import tensor_scatter_nd_add as tensor_scatter_nd_add
@@ -160,6 +162,7 @@ from kilnflow.graph import name_scope as name_scope
 from kilnflow.graph import Operation as Operation
 
 from kilnflow import linalg as linalg  # noqa: E402 - the tf.linalg namespace
+from kilnflow import signal as signal  # noqa: E402 - the tf.signal namespace
 from kilnflow import math as math  # noqa: E402 - the tf.math namespace
 from kilnflow import config as config  # noqa: E402
 from kilnflow import compat as compat  # noqa: E402

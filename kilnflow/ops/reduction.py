@@ -263,3 +263,41 @@ def clip_by_global_norm(t_list: Any, clip_norm: Any, use_norm: Any = None,
     clipped = [None if t is None else convert_to_tensor(t) * cast(scale, convert_to_tensor(
         t).dtype) for t in t_list]
     return clipped, norm
+
+
+def _histogram_rule(values: Any, value_range: Any, *, nbins: int, dtype: Any) -> TensorSpec:
+    return TensorSpec([nbins], dtype)
+
+
+def _histogram_kernel(values: Any, value_range: Any, *, nbins: int, dtype: Any) -> Any:
+    low, high = float(value_range[0]), float(value_range[1])
+    if not high > low:
+        raise errors.InvalidArgumentError(f"value_range should satisfy value_range[0] < "
+                                          f"value_range[1], got {[low, high]} "
+                                          "[Op:HistogramFixedWidth]")
+    # TF's rule: values below the range go to the first bin, above it to the last
+    bins = np.floor((values.astype(np.float64) - low) / (high - low) * nbins)
+    bins = np.clip(bins, 0, nbins - 1).astype(np.int64).reshape(-1)
+    return np.bincount(bins, minlength=nbins).astype(dtype.as_numpy_dtype)
+
+
+HISTOGRAM_FIXED_WIDTH = defop("HistogramFixedWidth", shape=_histogram_rule, same_dtype=True,
+                              kernel=_histogram_kernel, dtypes=REAL)
+
+
+def histogram_fixed_width(values: Any, value_range: Any, nbins: int = 100,
+                          dtype: Any = _dtypes.int32, name: Optional[str] = None) -> Tensor:
+    """Counts of `values` in `nbins` equal-width bins over value_range (values outside the
+    range count in the first or last bin).
+
+    >>> import kilnflow as kf
+    >>> kf.histogram_fixed_width([-1.0, 0.0, 1.5, 2.0, 5.0], [0.0, 5.0], nbins=5).numpy()
+    array([2, 1, 1, 0, 1], dtype=int32)
+    """
+    x = convert_to_tensor(values)
+    r = convert_to_tensor(value_range, x.dtype)
+    if int(nbins) < 1:
+        raise errors.InvalidArgumentError(errors.with_location(
+            f"nbins should be a positive number, got {nbins} [Op:HistogramFixedWidth]"))
+    return bind(HISTOGRAM_FIXED_WIDTH, (x, r), {"nbins": int(nbins),
+                                                "dtype": _dtypes.as_dtype(dtype)}, name=name)

@@ -152,3 +152,46 @@ def top_k(input: Any, k: Any = 1, sorted: bool = True,  # noqa: A002
         raise invalid_argument(f"Need k >= 0, got {count}", "TopKV2")
     attrs = {"k": count, "sorted": bool(sorted), "index_type": _dtypes.as_dtype(index_type)}
     return bind(TOP_K, (x,), attrs, name=name)
+
+
+# ---------------------------------------------------------------- searchsorted
+
+def _bound_rule(sorted_inputs: Any, values: Any, *, out_type: Any) -> TensorSpec:
+    if sorted_inputs.shape.rank is not None and values.shape.rank is not None and \
+            sorted_inputs.shape.rank != values.shape.rank:
+        raise ValueError(f"searchsorted: sorted_sequence and values must have the same rank, "
+                         f"got {sorted_inputs.shape} and {values.shape}")
+    return TensorSpec(values.shape, out_type)
+
+
+def _bound_kernel(side: str) -> Any:
+    def kernel(sorted_inputs: Any, values: Any, *, out_type: Any) -> Any:
+        rows = sorted_inputs.reshape(-1, sorted_inputs.shape[-1]) if sorted_inputs.ndim else \
+            sorted_inputs.reshape(1, -1)
+        wanted = values.reshape(rows.shape[0], -1)
+        found = [np.searchsorted(r, v, side=side) for r, v in zip(rows, wanted)]
+        return np.asarray(found).reshape(values.shape).astype(out_type.as_numpy_dtype)
+    return kernel
+
+
+LOWER_BOUND = defop("LowerBound", shape=_bound_rule, kernel=_bound_kernel("left"),
+                    check_eager=True)
+UPPER_BOUND = defop("UpperBound", shape=_bound_rule, kernel=_bound_kernel("right"),
+                    check_eager=True)
+
+
+def searchsorted(sorted_sequence: Any, values: Any, side: str = "left",
+                 out_type: Any = _dtypes.int32, name: Optional[str] = None) -> Tensor:
+    """Where each of `values` would go in the innermost dim of `sorted_sequence` to keep it
+    sorted (side 'left': before equal entries; 'right': after).
+
+    >>> import kilnflow as kf
+    >>> kf.searchsorted(kf.constant([1.0, 3.0, 5.0]), kf.constant([3.0, 6.0])).numpy().tolist()
+    [1, 3]
+    """
+    if side not in ("left", "right"):
+        raise ValueError(f"searchsorted: side must be 'left' or 'right', got {side!r}")
+    s = convert_to_tensor(sorted_sequence)
+    v = convert_to_tensor(values, s.dtype)
+    return bind(LOWER_BOUND if side == "left" else UPPER_BOUND, (s, v),
+                {"out_type": _dtypes.as_dtype(out_type)}, name=name)

@@ -225,6 +225,7 @@ from tests.ops.samples import (  # noqa: E402,F401
     reshaping,
     scatter,
     segment,
+    signal,
     slicing,
     sorting,
     tensor_array,

@@ -86,3 +86,8 @@ ERRORS.extend([
     ErrorSample("Max", lambda x: kf.reduce_max(x, axis=-3), (rand(2, 3),),
                 errors.InvalidArgumentError, ("Max",), name="negative_axis_out_of_range"),
 ])
+
+
+add("HistogramFixedWidth", lambda v, r: kf.histogram_fixed_width(v, r, nbins=4),
+    (np.array([-1.0, 0.0, 0.6, 1.9, 2.0, 3.5, 7.0]), np.array([0.0, 2.0])),
+    lambda v, r: np.array([2, 1, 0, 4], np.int32))

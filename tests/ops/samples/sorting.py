@@ -3,6 +3,8 @@
 
 import numpy as np
 
+import kilnflow as kf
+
 from kilnflow import errors
 from kilnflow.ops import sorting as _sorting
 from tests.ops.samples import ERRORS, ErrorSample, add, direct, i32, ints, rand, scatter_along
@@ -43,3 +45,12 @@ ERRORS.extend([
     ErrorSample("TopKV2", lambda x: _sorting.top_k(x, k=3), (rand(2),),
                 errors.InvalidArgumentError, ("TopKV2", "3"), name="k_too_large"),
 ])
+
+
+_SORTED_ROWS = np.array([[1.0, 3.0, 3.0, 5.0], [0.0, 2.0, 4.0, 8.0]])
+_PROBES = np.array([[3.0, 6.0, 0.0], [4.0, -1.0, 9.0]])
+add("LowerBound", kf.searchsorted, (_SORTED_ROWS, _PROBES),
+    lambda s, v: np.stack([np.searchsorted(r, p) for r, p in zip(s, v)]).astype(np.int32))
+add("UpperBound", lambda s, v: kf.searchsorted(s, v, side="right"), (_SORTED_ROWS, _PROBES),
+    lambda s, v: np.stack([np.searchsorted(r, p, side="right")
+                           for r, p in zip(s, v)]).astype(np.int32))
