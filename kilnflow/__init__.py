@@ -24,6 +24,7 @@ from kilnflow.ops.reduction import reduce_logsumexp as reduce_logsumexp
 from kilnflow.version import VERSION as __version__
 from kilnflow import errors as errors
 from kilnflow import nest as nest
+from kilnflow.autodiff.custom_gradient import custom_gradient as custom_gradient
 from kilnflow.autodiff.tape import GradientTape as GradientTape
 from kilnflow.autodiff.tape import UnconnectedGradients as UnconnectedGradients
 from kilnflow.context import executing_eagerly as executing_eagerly

@@ -215,6 +215,7 @@ from tests.ops.samples import (  # noqa: E402,F401
     cond,
     const,
     conv,
+    custom_gradient,
     fused,
     graph,
     joining,
