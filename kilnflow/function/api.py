@@ -260,6 +260,13 @@ class Function:
                         self._general.append((key, concrete))
         return concrete
 
+    def traced_concrete_functions(self) -> list:
+        """The distinct ConcreteFunctions traced so far, oldest first."""
+        seen: Dict[int, ConcreteFunction] = {}
+        for concrete in self._cache.values():
+            seen.setdefault(id(concrete), concrete)
+        return list(seen.values())
+
     def experimental_get_tracing_count(self) -> int:
         return self._tracing_count
 

@@ -41,19 +41,6 @@ def _fail(path: str, problem: str) -> SavedModelError:
 
 
 def _signatures_of(obj: Any, signatures: Any) -> Dict[str, ConcreteFunction]:
-    if signatures is None:
-        found = {}
-        for name in dir(type(obj)):
-            attr = getattr(type(obj), name, None)
-            if isinstance(attr, Function):
-                bound = getattr(obj, name)
-                if bound.input_signature is not None:
-                    found[name] = bound.get_concrete_function()
-                elif bound._cache:
-                    found[name] = next(iter(bound._cache.values()))
-        if isinstance(obj, Function):
-            found["serving_default"] = obj.get_concrete_function()
-        return found
     if isinstance(signatures, dict):
         return {k: _concrete(v) for k, v in signatures.items()}
     return {"serving_default": _concrete(signatures)}

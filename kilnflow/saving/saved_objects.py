@@ -35,7 +35,7 @@ def concretes_of(function: Any) -> list:
     those its calls have traced so far."""
     if function.input_signature is not None:
         return [function.get_concrete_function()]
-    return list(function._cache.values())  # TODO(function/): a public accessor
+    return function.traced_concrete_functions()
 
 
 def describe(root: Any, variable_key: Callable[[Variable], str],
