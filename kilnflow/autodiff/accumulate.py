@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any, Dict, List, Sequence
 
 from kilnflow.context import quiet_ops
-from kilnflow.ops import array, math
+from kilnflow.ops import math
 from kilnflow.ops import reshaping
 from kilnflow.ops import reduction
 
