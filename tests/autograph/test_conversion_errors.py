@@ -385,3 +385,75 @@ def test_none_in_a_tensor_branch_is_a_value_error_naming_the_variable():
 
     with pytest.raises(ValueError, match="'y' is None in a tensor cond or loop"):
         kf.function(none_branch)(kf.constant(1))
+
+
+# ---------------------------------------------------------------- returns and generators
+
+def return_in_if_only(x):
+    if x > 0:
+        return x
+
+
+def return_in_if_then_after(x):
+    if x > 0:
+        return x
+    return -x
+
+
+def return_in_both_branches(x):
+    if x > 0:
+        return x * 2
+    else:
+        return x - 1
+
+
+def return_in_loop_only(xs):
+    for v in xs:
+        if v > 0:
+            return v
+
+
+def test_return_in_one_branch_of_a_tensor_if_is_tf_value_error():
+    # Python returns None when x <= 0; a graph cannot, and the old code returned 0 silently
+    message = raises(ValueError, return_in_if_only, kf.constant(-3),
+                     match="must also have a return statement")
+    assert_names_line(message, return_in_if_only, "if x > 0")
+
+
+def test_return_in_one_branch_with_a_python_condition_keeps_python_semantics():
+    f = kf.function(return_in_if_only)
+    assert f(-3) is None and f(3) == 3
+
+
+def test_early_return_then_final_return_follows_the_taken_path():
+    f = kf.function(return_in_if_then_after)
+    assert int(f(kf.constant(3))) == 3 and int(f(kf.constant(-4))) == 4
+    g = kf.function(return_in_both_branches)
+    assert int(g(kf.constant(3))) == 6 and int(g(kf.constant(-4))) == -5
+
+
+def test_return_only_inside_a_tensor_loop_is_tf_value_error():
+    raises(ValueError, return_in_loop_only, kf.constant([-1, 2, 3]),
+           match="must also have a return statement")
+
+
+def counting_generator(x):
+    yield x
+    yield x + 1
+
+
+def test_generator_function_is_refused_with_not_implemented_error():
+    message = raises(NotImplementedError, counting_generator, kf.constant(1),
+                     match="generator")
+    assert "counting_generator" in message and "Dataset.from_generator" in message
+
+
+def test_generator_used_inside_a_function_runs_as_python():
+    @kf.function
+    def total(x):
+        s = x * 0
+        for v in counting_generator(x):
+            s = s + v
+        return s
+
+    assert int(total(kf.constant(4))) == 9
