@@ -37,6 +37,7 @@ import ast
 from ..pyct import scope
 from ..pyct import templates
 from ..pyct import transformer
+from . import _shared_names
 
 
 def _has_walrus(node: ast.AST) -> bool:
@@ -147,6 +148,13 @@ class _ControlFlowTransformer(transformer.Transformer):
             pairs.append((dotted, names[dotted]))
         return pairs
 
+    def _shared(self, stmts: list, extra_writes=()) -> list:
+        """Names closures in `stmts` read and `stmts` assign (see _shared_names)."""
+        kinds = self.declarations[-1] if self.declarations else {}
+        if not self.declarations:
+            return []
+        return _shared_names.shared_names(stmts, extra_writes, set(kinds))
+
     @staticmethod
     def _set_attrs(composites: list, origin: ast.AST) -> list:
         lines = []
@@ -226,6 +234,7 @@ class _ControlFlowTransformer(transformer.Transformer):
 
     def visit_If(self, node: ast.If) -> list:
         composites = self._composites(node, node.body + node.orelse)
+        shared = self._shared(node.body + node.orelse)
         node = self.generic_visit(node)
         state = node.ag_state + [name for _, name in composites]
         self.ctx.record(node, "if", "if -> ag__.if_stmt (a cond op if the condition is a "
@@ -240,14 +249,17 @@ class _ControlFlowTransformer(transformer.Transformer):
         """, origin=node, true_name=true_name, false_name=false_name, state=state,
             body=self._returning(node.body, state, composites),
             orelse=self._returning(node.orelse, state, composites))
+        functions = _shared_names.share(functions, shared, self.ctx.namer)
         call = self._call("ag__.if_stmt(test, true_fn, false_fn, state, names)", node, state,
                           test=node.test, true_fn=true_name, false_fn=false_name)
-        return (self._initialize(node, state) + self._load_attrs(composites, node) + functions
+        return (self._initialize(node, state) + _shared_names.bind_first(shared, node)
+                + self._load_attrs(composites, node) + functions
                 + call + self._set_attrs(composites, node))
 
     def visit_While(self, node: ast.While) -> list:
         node.ag_loop_options = _loop_options(node)
         composites = self._composites(node, node.body)
+        shared = self._shared(node.body)
         node = self.generic_visit(node)
         if _has_walrus(node.test) or node.orelse:
             self.ctx.record(node, "while", "stays a Python while (:= in the condition)")
@@ -266,14 +278,18 @@ class _ControlFlowTransformer(transformer.Transformer):
         """, origin=node, test_name=test_name, body_name=body_name, state=state,
             set_attrs=self._set_attrs(composites, node), test=node.test,
             body=self._returning(node.body, state, composites))
+        _shared_names.share(functions[1:], shared, self.ctx.namer)
         call = self._call("ag__.while_stmt(test_fn, body_fn, state, names)", node, state,
                           test_fn=test_name, body_fn=body_name)
-        return (self._initialize(node, state) + self._load_attrs(composites, node) + functions
+        return (self._initialize(node, state) + _shared_names.bind_first(shared, node)
+                + self._load_attrs(composites, node) + functions
                 + call + self._set_attrs(composites, node))
 
     def visit_For(self, node: ast.For) -> list:
         node.ag_loop_options = _loop_options(node)
         composites = self._composites(node, node.body)
+        shared = self._shared(node.body, scope.writes([ast.Assign(targets=[node.target],
+                                                                   value=ast.Constant(0))]))
         node = self.generic_visit(node)
         if node.orelse:
             return node
@@ -306,9 +322,11 @@ class _ControlFlowTransformer(transformer.Transformer):
                 body
         """, origin=node, body_name=body_name, iterate=iterate, state=state,
             body=self._returning(body, state, composites))
+        _shared_names.share(functions[-1:], shared, self.ctx.namer)
         call = self._call("ag__.for_stmt(iterated, extra_test, body_fn, state, names)", node,
                           state, iterated=node.iter, extra_test=extra_test, body_fn=body_name)
-        return (self._initialize(node, state) + self._load_attrs(composites, node) + functions
+        return (self._initialize(node, state) + _shared_names.bind_first(shared, node)
+                + self._load_attrs(composites, node) + functions
                 + call + self._set_attrs(composites, node))
 
 
