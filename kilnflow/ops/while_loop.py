@@ -333,8 +333,9 @@ def while_loop(cond: Callable, body: Callable, loop_vars: Any, shape_invariants:
     flat = nest.flatten(structure)
     arrays = [x if isinstance(x, TensorArray) else None for x in flat]
     flat = [x._buffer if isinstance(x, TensorArray) else x for x in flat]
-    graph_mode = ctx.graph is not None and ctx.graph.is_function \
-        or any(is_symbolic(x) for x in flat)
+    # building any graph (a function's or a compat.v1 Graph): the condition may read
+    # placeholders even when every loop variable starts as a Python number
+    graph_mode = ctx.graph is not None or any(is_symbolic(x) for x in flat)
     if not graph_mode:
         return _eager_while(cond, body, structure, single, maximum_iterations)
     if is_symbolic(maximum_iterations):

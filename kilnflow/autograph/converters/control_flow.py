@@ -83,10 +83,17 @@ def _attribute_targets(stmts: list) -> list:
         node = stack.pop()
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
             continue
+        target = None
         if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
-            dotted = _dotted(node)
-            if dotted is not None:
-                found.setdefault(dotted, None)
+            target = node
+        elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store):
+            base = node.value  # `obj.items[k] = v` changes the container obj.items
+            while isinstance(base, ast.Subscript):
+                base = base.value
+            target = base if isinstance(base, ast.Attribute) else None
+        dotted = _dotted(target) if target is not None else None
+        if dotted is not None:
+            found.setdefault(dotted, None)
         stack.extend(list(ast.iter_child_nodes(node))[::-1])
     return list(found)
 
