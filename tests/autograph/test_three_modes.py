@@ -40,3 +40,18 @@ def test_python_function_and_session_agree(program, inputs):
         session = [_value(sess.run(output, dict(zip(placeholders, args)))) for args in inputs]
     np.testing.assert_allclose(session, expected, rtol=1e-6,
                                err_msg=f"{program.__name__}: Session vs Python")
+
+
+def test_python_list_loop_is_unrolled_in_the_traced_graph():
+    @kf.function
+    def weighted(x):
+        s = x * 0.0
+        for w in [1.0, 2.0, 3.0]:
+            s = s + x * w
+        return s
+
+    concrete = weighted.get_concrete_function(kf.constant(1.0))
+    types = [op.type for op in concrete.traced_graph.get_operations()]
+    assert "While" not in types and "StatelessWhile" not in types
+    assert types.count("Mul") == 4  # x * 0.0, then one x * w per element, before passes
+    assert float(weighted(kf.constant(2.0))) == 12.0
