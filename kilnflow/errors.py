@@ -95,6 +95,11 @@ class UnauthenticatedError(OpError):
     pass
 
 
+class OperatorNotAllowedInGraphError(TypeError):
+    """A symbolic tensor used where Python needs its value (`bool(t)`, `if t:` in
+    unconverted code, iterating a tensor of unknown length): TF's class for it."""
+
+
 _DEMO = os.path.join(_PACKAGE_DIR, "demo.py")  # the demo plays the user
 
 

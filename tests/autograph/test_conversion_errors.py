@@ -457,3 +457,91 @@ def test_generator_used_inside_a_function_runs_as_python():
         return s
 
     assert int(total(kf.constant(4))) == 9
+
+
+# ---------------------------------------------------------------- TF's error classes, in one table
+
+def _defined_in_if_only(x):
+    if x > 0:
+        y = x
+    return y
+
+
+def _undefined_before_loop(x):
+    while x > 0:
+        y = x
+        x -= 1
+    return y
+
+
+def _none_in_branch(x):
+    y = None
+    if x > 0:
+        y = x
+    return y
+
+
+def _dtype_differs(x):
+    if x > 0:
+        y = 1
+    else:
+        y = 1.5
+    return y
+
+
+def _shape_changes_in_loop(x):
+    v = kf.constant([1.0])
+    while x > 0:
+        v = kf.concat([v, v], 0)
+        x -= 1
+    return v
+
+
+def _bool_of_tensor_unconverted(x):
+    return bool(x > 0)
+
+
+# (program, TF's documented error class, message fragment)
+TF_ERROR_CLASSES = [
+    (_defined_in_if_only, ValueError, "must also be initialized in the else branch"),
+    (_undefined_before_loop, ValueError, "must be defined before the loop"),
+    (_none_in_branch, ValueError, "None"),
+    (_dtype_differs, TypeError, "dtype"),
+    (_shape_changes_in_loop, ValueError, "shape"),
+    (_bool_of_tensor_unconverted, kf.errors.OperatorNotAllowedInGraphError, "bool"),
+    (return_in_if_only, ValueError, "must also have a return statement"),
+    (counting_generator, NotImplementedError, "generator"),
+]
+
+
+@pytest.mark.parametrize("fn, error, match", TF_ERROR_CLASSES,
+                         ids=[row[0].__name__.strip("_") for row in TF_ERROR_CLASSES])
+def test_autograph_errors_use_tfs_classes(fn, error, match):
+    raises(error, fn, kf.constant(2), match=match)
+    assert issubclass(kf.errors.OperatorNotAllowedInGraphError, TypeError)
+
+
+def try_finally_return(x):
+    log = []
+    try:
+        return x + 1
+    finally:
+        log.append("closed")  # runs while tracing, as in Python
+
+
+def for_else_over_tensor(x):
+    total = x * 0
+    for v in kf.range(x):
+        if v > 100:
+            break
+        total += v
+    else:
+        total += 1000
+    return total
+
+
+def test_try_finally_with_return_and_for_else_keep_python_semantics():
+    assert int(kf.function(try_finally_return)(kf.constant(2))) == 3
+    for n in (0, 4):
+        assert int(kf.function(for_else_over_tensor)(kf.constant(n))) == \
+            int(for_else_over_tensor(kf.constant(n)))
