@@ -131,7 +131,7 @@ class ConcreteFunction:
         if op is None:
             return exc
         where = f" (created at {op.location[0]}:{op.location[1]})" if op.location else ""
-        return errors.InvalidArgumentError(
+        return errors.class_for(exc)(
             f"{type(exc).__name__}: {exc}\n\t [[node {op.name} ({op.type}){where}]] "
             f"[Op:{self.name}]")
 

@@ -325,7 +325,7 @@ def _diag_kernel(x: Any) -> Any:
     return out
 
 
-MATRIX_DIAG = defop("MatrixDiag", shape=_diag_rule, kernel=_diag_kernel,
+MATRIX_DIAG = defop("MatrixDiag", check_eager=True, shape=_diag_rule, kernel=_diag_kernel,
                     grad=lambda op, dy: [diag_part(dy)])
 
 
