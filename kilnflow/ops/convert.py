@@ -6,6 +6,7 @@ that cannot be represented in that dtype raises TypeError.
 """
 from __future__ import annotations
 
+import inspect
 import os
 import sys
 from typing import Any, Optional
@@ -23,6 +24,7 @@ from kilnflow.tensor import EagerTensor, Tensor, wrap
 _PYTHON_SCALARS = (int, float, bool, complex)
 _INT32 = np.iinfo(np.int32)
 _OPS_DIR = os.path.dirname(os.path.abspath(__file__))
+_PACKAGE_DIR = os.path.dirname(_OPS_DIR)
 _HELPERS = {os.path.join(_OPS_DIR, "convert.py"), os.path.join(_OPS_DIR, "args.py")}
 
 
@@ -34,22 +36,36 @@ def _holds(candidate: Any, value: Any) -> bool:
 
 def _argument_of(value: Any) -> Optional[tuple]:
     """(op, argument) of the innermost public op function whose argument holds `value`
-    (read off the stack, on the error path only, so conversion costs nothing more)."""
+    (read off the stack, on the error path only, so conversion costs nothing more); the
+    conversion function itself when the user called it directly."""
     frame = sys._getframe(2)
+    direct = None
     while frame is not None:
         code = frame.f_code
-        if code.co_filename.startswith(_OPS_DIR) and code.co_filename not in _HELPERS \
+        inside = code.co_filename.startswith(_OPS_DIR)
+        if inside and code.co_filename not in _HELPERS \
                 and not code.co_name.startswith(("_", "<")):
-            params = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
-            local = frame.f_locals
-            name = code.co_name
-            if name == "apply" and hasattr(local.get("opdef"), "name"):
-                name = local["opdef"].name  # an op function made by a family's factory
-            for param in params:
-                if _holds(local.get(param), value):
-                    return name, param
-            return None
+            return _holder(frame, value)
+        if inside and code.co_name in ("convert_to_tensor", "constant"):
+            direct = frame  # the outermost one counts
+        if not code.co_filename.startswith(_PACKAGE_DIR):
+            break  # the user's code: no op above this
         frame = frame.f_back
+    return _holder(direct, value) if direct is not None else None
+
+
+def _holder(frame: Any, value: Any) -> Optional[tuple]:
+    """(function name, parameter) of `frame`'s argument that holds `value`."""
+    code = frame.f_code
+    count = code.co_argcount + code.co_kwonlyargcount
+    count += bool(code.co_flags & inspect.CO_VARARGS)  # *values: an argument too
+    local = frame.f_locals
+    name = code.co_name
+    if name == "apply" and hasattr(local.get("opdef"), "name"):
+        name = local["opdef"].name  # an op function made by a family's factory
+    for param in code.co_varnames[:count]:
+        if _holds(local.get(param), value):
+            return name, param
     return None
 
 
@@ -112,8 +128,9 @@ def convert_to_tensor(value: Any, dtype: Any = None, dtype_hint: Any = None,
     """
     if isinstance(value, Tensor):
         if dtype is not None and value.dtype is not _dtypes.as_dtype(dtype):
-            raise ValueError(f"Tensor conversion requested dtype {_dtypes.as_dtype(dtype).name} "
-                             f"for Tensor with dtype {value.dtype.name}: {value!r}")
+            raise conversion_error(ValueError, "Tensor conversion requested dtype "
+                                   f"{_dtypes.as_dtype(dtype).name} for Tensor with dtype "
+                                   f"{value.dtype.name}: {value!r}", value)
         return value
     as_tensor = getattr(value, "_as_tensor", None)
     if as_tensor is not None:  # Variables, and anything else that reads into a tensor
