@@ -216,6 +216,7 @@ from tests.ops.samples import (  # noqa: E402,F401
     const,
     conv,
     custom_gradient,
+    decompositions,
     fused,
     graph,
     joining,
