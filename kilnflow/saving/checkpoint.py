@@ -1,10 +1,15 @@
 """Checkpoints: variables in a safetensors file, the object graph in a JSON file beside it.
 
-A checkpoint `prefix` is two files: `prefix.safetensors` (one tensor per variable, keyed
-by its object path) and `prefix.json` (format, version, the safetensors file's sha256,
-and one entry per variable). An object path is the chain of attribute names (list
-indices, dict keys) from the root, e.g. `model/dense/kernel`, found by walking
-`_checkpoint_children()` breadth first; the shortest path to an object names it.
+A checkpoint `prefix` is two files: `prefix.safetensors` (one tensor per variable) and
+`prefix.json` (format, version, the safetensors file's sha256, and one entry per variable).
+An object path is the chain of attribute names (list indices, dict keys) from the root,
+e.g. `model/dense/kernel`, found by walking `_checkpoint_children()` breadth first; the
+shortest path to an object names it. Names are escaped as TF escapes them ('.' -> '..',
+'/' -> '.S'). Tensors are keyed as TF keys them in its checkpoints (`tf_key`):
+`model/dense/kernel/.ATTRIBUTES/VARIABLE_VALUE`, and optimizer slots
+`<variable path>/.OPTIMIZER_SLOT/<optimizer path>/<slot>/.ATTRIBUTES/VARIABLE_VALUE`, so
+other tools reading the safetensors file see TF's names. Version 1 files (tensors keyed
+by object path) are still read.
 Restoring matches by path, so a model built eagerly restores into the same model built
 in a compat.v1 graph (values go straight into the variables' handles) and back. Values
 for layers not built yet wait on the layer until `add_weight` creates them; optimizer
@@ -28,7 +33,8 @@ from kilnflow.saving import fileio, safetensors
 from kilnflow.variables import Variable
 
 FORMAT = "kilnflow-checkpoint"
-VERSION = 1
+VERSION = 2
+READABLE_VERSIONS = (1, 2)  # 1: tensors keyed by object path
 MAX_JSON_BYTES = 64 * 1024 * 1024
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 _SLOTS = "_slots"
@@ -42,7 +48,9 @@ def is_trackable(x: Any) -> bool:
 
 
 def _escape(part: Any) -> str:
-    return str(part).replace("%", "%25").replace("/", "%2F")
+    """TF's escaping of one object-graph name: '.' doubles, '/' becomes '.S' (so a name can
+    never forge a path separator or a '.ATTRIBUTES' suffix)."""
+    return str(part).replace(".", "..").replace("/", ".S")
 
 
 def _join(prefix: str, parts: tuple) -> str:
@@ -58,7 +66,8 @@ def tf_key(entry: dict) -> str:
     '<owner>/.OPTIMIZER_SLOT/<optimizer>/<slot>/.ATTRIBUTES/VARIABLE_VALUE' for a slot."""
     if "slot" in entry:
         optimizer = entry["optimizer"] or "optimizer"
-        return f"{entry['owner']}/.OPTIMIZER_SLOT/{optimizer}/{entry['slot']}/{VALUE_SUFFIX}"
+        return (f"{entry['owner']}/.OPTIMIZER_SLOT/{optimizer}/{_escape(entry['slot'])}/"
+                f"{VALUE_SUFFIX}")
     return f"{entry['path']}/{VALUE_SUFFIX}"
 
 
@@ -131,12 +140,14 @@ def write_checkpoint(root: Any, prefix: str) -> str:
     tensors: Dict[str, np.ndarray] = {}
     entries, slot_entries = [], []
     for path, var in graph.variables.items():
-        tensors[path] = _value_of(var, path)
-        entries.append(_entry(path, tensors[path]))
+        value = _value_of(var, path)
+        entries.append(_entry(path, value))
+        tensors[tf_key(entries[-1])] = value
     for key, opt_path, owner_path, slot_name, slot_var in graph.slots:
-        tensors[key] = _value_of(slot_var, key)
-        slot_entries.append({**_entry(key, tensors[key]), "optimizer": opt_path,
+        value = _value_of(slot_var, key)
+        slot_entries.append({**_entry(key, value), "optimizer": opt_path,
                              "owner": owner_path, "slot": slot_name})
+        tensors[tf_key(slot_entries[-1])] = value
     try:
         write = safetensors.writer(tensors, {"format": FORMAT})
     except TypeError as exc:
@@ -201,7 +212,7 @@ def _check_entry(entry: Any, where: str, path: str, slot: bool) -> None:
 
 
 def read_checkpoint(prefix: str) -> Tuple[dict, Dict[str, np.ndarray]]:
-    """The validated index and tensors of checkpoint `prefix`."""
+    """The validated index, and the tensors of checkpoint `prefix` by object path."""
     prefix = split_prefix(prefix)
     index_path = prefix + ".json"
     if os.path.isdir(prefix) and not os.path.exists(index_path):
@@ -217,9 +228,10 @@ def read_checkpoint(prefix: str) -> Tuple[dict, Dict[str, np.ndarray]]:
     if index.get("format") != FORMAT:
         raise _bad(index_path, f"format is {index.get('format')!r}, expected {FORMAT!r}")
     version = index.get("version")
-    if not isinstance(version, int) or isinstance(version, bool) or version != VERSION:
+    if not isinstance(version, int) or isinstance(version, bool) or \
+            version not in READABLE_VERSIONS:
         raise _bad(index_path, f"version {version!r} is not supported (this kilnflow reads "
-                               f"version {VERSION})")
+                               f"versions {', '.join(map(str, READABLE_VERSIONS))})")
     for key, kind in (("tensors", str), ("sha256", str), ("variables", list),
                       ("slots", list), ("objects", dict)):
         if not isinstance(index.get(key), kind):
@@ -247,16 +259,18 @@ def read_checkpoint(prefix: str) -> Tuple[dict, Dict[str, np.ndarray]]:
         tensors = safetensors.deserialize(data, tensors_path, verify_checksum=False)
     finally:
         safetensors.close_mapping(data)
-    listed = set()
+    key_of = tf_key if version >= 2 else (lambda entry: entry["path"])
+    listed, paths, by_path = set(), set(), {}
     for entry in index["variables"] + index["slots"]:
-        key = entry["path"]
-        if key in listed:
-            raise _bad(index_path, f"path {key!r} is listed twice")
+        key = key_of(entry)
+        if key in listed or entry["path"] in paths:
+            raise _bad(index_path, f"path {entry['path']!r} is listed twice")
         listed.add(key)
+        paths.add(entry["path"])
         if key not in tensors:
             raise CheckpointError(f"{tensors_path}: has no tensor {key!r}, which "
                                   f"{index_path} lists")
-        value = tensors[key]
+        value = by_path[entry["path"]] = tensors[key]
         if _dtypes.from_numpy(value.dtype).name != entry["dtype"] or \
                 list(value.shape) != entry["shape"]:
             raise CheckpointError(
@@ -266,7 +280,7 @@ def read_checkpoint(prefix: str) -> Tuple[dict, Dict[str, np.ndarray]]:
     if extra:
         raise CheckpointError(f"{tensors_path}: tensors {sorted(extra)} are not listed in "
                               f"{index_path}")
-    return index, tensors
+    return index, by_path
 
 
 # ---------------------------------------------------------------- restoring

@@ -212,7 +212,7 @@ def _edit_index(path, change):
     (lambda i: i.update(sha256="xyz"), "64 lowercase hex"),
     (lambda i: i["variables"][0].update(dtype="float99"), "unknown dtype"),
     (lambda i: i["variables"][0].update(shape=[3]), "says float32\\[3\\]"),
-    (lambda i: i["variables"][0].update(path="w"), "has no tensor 'w'"),
+    (lambda i: i["variables"][0].update(path="w"), "has no tensor 'w/.ATTRIBUTES"),
     (lambda i: i["variables"].append(dict(i["variables"][0])), "listed twice"),
     (lambda i: i.pop("slots"), "field 'slots'"),
     (lambda i: i["variables"][0].update(extra=1), "expected an object with the fields"),
@@ -305,3 +305,61 @@ def test_restore_writes_in_place_and_keeps_the_dtype(tmp_path):
     assert target.dtype == kf.float16
     assert target.handle.value is buffer
     np.testing.assert_array_equal(buffer, np.arange(4, dtype=np.float16))
+
+
+# ---------------------------------------------------------------- TF's layout in the file
+
+def test_tensors_file_is_keyed_as_tf_keys_it(tmp_path):
+    from kilnflow.saving import safetensors as st
+    keras.utils.set_random_seed(0)
+    model = _mlp()
+    model.compile(keras.optimizers.Adam(0.01), "mse")
+    model.fit(_x(), np.ones((5, 2), "float32"), epochs=1, verbose=0)
+    path = Checkpoint(model=model, optimizer=model.optimizer).write(str(tmp_path / "c"))
+    with st.safe_open(path + ".safetensors") as f:
+        keys = set(f.keys())
+    value = "/.ATTRIBUTES/VARIABLE_VALUE"
+    assert "model/layers/0/kernel" + value in keys and "optimizer/iterations" + value in keys
+    assert "model/layers/0/kernel/.OPTIMIZER_SLOT/optimizer/m" + value in keys
+    assert all(k.endswith(value) for k in keys)
+    assert keys == {k for k, _ in list_variables(path)}
+
+
+def test_names_are_escaped_as_tf_escapes_them(tmp_path):
+    from kilnflow.saving import safetensors as st
+
+    class Odd(Module):
+        def __init__(self):
+            super().__init__()
+            self.table = {"a/b": kf.Variable(1.0), "c.d": kf.Variable(2.0),
+                          ".ATTRIBUTES": kf.Variable(3.0)}
+
+    path = Checkpoint(m=Odd()).write(str(tmp_path / "c"))
+    with st.safe_open(path + ".safetensors") as f:
+        keys = sorted(f.keys())
+    value = "/.ATTRIBUTES/VARIABLE_VALUE"
+    assert keys == ["m/table/..ATTRIBUTES" + value, "m/table/a.Sb" + value,
+                    "m/table/c..d" + value]
+    fresh = Odd()
+    for v in fresh.table.values():
+        v.assign(0.0)
+    Checkpoint(m=fresh).read(path).assert_consumed()
+    assert [float(fresh.table[k].numpy()) for k in ("a/b", "c.d", ".ATTRIBUTES")] == [1, 2, 3]
+
+
+def test_version_1_files_keyed_by_object_path_still_load(tmp_path):
+    import hashlib
+    from kilnflow.saving import safetensors as st
+    prefix = str(tmp_path / "old")
+    st.save_file({"v": np.array([1.0, 2.0], np.float32)}, prefix + ".safetensors",
+                 metadata={"format": "kilnflow-checkpoint"})
+    digest = hashlib.sha256(open(prefix + ".safetensors", "rb").read()).hexdigest()
+    index = {"format": "kilnflow-checkpoint", "version": 1, "tensors": "old.safetensors",
+             "sha256": digest, "variables": [{"path": "v", "dtype": "float32", "shape": [2]}],
+             "slots": [], "objects": {"": "Checkpoint"}}
+    with open(prefix + ".json", "w") as f:
+        json.dump(index, f)
+    v = kf.Variable([0.0, 0.0])
+    Checkpoint(v=v).read(prefix).assert_consumed()
+    assert v.numpy().tolist() == [1.0, 2.0]
+    assert load_variable(prefix, "v/.ATTRIBUTES/VARIABLE_VALUE").tolist() == [1.0, 2.0]
