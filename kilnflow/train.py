@@ -15,7 +15,7 @@ import numpy as np
 from kilnflow import dtypes as _dtypes
 from kilnflow import errors
 from kilnflow.context import eager_mode
-from kilnflow.module import leaves_with_paths
+from kilnflow.module import leaves_with_paths, notify_attached
 from kilnflow.saving import checkpoint as _ckpt
 from kilnflow.saving.checkpoint import CheckpointLoadStatus, latest_checkpoint
 from kilnflow.variables import Variable
@@ -54,6 +54,10 @@ class Checkpoint:
             setattr(self, name, value)
         self._save_counter: Optional[Variable] = None
         self._last_saved: List[str] = []
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        object.__setattr__(self, name, value)
+        notify_attached(self, name, value)  # values restored before `name` was attached
 
     def _checkpoint_children(self) -> list:
         children = [(k, v) for k, v in vars(self).items() if not k.startswith("_")]

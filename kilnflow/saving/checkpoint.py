@@ -13,7 +13,9 @@ by object path) are still read.
 Restoring matches by path, so a model built eagerly restores into the same model built
 in a compat.v1 graph (values go straight into the variables' handles) and back. Values
 for layers not built yet wait on the layer until `add_weight` creates them; optimizer
-slots wait on the optimizer until it creates them. Nothing is unpickled or executed.
+slots wait on the optimizer until it creates them; values under an attribute that does
+not exist yet wait on the nearest module until that attribute (a variable, module, list
+or dict) is assigned. Nothing is unpickled or executed.
 """
 from __future__ import annotations
 
@@ -28,7 +30,7 @@ import numpy as np
 
 from kilnflow import dtypes as _dtypes
 from kilnflow import errors
-from kilnflow.module import leaves_with_paths
+from kilnflow.module import add_attach_hook, leaves_with_paths
 from kilnflow.saving import fileio, safetensors
 from kilnflow.variables import Variable
 
@@ -315,11 +317,20 @@ class CheckpointLoadStatus:
         self.unexpected: list = []   # checkpoint paths with no live object to go to
         self._pending: dict = {}     # path -> description, values waiting for creation
         self._restored: set = set()  # ids of restored handles
+        self._attachments: dict = {}  # id(holder) -> values waiting for an attribute of it
 
     def _matched(self, path: str, var: Variable) -> None:
         self.matched.append(path)
         self._restored.add(id(var.handle))
         self._pending.pop(path, None)
+        if path in self.unexpected:
+            self.unexpected.remove(path)
+
+    def wait(self, path: str, what: str) -> None:
+        """`path`'s value waits for its variable to be created (`what`: variable or slot)."""
+        self._pending[path] = what
+        if path in self.unexpected:
+            self.unexpected.remove(path)
 
     @property
     def deferred(self) -> list:
@@ -393,9 +404,10 @@ def restore_checkpoint(root: Any, prefix: str,
         key, value = entry["path"], tensors[entry["path"]]
         restore = getattr(opt, "_restore_slot", None)
         if restore is None:
-            status.unexpected.append(key)
+            if key not in status.unexpected:
+                status.unexpected.append(key)
             return
-        status._pending[key] = "slot"
+        status.wait(key, "slot")
         restore(owner, entry["slot"], value,
                 lambda var, key=key: (assign_value(var, value, key, source),
                                       status._matched(key, var)))
@@ -406,14 +418,13 @@ def restore_checkpoint(root: Any, prefix: str,
 
     for entry in index["variables"]:
         path = entry["path"]
-        value = tensors[path]
-        var = graph.variables.get(path)
-        if var is not None:
+
+        def consume(var: Variable, path: str = path, value: np.ndarray = tensors[path]) -> None:
             assign_value(var, value, path, source)
             status._matched(path, var)
             owner_ready(path, var)
-        elif not _defer(graph, path, value, status, owner_ready, source):
-            status.unexpected.append(path)
+
+        place(graph, path, path, consume, status)
     for entries in list(waiting_slots.values()):
         for entry in entries:
             if entry["owner"] not in status._pending:
@@ -421,29 +432,71 @@ def restore_checkpoint(root: Any, prefix: str,
     return status
 
 
-def _defer(graph: ObjectGraph, path: str, value: np.ndarray, status: CheckpointLoadStatus,
-           owner_ready: Callable, source: str) -> bool:
-    """Leave `value` with the nearest live object that can create the variable later."""
+def place(graph: ObjectGraph, path: str, full: str, consume: Callable,
+          status: CheckpointLoadStatus) -> bool:
+    """Give the value for `path` (in `graph`; `full` from the restore's root) to its variable,
+    or leave it with the nearest live object: a layer creates the variable later (deferred),
+    or an attribute assigned later brings it (a list, dict, module or variable attached
+    after restore()). Returns False when the value is left with `graph`'s root."""
+    var = graph.variables.get(path)
+    if var is not None:
+        consume(var)
+        return True
     parts = path.split("/")
     for cut in range(len(parts) - 1, -1, -1):
         holder = graph.objects.get("/".join(parts[:cut]))
         if holder is None:
             continue
-        defer = getattr(holder, "_defer_restore", None)
-        if defer is None:
-            return False
         relative = "/".join(parts[cut:])
-
-        def consume(var: Variable, path: str = path) -> None:
-            assign_value(var, value, path, source)
-            status._matched(path, var)
-            owner_ready(path, var)
-
-        if defer(relative, consume):
-            status._pending[path] = "variable"
+        defer = getattr(holder, "_defer_restore", None)
+        if defer is not None and defer(relative, consume):
+            status.wait(full, "variable")
             return True
-        return False
+        if cut == 0 and graph.objects[""] is not status._root:
+            return False  # an attached value's stand-in root: the caller keeps waiting
+        status.unexpected.append(full)  # until an attribute assigned later brings it
+        _Attachments.of(holder, status).waiting[relative] = (full, consume)
+        return True
     return False
+
+
+class _Holder:
+    """Stands in as the root of one attached value, so ObjectGraph can walk it."""
+
+    def __init__(self, name: str, value: Any):
+        self._children = [(name, value)]
+
+    def _checkpoint_children(self) -> list:
+        return self._children
+
+
+class _Attachments:
+    """The values of one restore waiting on `holder` for attributes not assigned yet."""
+
+    def __init__(self, status: CheckpointLoadStatus):
+        self.status = status
+        self.waiting: dict = {}  # path relative to holder -> (full path, consume)
+
+    @staticmethod
+    def of(holder: Any, status: CheckpointLoadStatus) -> "_Attachments":
+        found = status._attachments.get(id(holder))
+        if found is None:
+            found = status._attachments[id(holder)] = _Attachments(status)
+            add_attach_hook(holder, found)
+        return found
+
+    def __call__(self, name: str, value: Any) -> bool:
+        head = _escape(name)
+        mine = [p for p in self.waiting if p == head or p.startswith(head + "/")]
+        if mine:
+            graph = ObjectGraph(_Holder(name, value))
+            for relative in mine:
+                full, consume = self.waiting.pop(relative)
+                self.status.unexpected.remove(full)
+                if not place(graph, relative, full, consume, self.status):
+                    self.status.unexpected.append(full)
+                    self.waiting[relative] = (full, consume)
+        return bool(self.waiting)
 
 
 # ---------------------------------------------------------------- the directory state file

@@ -363,3 +363,85 @@ def test_version_1_files_keyed_by_object_path_still_load(tmp_path):
     Checkpoint(v=v).read(prefix).assert_consumed()
     assert v.numpy().tolist() == [1.0, 2.0]
     assert load_variable(prefix, "v/.ATTRIBUTES/VARIABLE_VALUE").tolist() == [1.0, 2.0]
+
+
+# ---------------------------------------------------------------- attached after restore()
+
+class Lazy(Module):
+    """Creates nothing in __init__: its lists, dicts and variables come later."""
+
+
+def test_lists_dicts_and_variables_attached_after_restore_get_their_values(tmp_path):
+    saved = Lazy()
+    saved.blocks = [Net(), Net()]
+    saved.table = {"x": kf.Variable([1.0, 2.0]), "y": [kf.Variable(np.int32(7))]}
+    saved.scale = kf.Variable(4.0)
+    saved.blocks[1].w.assign(np.full((2, 3), 9.0))
+    path = Checkpoint(model=saved).write(str(tmp_path / "c"))
+
+    fresh = Lazy()
+    status = Checkpoint(model=fresh).read(path)
+    assert "model/scale" in status.unexpected and not status.matched
+    with pytest.raises(AssertionError):
+        status.assert_consumed()
+    fresh.blocks = [Net(), Net()]
+    fresh.table = {"x": kf.Variable([0.0, 0.0]), "y": [kf.Variable(np.int32(0))]}
+    assert fresh.blocks[1].w.numpy().tolist() == [[9.0] * 3] * 2
+    assert fresh.table["x"].numpy().tolist() == [1.0, 2.0]
+    assert int(fresh.table["y"][0].numpy()) == 7
+    assert status.unexpected == ["model/scale"]
+    fresh.scale = kf.Variable(0.0)
+    assert float(fresh.scale.numpy()) == 4.0
+    status.assert_consumed()
+
+
+def test_attached_later_under_the_checkpoint_and_into_unbuilt_layers(tmp_path):
+    model = _mlp()
+    x = _x()
+    expected = model(x).numpy()
+    v = kf.Variable(3.0)
+    path = Checkpoint(model=model, v=v).write(str(tmp_path / "c"))
+    ckpt = Checkpoint()
+    status = ckpt.read(path)
+    ckpt.v = kf.Variable(0.0)
+    assert float(ckpt.v.numpy()) == 3.0
+    holder = Lazy()
+    ckpt.model = holder  # a module standing where the Sequential stood
+    holder.layers = [L.Dense(6, activation="relu"), L.BatchNormalization(), L.Dense(2)]
+    assert "model/layers/0/kernel" in status.deferred  # waits for the layer to build
+    out = holder.layers[2](holder.layers[1](holder.layers[0](x), training=False))
+    np.testing.assert_allclose(out.numpy(), expected, rtol=1e-6)
+    status.assert_consumed()
+
+
+def test_a_shorter_list_leaves_the_rest_waiting(tmp_path):
+    saved = Lazy()
+    saved.parts = [kf.Variable(1.0), kf.Variable(2.0)]
+    path = Checkpoint(m=saved).write(str(tmp_path / "c"))
+    fresh = Lazy()
+    status = Checkpoint(m=fresh).read(path)
+    fresh.parts = [kf.Variable(0.0)]
+    assert float(fresh.parts[0].numpy()) == 1.0
+    assert status.unexpected == ["m/parts/1"]
+    status.assert_existing_objects_matched()
+    fresh.parts = [kf.Variable(0.0), kf.Variable(0.0)]  # assigned again: only the value
+    assert [float(p.numpy()) for p in fresh.parts] == [0.0, 2.0]  # still waiting goes in
+    assert status.unexpected == [] and status.missing == ["m/parts/0"]
+
+
+def test_values_waiting_for_attributes_do_not_keep_objects_alive(tmp_path):
+    import gc
+    import weakref
+    saved = Lazy()
+    saved.w = kf.Variable(1.0)
+    path = Checkpoint(m=saved).write(str(tmp_path / "c"))
+    fresh = Lazy()
+    status = Checkpoint(m=fresh).read(path)
+    assert status.unexpected == ["m/w"]  # waits on `fresh` for its attribute w
+    assert [k for k, _ in fresh._checkpoint_children()] == ["_name", "_scope"]
+    assert fresh.variables == ()
+    ref = weakref.ref(fresh)
+    del status
+    del fresh
+    gc.collect()
+    assert ref() is None
