@@ -35,6 +35,7 @@ from kilnflow.dtypes import complex64 as complex64
 from kilnflow.dtypes import complex128 as complex128
 from kilnflow.dtypes import double as double
 from kilnflow.dtypes import float16 as float16
+from kilnflow.dtypes import bfloat16 as bfloat16  # usable with the extra kilnflow[bf16]
 from kilnflow.dtypes import float32 as float32
 from kilnflow.dtypes import float64 as float64
 from kilnflow.dtypes import half as half

@@ -40,7 +40,8 @@ READABLE_VERSIONS = (1, 2)  # 1: tensors keyed by object path
 MAX_JSON_BYTES = 64 * 1024 * 1024
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 _SLOTS = "_slots"
-_DTYPE_NAMES = frozenset(d.name for d in _dtypes.ALL)
+_DTYPE_NAMES = frozenset(d.name for d in _dtypes.ALL) | frozenset(
+    () if isinstance(_dtypes.bfloat16, _dtypes.Unavailable) else ("bfloat16",))
 
 
 def is_trackable(x: Any) -> bool:
@@ -205,6 +206,9 @@ def _check_entry(entry: Any, where: str, path: str, slot: bool) -> None:
         if not isinstance(entry[key], str):
             raise _bad(path, f"{where}: field {key!r} must be a string, got {entry[key]!r}")
     if entry["dtype"] not in _DTYPE_NAMES:
+        if entry["dtype"] == "bfloat16":
+            raise _bad(path, f"{where}: dtype bfloat16 needs the optional extra kilnflow[bf16] "
+                             "(ml_dtypes)")
         raise _bad(path, f"{where}: unknown dtype {entry['dtype']!r}")
     shape = entry["shape"]
     if not isinstance(shape, list) or not all(

@@ -4,7 +4,8 @@ Layout: 8 bytes (little-endian u64) header length N, N bytes of UTF-8 JSON mappi
 tensor name to {"dtype", "shape", "data_offsets": [begin, end]} (offsets into the data
 section) plus an optional "__metadata__" of str -> str, padded with spaces; then the raw
 little-endian bytes. Nothing in a file is executed: loading only parses JSON and copies
-bytes. Imports NumPy and kilnflow.errors only.
+bytes. BF16 is read and written when ml_dtypes (the optional extra kilnflow[bf16]) is
+installed. Imports NumPy, kilnflow.dtypes and kilnflow.errors only.
 """
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from typing import Any, BinaryIO, Callable, Dict, Optional, Tuple
 
 import numpy as np
 
+from kilnflow import dtypes as _dtypes
 from kilnflow import errors
 from kilnflow.saving import fileio
 
@@ -30,6 +32,10 @@ DTYPES = {
     "C64": np.dtype("<c8"), "C128": np.dtype("<c16"),
 }
 _NAMES = {(dt.kind, dt.itemsize): name for name, dt in DTYPES.items()}
+if not isinstance(_dtypes.bfloat16, _dtypes.Unavailable):  # the optional extra [bf16]
+    DTYPES["BF16"] = np.dtype(_dtypes.bfloat16.as_numpy_dtype)
+    _NAMES[("bfloat16",)] = "BF16"
+NEEDS_EXTRA = {"BF16": "kilnflow[bf16] (ml_dtypes)"}  # names read only with an extra
 MAX_HEADER_BYTES = 100_000_000  # the format's limit: the reference library refuses more
 CHECKSUM_KEY = "kilnflow.sha256"       # of the data section, written in __metadata__
 
@@ -45,7 +51,7 @@ def _fail(source: str, problem: str) -> SafetensorsError:
 def dtype_name(dtype: Any) -> str:
     """The safetensors name of a NumPy dtype ('F32' for float32); TypeError if none."""
     dt = np.dtype(dtype)
-    name = _NAMES.get((dt.kind, dt.itemsize))
+    name = _NAMES.get((dt.name,)) if dt.kind == "V" else _NAMES.get((dt.kind, dt.itemsize))
     if name is None:
         raise TypeError(f"safetensors cannot store arrays of dtype {dt}")
     return name
@@ -161,6 +167,9 @@ def _check_entry(key: str, info: Any, source: str) -> None:
         raise _fail(source, f"tensor {key!r}: the entry must have exactly the fields dtype, "
                             f"shape and data_offsets, got {info!r}")
     dtype, shape, offsets = info["dtype"], info["shape"], info["data_offsets"]
+    if dtype in NEEDS_EXTRA and dtype not in DTYPES:
+        raise _fail(source, f"tensor {key!r} is {dtype}, which needs the optional extra "
+                            f"{NEEDS_EXTRA[dtype]}")
     if dtype not in DTYPES:
         raise _fail(source, f"tensor {key!r}: unknown dtype {dtype!r} (known: "
                             f"{', '.join(DTYPES)})")
