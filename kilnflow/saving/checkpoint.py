@@ -378,7 +378,14 @@ class CheckpointLoadStatus:
         """Nothing to run: values were put into the variables when restore() returned."""
 
     def initialize_or_restore(self, session: Any = None) -> None:
-        """Nothing to run (see run_restore_ops)."""
+        """Run, in `session`, the initializers of the compat.v1 graph variables the checkpoint
+        gave no value (restored ones already hold theirs); eagerly there is nothing to do."""
+        graph = ObjectGraph(self._root)
+        initializers = [v.initializer for v in graph.variables.values()
+                        if id(v.handle) not in self._restored and v.handle.value is None
+                        and v.initializer is not None]
+        if initializers and session is not None:
+            session.run(initializers)
 
     def __repr__(self) -> str:
         return (f"<CheckpointLoadStatus {self._source}: {len(self.matched)} matched, "

@@ -445,3 +445,17 @@ def test_values_waiting_for_attributes_do_not_keep_objects_alive(tmp_path):
     del fresh
     gc.collect()
     assert ref() is None
+
+
+def test_initialize_or_restore_in_a_session_initializes_what_was_not_restored(tmp_path):
+    path = Checkpoint(v=kf.Variable([1.0, 2.0])).write(str(tmp_path / "c"))
+    with kf.Graph().as_default():
+        v = kf.Variable([0.0, 0.0], name="v")
+        extra = kf.Variable(5.0, name="extra")
+        total = kf.reduce_sum(v) + extra
+        status = Checkpoint(v=v, extra=extra).read(path)
+        with kf.compat.v1.Session() as sess:
+            status.initialize_or_restore(sess)
+            assert sess.run(total) == 8.0
+            status.run_restore_ops(sess)
+            assert sess.run(v).tolist() == [1.0, 2.0]
