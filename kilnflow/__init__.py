@@ -172,6 +172,7 @@ from kilnflow import debugging as debugging  # noqa: E402
 from kilnflow import autograph as autograph  # noqa: E402
 from kilnflow import keras as keras  # noqa: E402
 from kilnflow import saved_model as saved_model  # noqa: E402
+from kilnflow.saving import onnx_export as onnx  # noqa: E402  (kf.onnx.export; extra [onnx])
 from kilnflow import train as train  # noqa: E402
 from kilnflow.keras import initializers as initializers  # noqa: E402
 from kilnflow.keras import losses as losses  # noqa: E402
