@@ -189,14 +189,9 @@ def _check_entry(key: str, info: Any, source: str) -> None:
                             f"needs {expected}")
 
 
-def deserialize(data: bytes, source: str = "<bytes>", with_metadata: bool = False,
-                verify_checksum: bool = True) -> Any:
-    """Tensors (name -> ndarray, each a fresh copy) from a file's bytes; validates all.
-
-    `verify_checksum=False` skips the data section's recorded sha256, for callers that
-    have already checked a hash of the whole file (checkpoints, saved models)."""
-    header, metadata, start = parse_header(data, source)
-    body_len = len(data) - start
+def check_layout(header: dict, body_len: int, source: str) -> None:
+    """The tensors tile the data section exactly: no overlap, no gap, nothing past its end,
+    no bytes left over (reads only the header)."""
     position = 0
     for key, info in sorted(header.items(), key=lambda kv: kv[1]["data_offsets"]):
         begin, end = info["data_offsets"]
@@ -211,6 +206,27 @@ def deserialize(data: bytes, source: str = "<bytes>", with_metadata: bool = Fals
                                 f"{body_len} (truncated?)")
         raise _fail(source, f"{body_len - position} bytes after the last tensor are not "
                             "described by the header")
+
+
+def tensor_view(data: Any, start: int, info: dict, key: str, source: str) -> np.ndarray:
+    """A read-only view of one tensor's bytes in `data` (a header entry already checked)."""
+    begin, end = (start + o for o in info["data_offsets"])
+    dtype = DTYPES[info["dtype"]]
+    array = np.frombuffer(data, dtype=dtype, count=(end - begin) // dtype.itemsize,
+                          offset=begin).reshape(info["shape"])
+    if info["dtype"] == "BOOL" and array.size and array.view(np.uint8).max() > 1:
+        raise _fail(source, f"tensor {key!r}: BOOL values must be 0 or 1")
+    return array
+
+
+def deserialize(data: bytes, source: str = "<bytes>", with_metadata: bool = False,
+                verify_checksum: bool = True) -> Any:
+    """Tensors (name -> ndarray, each a fresh copy) from a file's bytes; validates all.
+
+    `verify_checksum=False` skips the data section's recorded sha256, for callers that
+    have already checked a hash of the whole file (checkpoints, saved models)."""
+    header, metadata, start = parse_header(data, source)
+    check_layout(header, len(data) - start, source)
     body = memoryview(data)[start:]
     expected = metadata.get(CHECKSUM_KEY)
     if verify_checksum and expected is not None and \

@@ -13,7 +13,7 @@ from kilnflow import keras
 from kilnflow.module import Module
 from kilnflow.saving import checkpoint as ckpt_lib
 from kilnflow.train import Checkpoint, CheckpointManager, latest_checkpoint, list_variables, \
-    load_variable
+    load_checkpoint, load_variable
 
 L = keras.layers
 
@@ -208,8 +208,8 @@ def _edit_index(path, change):
     (lambda i: i.update(version=99), "version 99 is not supported"),
     (lambda i: i.update(format="other"), "format is 'other'"),
     (lambda i: i.update(tensors="../elsewhere.safetensors"), "plain file name"),
-    (lambda i: i.update(sha256="0" * 64), "sha256 does not match"),
-    (lambda i: i.update(sha256="xyz"), "64 lowercase hex"),
+    (lambda i: i["variables"][0].update(sha256="0" * 64), "do not match the sha256"),
+    (lambda i: i["variables"][0].update(sha256="xyz"), "64 lowercase hex"),
     (lambda i: i["variables"][0].update(dtype="float99"), "unknown dtype"),
     (lambda i: i["variables"][0].update(shape=[3]), "says float32\\[3\\]"),
     (lambda i: i["variables"][0].update(path="w"), "has no tensor 'w/.ATTRIBUTES"),
@@ -236,7 +236,8 @@ def test_truncated_index_and_tensors(tmp_path):
     raw = open(path + ".safetensors", "rb").read()
     with open(path + ".safetensors", "wb") as f:
         f.write(raw[:-3])
-    with pytest.raises(ckpt_lib.CheckpointError, match=r"d\.safetensors.*sha256"):
+    with pytest.raises((ckpt_lib.CheckpointError, errors.DataLossError),
+                       match=r"d\.safetensors.*truncated"):
         Checkpoint(v=kf.Variable([0.0, 0.0])).read(path)
 
 
@@ -459,3 +460,56 @@ def test_initialize_or_restore_in_a_session_initializes_what_was_not_restored(tm
             assert sess.run(total) == 8.0
             status.run_restore_ops(sess)
             assert sess.run(v).tolist() == [1.0, 2.0]
+
+
+# ---------------------------------------------------------------- reading one tensor at a time
+
+def _flip_byte_of(prefix, key):
+    from kilnflow.saving import safetensors as st
+    with st.safe_open(prefix + ".safetensors") as f:
+        begin = f._start + f._header[key]["data_offsets"][0]
+    raw = bytearray(open(prefix + ".safetensors", "rb").read())
+    raw[begin] ^= 0xFF
+    with open(prefix + ".safetensors", "wb") as f:
+        f.write(bytes(raw))
+
+
+def test_a_restore_reads_only_the_tensors_it_restores(tmp_path):
+    path = Checkpoint(a=kf.Variable([1.0, 2.0]), b=kf.Variable([3.0])).write(str(tmp_path / "c"))
+    _flip_byte_of(path, "b/.ATTRIBUTES/VARIABLE_VALUE")
+    a = kf.Variable([0.0, 0.0])
+    ckpt = Checkpoint(a=a)
+    status = ckpt.read(path)  # b's damaged bytes are never read
+    assert a.numpy().tolist() == [1.0, 2.0] and status.unexpected == ["b"]
+    with pytest.raises(ckpt_lib.CheckpointError, match=r"c\.safetensors.*tensor 'b/\.ATTR.*sha256"):
+        ckpt.b = kf.Variable([0.0])  # attached later: now b is read, and checked
+    with pytest.raises(ckpt_lib.CheckpointError, match="sha256"):
+        load_checkpoint(path)  # a full read checks every tensor
+
+
+def test_restore_copies_from_the_mapped_file_into_the_variable(tmp_path):
+    import tracemalloc
+    value = np.random.default_rng(0).random(1 << 20).astype(np.float32)  # 4 MiB
+    path = Checkpoint(v=kf.Variable(value)).write(str(tmp_path / "c"))
+    target = kf.Variable(np.zeros_like(value))
+    tracemalloc.start()
+    try:
+        Checkpoint(v=target).read(path).assert_consumed()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    np.testing.assert_array_equal(target.numpy(), value)
+    assert peak < value.nbytes // 4, peak  # no copy of the tensor on the heap
+
+
+def test_waiting_values_come_from_the_file_as_it_was_at_restore(tmp_path):
+    model = _mlp()
+    x = _x()
+    expected = model(x).numpy()
+    path = Checkpoint(model=model).write(str(tmp_path / "c"))
+    lazy = keras.Sequential([L.Dense(6, activation="relu"), L.BatchNormalization(), L.Dense(2)])
+    status = Checkpoint(model=lazy).read(path)
+    Checkpoint(model=_mlp()).write(path)  # replaced on disk before the layers build
+    os.remove(path + ".safetensors")
+    np.testing.assert_allclose(lazy(x).numpy(), expected, rtol=1e-6)
+    status.assert_consumed()
