@@ -131,7 +131,7 @@ def write_checkpoint(root: Any, prefix: str) -> str:
                              "optimizer": opt_path, "owner": owner_path, "slot": slot_name})
         tensors[tf_key(slot_entries[-1])] = value
     try:
-        write = safetensors.writer(tensors, {"format": FORMAT})
+        write = safetensors.writer(tensors, {"format": FORMAT}, checksum=False)  # per tensor
     except TypeError as exc:
         raise TypeError(f"Cannot write checkpoint {prefix}: {exc}") from None
     objects = {p: type(o).__name__ for p, o in graph.objects.items()}

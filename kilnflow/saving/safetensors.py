@@ -59,7 +59,8 @@ def dtype_name(dtype: Any) -> str:
 
 # ---------------------------------------------------------------- writing
 
-def _layout(tensors: Dict[str, Any], metadata: Optional[Dict[str, str]]) -> Tuple[bytes, list]:
+def _layout(tensors: Dict[str, Any], metadata: Optional[Dict[str, str]],
+            checksum: bool = True) -> Tuple[bytes, list]:
     """The header bytes (length prefix included) and the arrays to write after it, in order.
 
     The data section's sha256 is computed array by array, without joining them."""
@@ -80,13 +81,15 @@ def _layout(tensors: Dict[str, Any], metadata: Optional[Dict[str, str]]) -> Tupl
         # the raw bytes, as a flat uint8 view (no copy for C-contiguous arrays)
         data = np.ascontiguousarray(array.astype(DTYPES[name], copy=False)).reshape(-1) \
             .view(np.uint8)
-        digest.update(data)
+        if checksum:
+            digest.update(data)
         header[key] = {"dtype": name, "shape": list(array.shape),
                        "data_offsets": [offset, offset + data.nbytes]}
         body.append(data)
         offset += data.nbytes
     meta = dict(metadata or {})
-    meta[CHECKSUM_KEY] = digest.hexdigest()
+    if checksum:
+        meta[CHECKSUM_KEY] = digest.hexdigest()
     for k, v in meta.items():
         if not isinstance(k, str) or not isinstance(v, str):
             raise TypeError(f"safetensors metadata must map str to str, got {k!r}: {v!r}")
@@ -96,11 +99,12 @@ def _layout(tensors: Dict[str, Any], metadata: Optional[Dict[str, str]]) -> Tupl
     return struct.pack("<Q", len(text)) + text, body
 
 
-def writer(tensors: Dict[str, Any], metadata: Optional[Dict[str, str]] = None
-           ) -> Callable[[BinaryIO], None]:
+def writer(tensors: Dict[str, Any], metadata: Optional[Dict[str, str]] = None,
+           checksum: bool = True) -> Callable[[BinaryIO], None]:
     """A function writing the safetensors file of `tensors` to an open binary file, one
-    tensor at a time (no second copy of the weights in memory)."""
-    head, body = _layout(tensors, metadata)
+    tensor at a time (no second copy of the weights in memory). `checksum=False` leaves out
+    the data section's sha256 (checkpoints record one per tensor in their index)."""
+    head, body = _layout(tensors, metadata, checksum)
 
     def write(f: BinaryIO) -> None:
         f.write(head)
