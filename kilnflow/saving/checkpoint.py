@@ -2,7 +2,7 @@
 
 A checkpoint `prefix` is two files: `prefix.safetensors` (one tensor per variable) and
 `prefix.json` (format, version, one entry per variable with its sha256; the file format is
-described in saving/checkpoint_file.py).
+described in saving/FORMAT.md).
 An object path is the chain of attribute names (list indices, dict keys) from the root,
 e.g. `model/dense/kernel`, found by walking `_checkpoint_children()` breadth first; the
 shortest path to an object names it. Names are escaped as TF escapes them ('.' -> '..',
