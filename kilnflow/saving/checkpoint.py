@@ -27,6 +27,7 @@ import collections
 import hashlib
 import json
 import os
+import re
 from typing import Any, Callable, Dict, Optional
 
 import numpy as np
@@ -38,6 +39,7 @@ from kilnflow.saving import fileio, safetensors
 from kilnflow.saving.checkpoint_file import (FORMAT, VERSION, CheckpointError, OpenCheckpoint,
                                              escape, read_checkpoint, read_json, split_prefix,
                                              tf_key)
+from kilnflow.saving.tf_checkpoint import TFCheckpoint, is_tf_checkpoint
 from kilnflow.variables import Variable
 
 __all__ = ["CheckpointError", "read_checkpoint", "split_prefix", "tf_key", "write_checkpoint",
@@ -263,7 +265,8 @@ def restore_checkpoint(root: Any, prefix: str,
     `before(index)` runs after validation and before matching (Checkpoint uses it to create
     its save_counter when the checkpoint has one).
     """
-    ckpt = OpenCheckpoint(prefix)
+    prefix = split_prefix(prefix)
+    ckpt = TFCheckpoint(prefix) if is_tf_checkpoint(prefix) else OpenCheckpoint(prefix)
     try:
         if before is not None:
             before(ckpt.index)
@@ -412,7 +415,9 @@ def read_state(directory: str) -> Optional[dict]:
     path = os.path.join(directory, STATE_FILE)
     if not os.path.exists(path):
         return None
-    state = read_json(path, limit=16 * 1024 * 1024)
+    raw = fileio.read_regular_file(path, 16 * 1024 * 1024, "checkpoint state file")
+    state = read_json(path, limit=16 * 1024 * 1024) if raw.lstrip()[:1] in (b"{", b"") \
+        else _tf_state(raw, path)
     if not (isinstance(state, dict) and isinstance(state.get("model_checkpoint_path"), str)
             and isinstance(state.get("all_model_checkpoint_paths"), list)
             and all(isinstance(p, str) for p in state["all_model_checkpoint_paths"])):
@@ -422,6 +427,28 @@ def read_state(directory: str) -> Optional[dict]:
     latest = state["model_checkpoint_path"]
     return {"model_checkpoint_path": latest if inside(directory, latest) else None,
             "all_model_checkpoint_paths": kept}
+
+
+_TEXT_FIELD = re.compile(r'^\s*(\w+)\s*:\s*(?:"((?:[^"\\]|\\.)*)"|[-+0-9.eE]+)\s*$')
+
+
+def _tf_state(raw: bytes, path: str) -> dict:
+    """The state file TensorFlow writes (text-format CheckpointState):
+    `model_checkpoint_path: "ckpt-2"` and one `all_model_checkpoint_paths: "..."` a line."""
+    state: dict = {"all_model_checkpoint_paths": []}
+    for line in raw.decode("utf-8", "replace").splitlines():
+        match = _TEXT_FIELD.match(line)
+        if not line.strip():
+            continue
+        if match is None:
+            raise CheckpointError(f"{path}: not a valid checkpoint state file: {line!r}")
+        name, text = match.group(1), match.group(2)
+        value = None if text is None else re.sub(r"\\(.)", r"\1", text)
+        if name == "model_checkpoint_path":
+            state[name] = value
+        elif name == "all_model_checkpoint_paths" and value is not None:
+            state[name].append(value)
+    return state
 
 
 def write_state(directory: str, latest: str, all_paths: list) -> None:
@@ -439,4 +466,5 @@ def latest_checkpoint(checkpoint_dir: str, latest_filename: Optional[str] = None
     if state is None or state["model_checkpoint_path"] is None:
         return None
     prefix = os.path.join(checkpoint_dir, state["model_checkpoint_path"])
-    return prefix if os.path.exists(prefix + ".json") else None
+    return prefix if os.path.exists(prefix + ".json") or os.path.exists(prefix + ".index") \
+        else None

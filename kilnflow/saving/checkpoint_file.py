@@ -53,9 +53,10 @@ def tf_key(entry: dict) -> str:
 
 
 def split_prefix(path: str) -> str:
-    """The checkpoint prefix of a path that may end in .json or .safetensors."""
+    """The checkpoint prefix of a path that may end in .json or .safetensors (or .index, a
+    TensorFlow checkpoint's)."""
     path = os.fspath(path)
-    for ext in (".json", ".safetensors"):
+    for ext in (".json", ".safetensors", ".index"):
         if path.endswith(ext):
             return path[:-len(ext)]
     return path
