@@ -171,6 +171,10 @@ UNSAMPLED = {
     "RandomUniform": "random: tests/ops/test_random.py",
     "RandomUniformInt": "random: tests/ops/test_random.py",
     "TruncatedNormal": "random: tests/ops/test_random.py",
+    "Multinomial": "random: tests/ops/test_random.py",
+    "RandomGamma": "random: tests/ops/test_random.py",
+    "RandomPoissonV2": "random: tests/ops/test_random.py",
+    "RandomShuffle": "random: tests/ops/test_random.py",
     "PrintV2": "stateful (prints): tests/ops/test_logging.py",
     "Assert": "stateful (raises): tests of kf.debugging / autograph asserts",
     "If": "StatelessIf with a stateful branch: same rule, kernel and gradient as StatelessIf",
@@ -229,6 +233,7 @@ from tests.ops.samples import (  # noqa: E402,F401
     signal,
     slicing,
     sorting,
+    stateless_random,
     tensor_array,
     while_loop,
 )
