@@ -220,6 +220,7 @@ from tests.ops.samples import (  # noqa: E402,F401
     const,
     conv,
     custom_gradient,
+    elementwise,
     fused,
     graph,
     joining,
