@@ -157,6 +157,7 @@ from kilnflow.ops.elementwise import atanh as atanh
 from kilnflow.ops.elementwise import cosh as cosh
 from kilnflow.ops.elementwise import sinh as sinh
 from kilnflow.ops.elementwise import tan as tan
+from kilnflow.ops.math_extra import scalar_mul as scalar_mul
 from kilnflow.shapes import TensorShape as TensorShape
 from kilnflow.shapes import TensorSpec as TensorSpec
 from kilnflow.tensor import Tensor as Tensor

@@ -29,3 +29,8 @@ from kilnflow.ops.nn import sparse_softmax_cross_entropy_with_logits as \
     sparse_softmax_cross_entropy_with_logits
 from kilnflow.ops.nn import swish as swish
 from kilnflow.ops.sorting import top_k as top_k  # noqa: F401,E402
+from kilnflow.ops.math_extra import in_top_k as in_top_k
+from kilnflow.ops.elementwise import softsign as softsign
+from kilnflow.ops.math_extra import zero_fraction as zero_fraction
+from kilnflow.ops.math_extra import approx_max_k as approx_max_k
+from kilnflow.ops.math_extra import approx_min_k as approx_min_k

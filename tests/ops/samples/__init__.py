@@ -226,6 +226,7 @@ from tests.ops.samples import (  # noqa: E402,F401
     joining,
     linalg,
     math,
+    math_extra,
     nn,
     reduction,
     reshaping,
