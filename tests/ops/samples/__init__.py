@@ -228,6 +228,7 @@ from tests.ops.samples import (  # noqa: E402,F401
     math,
     math_extra,
     nn,
+    nn_extra,
     reduction,
     reshaping,
     scatter,
