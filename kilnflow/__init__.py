@@ -158,6 +158,7 @@ from kilnflow.ops.elementwise import cosh as cosh
 from kilnflow.ops.elementwise import sinh as sinh
 from kilnflow.ops.elementwise import tan as tan
 from kilnflow.ops.math_extra import scalar_mul as scalar_mul
+from kilnflow.ops.complex import complex as complex  # noqa: A004
 from kilnflow.shapes import TensorShape as TensorShape
 from kilnflow.shapes import TensorSpec as TensorSpec
 from kilnflow.tensor import Tensor as Tensor

@@ -236,6 +236,7 @@ from tests.ops.samples import (  # noqa: E402,F401
     signal,
     slicing,
     sorting,
+    special,
     stateless_random,
     tensor_array,
     while_loop,
