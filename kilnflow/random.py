@@ -28,6 +28,14 @@ from kilnflow.ops.stateless_random import stateless_split as split
 from kilnflow.ops.stateless_random import stateless_truncated_normal as \
     stateless_truncated_normal
 from kilnflow.ops.stateless_random import stateless_uniform as stateless_uniform
+from kilnflow.ops.candidate_sampling import uniform_candidate_sampler as uniform_candidate_sampler
+from kilnflow.ops.candidate_sampling import log_uniform_candidate_sampler as \
+    log_uniform_candidate_sampler
+from kilnflow.ops.candidate_sampling import learned_unigram_candidate_sampler as \
+    learned_unigram_candidate_sampler
+from kilnflow.ops.candidate_sampling import fixed_unigram_candidate_sampler as \
+    fixed_unigram_candidate_sampler
+from kilnflow.ops.candidate_sampling import all_candidate_sampler as all_candidate_sampler
 
 # tf.random.experimental: the same objects under TF's experimental names
 experimental = _Namespace(

@@ -322,7 +322,7 @@ def uniform(shape: Any, minval: Any = 0, maxval: Any = None, dtype: Any = _dtype
     return add(multiply(values, convert_to_tensor(maxval, dtype) - lo), lo)
 
 
-# ---------------------------------------------------------------- categorical, gamma, poisson, shuffle
+# ---------------------------------------------------------------- categorical, gamma, poisson...
 
 def draw_categorical(generator: np.random.Generator, logits: np.ndarray, num_samples: int,
                      dtype: _dtypes.DType) -> np.ndarray:

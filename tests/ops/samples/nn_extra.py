@@ -50,3 +50,11 @@ add("AddV2", lambda z, x: NN.weighted_cross_entropy_with_logits(z, x, 2.5),
 add("Reshape", lambda x: NN.space_to_depth(x, 2), (rand(1, 4, 2, 1),),
     lambda x: x.reshape(1, 2, 2, 1, 2, 1).transpose(0, 1, 3, 2, 4, 5).reshape(1, 2, 1, 4),
     differentiable=True, name="space_to_depth")
+
+
+add("ComputeAccidentalHits",
+    lambda t, s: NN.compute_accidental_hits(t, s, 2),
+    (np.array([[1, 5], [2, 2]], np.int64), np.array([5, 2, 1, 7], np.int64)),
+    lambda t, s: (np.array([0, 0, 1, 1], np.int32), np.array([0, 2, 1, 1], np.int64),
+                  np.full(4, -np.finfo(np.float32).max, np.float32)),
+    static_shape=False)
