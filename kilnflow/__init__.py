@@ -148,6 +148,18 @@ from kilnflow.ops.math import subtract as subtract
 from kilnflow.ops.math import tanh as tanh
 from kilnflow.ops.linalg import tensordot as tensordot
 from kilnflow.ops.math import truediv as truediv
+from kilnflow.ops.elementwise import acos as acos
+from kilnflow.ops.elementwise import acosh as acosh
+from kilnflow.ops.elementwise import asin as asin
+from kilnflow.ops.elementwise import asinh as asinh
+from kilnflow.ops.elementwise import atan as atan
+from kilnflow.ops.elementwise import atan2 as atan2
+from kilnflow.ops.elementwise import atanh as atanh
+from kilnflow.ops.elementwise import cosh as cosh
+from kilnflow.ops.elementwise import sinh as sinh
+from kilnflow.ops.elementwise import tan as tan
+from kilnflow.ops.math_extra import scalar_mul as scalar_mul
+from kilnflow.ops.complex import complex as complex  # noqa: A004
 from kilnflow.shapes import TensorShape as TensorShape
 from kilnflow.shapes import TensorSpec as TensorSpec
 from kilnflow.tensor import Tensor as Tensor
