@@ -228,6 +228,8 @@ from tests.ops.samples import (  # noqa: E402,F401
     segment,
     signal,
     slicing,
+    strings,
+    unicode,
     sorting,
     tensor_array,
     while_loop,
