@@ -222,6 +222,7 @@ from tests.ops.samples import (  # noqa: E402,F401
     linalg,
     math,
     nn,
+    placeholders,
     reduction,
     reshaping,
     scatter,
