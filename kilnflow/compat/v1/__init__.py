@@ -6,6 +6,7 @@ import functools
 from typing import Any, Callable, Optional, Sequence
 
 from kilnflow import context as _context
+from kilnflow.compat.v1 import layers as layers
 from kilnflow.compat.v1 import train as train
 from kilnflow.compat.v1.graph_keys import GraphKeys as GraphKeys
 from kilnflow.compat.v1.graph_keys import add_to_collection as add_to_collection
@@ -48,7 +49,7 @@ from kilnflow.graph import control_dependencies as control_dependencies
 from kilnflow.graph import device as device
 from kilnflow.graph import get_default_graph as get_default_graph
 from kilnflow.graph import name_scope as name_scope
-from kilnflow.graph import reset_default_graph as reset_default_graph
+from kilnflow.graph import reset_default_graph as _reset_default_graph
 from kilnflow.graph import NO_OP as _NO_OP
 from kilnflow.core.opdef import bind as _bind
 from kilnflow.ops.convert import constant as constant
@@ -100,6 +101,15 @@ def assign_add(ref: Any, value: Any, use_locking: Any = None, name: Optional[str
 
 def assign_sub(ref: Any, value: Any, use_locking: Any = None, name: Optional[str] = None) -> Any:
     return ref.assign_sub(value, name=name)
+
+
+def reset_default_graph() -> None:
+    """A new, empty default graph; with eager execution disabled, ops build into it."""
+    old = get_default_graph()
+    _reset_default_graph()
+    if not _ctx.eager_default and _ctx.graph is old:
+        _ctx.graph = None  # so get_default_graph() answers the new graph
+        _ctx.graph = get_default_graph()
 
 
 def disable_eager_execution() -> None:

@@ -154,6 +154,9 @@ def test_disable_eager_execution_builds_into_the_default_graph():
         with v1.Session() as sess:
             sess.run(v1.global_variables_initializer())
             assert sess.run(total) == 2.0
+        v1.reset_default_graph()  # a fresh graph: the name is free again
+        again = v1.get_variable("g", [3])
+        assert again.graph is v1.get_default_graph() is not v.graph
     finally:
         v1.enable_eager_execution()
     assert kf.executing_eagerly()
