@@ -20,7 +20,7 @@ from kilnflow.ops.logging import summarize_array
 from kilnflow.ops.reshaping import reshape
 from kilnflow.ops.scatter import tensor_scatter_nd_update
 from kilnflow.shapes import TensorSpec
-from kilnflow.tensor import Tensor
+from kilnflow.tensor import Tensor, is_symbolic
 
 STRING = frozenset((_dtypes.string,))
 _INTS = frozenset((_dtypes.int32, _dtypes.int64))
@@ -174,6 +174,38 @@ STATIC_REGEX_REPLACE = defop("StaticRegexReplace", shape=_replace_rule, dtypes=S
                              check_eager=True, kernel=_map(_replace, object))
 
 
+def _scalar_text(array: np.ndarray) -> str:
+    return _text(np.asarray(array).reshape(())[()])
+
+
+def _scalar_rule(t: Any, what: str) -> None:
+    if t.dtype is not _dtypes.string or t.shape.rank not in (None, 0):
+        raise ValueError(f"{what} must be a scalar string, got {t.dtype.name} {t.shape}")
+
+
+def _dynamic_match_rule(x: Any, pattern: Any) -> TensorSpec:
+    _scalar_rule(pattern, "pattern")
+    return TensorSpec(x.shape, _dtypes.bool)
+
+
+def _dynamic_replace_rule(x: Any, pattern: Any, rewrite: Any, *,
+                          replace_global: bool) -> TensorSpec:
+    _scalar_rule(pattern, "pattern")
+    _scalar_rule(rewrite, "rewrite")
+    return TensorSpec(x.shape, x.dtype)
+
+
+# The same two ops with the pattern (and rewrite) as tensors known only when the graph runs.
+REGEX_FULL_MATCH = defop(
+    "RegexFullMatch", shape=_dynamic_match_rule, dtypes=STRING, same_dtype=False,
+    kernel=lambda x, pattern: STATIC_REGEX_FULL_MATCH.kernel(x, pattern=_scalar_text(pattern)))
+REGEX_REPLACE = defop(
+    "RegexReplace", shape=_dynamic_replace_rule, dtypes=STRING, same_dtype=False,
+    kernel=lambda x, pattern, rewrite, *, replace_global: STATIC_REGEX_REPLACE.kernel(
+        x, pattern=_scalar_text(pattern), rewrite=_scalar_text(rewrite),
+        replace_global=replace_global))
+
+
 def regex_full_match(input: Any, pattern: Any, name: Optional[str] = None) -> Tensor:  # noqa: A002
     """True where the whole string matches `pattern` (a Python regular expression, which
     agrees with TF's RE2 syntax on the common subset).
@@ -182,6 +214,8 @@ def regex_full_match(input: Any, pattern: Any, name: Optional[str] = None) -> Te
     >>> kf.strings.regex_full_match(["abc", "a1"], "[a-z]+").numpy()
     array([ True, False])
     """
+    if is_symbolic(pattern):
+        return bind(REGEX_FULL_MATCH, (strings_tensor(input), pattern), name=name)
     attrs = {"pattern": _text(pattern)}
     return bind(STATIC_REGEX_FULL_MATCH, (strings_tensor(input),), attrs, name)
 
@@ -189,6 +223,10 @@ def regex_full_match(input: Any, pattern: Any, name: Optional[str] = None) -> Te
 def regex_replace(input: Any, pattern: Any, rewrite: Any, replace_global: bool = True,  # noqa: A002
                   name: Optional[str] = None) -> Tensor:
     """Replace matches of `pattern` by `rewrite` (\\1 names a group), all or the first."""
+    if is_symbolic(pattern) or is_symbolic(rewrite):
+        inputs = (strings_tensor(input), strings_tensor(pattern, "pattern"),
+                  strings_tensor(rewrite, "rewrite"))
+        return bind(REGEX_REPLACE, inputs, {"replace_global": bool(replace_global)}, name)
     attrs = {"pattern": _text(pattern), "rewrite": _text(rewrite),
              "replace_global": bool(replace_global)}
     return bind(STATIC_REGEX_REPLACE, (strings_tensor(input),), attrs, name)

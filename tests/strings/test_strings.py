@@ -156,3 +156,19 @@ def test_unicode_round_trip():
                                        "tf.string yet: their dtypes need `| {string}`")
 def test_equality_of_strings():
     assert (kf.constant(["a", "b"]) == "a").numpy().tolist() == [True, False]
+
+
+def test_patterns_fed_at_run_time():
+    g = kf.Graph()
+    with g.as_default():
+        words = v1.placeholder(kf.string, [None])
+        pattern = v1.placeholder(kf.string, [])
+        matched = kf.strings.regex_full_match(words, pattern)
+        replaced = kf.strings.regex_replace(words, pattern, "<\\0>")
+    assert {op.type for op in g.get_operations()} >= {"RegexFullMatch", "RegexReplace"}
+    with v1.Session(graph=g) as sess:
+        feed = {words: ["ab", "b"], pattern: "a."}
+        assert sess.run(matched, feed).tolist() == [True, False]
+        assert sess.run(replaced, feed).tolist() == [b"<ab>", b"b"]
+        with pytest.raises(errors.InvalidArgumentError, match="Invalid pattern"):
+            sess.run(matched, {words: ["a"], pattern: "(a"})

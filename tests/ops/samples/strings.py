@@ -45,6 +45,12 @@ add("StaticRegexReplace", lambda x: kf.strings.regex_replace(x, r"(l+)", r"<\1>"
     lambda x: each(lambda s: re.sub(rb"(l+)", rb"<\1>", s), x))
 add("StaticRegexReplace", lambda x: kf.strings.regex_replace(x, "o", "0", False), (WORDS,),
     lambda x: each(lambda s: s.replace(b"o", b"0", 1), x), name="first")
+add("RegexFullMatch", lambda x, p: kf.function(kf.strings.regex_full_match)(x, p),
+    (WORDS, scalar("[a-z ]+")), lambda x, p: each(
+        lambda s: re.fullmatch(rb"[a-z ]+", s) is not None, x, np.bool_), graph_only=True)
+add("RegexReplace", lambda x, p, r: kf.function(kf.strings.regex_replace)(x, p, r),
+    (WORDS, scalar("l"), scalar("L")), lambda x, p, r: each(lambda s: s.replace(b"l", b"L"), x),
+    graph_only=True)
 add("StringToNumber", kf.strings.to_number, (strs("1.5", "-2", "3e2", " 4 "),),
     lambda x: each(float, x, np.float32))
 add("StringToNumber", lambda x: kf.strings.to_number(x, kf.int64), (strs("12", "-7"),),
