@@ -7,6 +7,24 @@ from typing import Any, Callable, Optional, Sequence
 
 from kilnflow import context as _context
 from kilnflow.compat.v1 import layers as layers
+from kilnflow.compat.v1 import logging as logging
+from kilnflow.compat.v1.renamed import log as log
+from kilnflow.compat.v1.renamed import name_scope as name_scope
+from kilnflow.compat.v1.renamed import random_normal as random_normal
+from kilnflow.compat.v1.renamed import random_uniform as random_uniform
+from kilnflow.compat.v1.renamed import reduce_all as reduce_all
+from kilnflow.compat.v1.renamed import reduce_any as reduce_any
+from kilnflow.compat.v1.renamed import reduce_max as reduce_max
+from kilnflow.compat.v1.renamed import reduce_mean as reduce_mean
+from kilnflow.compat.v1.renamed import reduce_min as reduce_min
+from kilnflow.compat.v1.renamed import reduce_prod as reduce_prod
+from kilnflow.compat.v1.renamed import reduce_sum as reduce_sum
+from kilnflow.compat.v1.renamed import set_random_seed as set_random_seed
+from kilnflow.compat.v1.renamed import to_double as to_double
+from kilnflow.compat.v1.renamed import to_float as to_float
+from kilnflow.compat.v1.renamed import to_int32 as to_int32
+from kilnflow.compat.v1.renamed import to_int64 as to_int64
+from kilnflow.compat.v1.renamed import truncated_normal as truncated_normal
 from kilnflow.compat.v1 import train as train
 from kilnflow.compat.v1.graph_keys import GraphKeys as GraphKeys
 from kilnflow.compat.v1.graph_keys import add_to_collection as add_to_collection
@@ -48,11 +66,11 @@ from kilnflow.graph import Graph as Graph
 from kilnflow.graph import control_dependencies as control_dependencies
 from kilnflow.graph import device as device
 from kilnflow.graph import get_default_graph as get_default_graph
-from kilnflow.graph import name_scope as name_scope
 from kilnflow.graph import reset_default_graph as _reset_default_graph
 from kilnflow.graph import NO_OP as _NO_OP
 from kilnflow.core.opdef import bind as _bind
 from kilnflow.ops.convert import constant as constant
+from kilnflow.variables import Variable as Variable
 from kilnflow.ops.strings import to_number as string_to_number
 
 
@@ -178,3 +196,16 @@ def wrap_function(fn: Callable, signature: Sequence, name: Optional[str] = None)
         with holder.trace():
             return fn(*args)
     return function(traced, autograph=False).get_concrete_function(*signature)
+
+
+def __getattr__(name: str) -> Any:
+    """TF's compat.v1 also holds TF 2's names (`import tensorflow.compat.v1 as tf` code
+    reaches tf.matmul, tf.nn, tf.float32 through it): names not defined here come from kf."""
+    if name.startswith("__"):
+        raise AttributeError(name)
+    import kilnflow
+    try:
+        return getattr(kilnflow, name)
+    except AttributeError:
+        raise AttributeError(f"module 'kilnflow.compat.v1' has no attribute {name!r}") \
+            from None
