@@ -212,6 +212,9 @@ def get_variable(name: str, shape: Any = None, dtype: Any = None, initializer: A
     >>> w is same, w.name
     (True, 'layer/w:0')
     """
+    if custom_getter is not None or constraint is not None:
+        raise NotImplementedError(f"get_variable({name!r}): custom_getter and constraint are "
+                                  "not supported")
     scope = get_variable_scope()
     full = _joined(scope.name, name)
     dtype = _dtypes.as_dtype(dtype) if dtype is not None else scope.dtype

@@ -96,6 +96,16 @@ def test_initial_value_given_as_a_tensor_and_shape_errors():
             v1.get_variable("t", [3], initializer=kf.constant([1.0, 2.0]))
 
 
+def test_unsupported_arguments_are_refused_by_name():
+    with kf.Graph().as_default():
+        with pytest.raises(NotImplementedError, match="constraint"):
+            v1.get_variable("c", [1], constraint=lambda v: v)
+        with pytest.raises(NotImplementedError, match="custom_getter"):
+            with v1.variable_scope("s", custom_getter=lambda getter, *a, **k: None):
+                pass
+        v1.get_variable("p", [4], partitioner=lambda shape, dtype: [1])  # accepted: no-op
+
+
 def test_eager_get_variable_makes_a_new_variable_each_call():
     a = v1.get_variable("eager_v", [2], initializer=v1.zeros_initializer())
     b = v1.get_variable("eager_v", [2], initializer=v1.zeros_initializer())
