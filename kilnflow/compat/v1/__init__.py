@@ -8,6 +8,7 @@ from typing import Any, Callable, Optional, Sequence
 from kilnflow import context as _context
 from kilnflow.compat.v1 import layers as layers
 from kilnflow.compat.v1 import logging as logging
+from kilnflow.compat.v1 import losses as losses
 from kilnflow.compat.v1.renamed import log as log
 from kilnflow.compat.v1.renamed import name_scope as name_scope
 from kilnflow.compat.v1.renamed import random_normal as random_normal
