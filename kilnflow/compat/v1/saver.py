@@ -15,6 +15,7 @@ import numpy as np
 
 from kilnflow import errors
 from kilnflow.compat.v1.graph_keys import GraphKeys, get_collection
+from kilnflow.context import ctx
 from kilnflow.saving import checkpoint as _checkpoint
 from kilnflow.variables import Variable
 
@@ -71,6 +72,9 @@ class Saver:
 
     def _variables(self) -> Dict[str, Variable]:
         var_list = self._var_list
+        if var_list is None and ctx.graph is None:
+            raise RuntimeError("When eager execution is enabled, `var_list` must specify a "
+                               "list or dict of variables to save")
         if var_list is None:
             var_list = get_collection(GraphKeys.GLOBAL_VARIABLES)
         if isinstance(var_list, dict):

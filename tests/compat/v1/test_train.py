@@ -66,6 +66,8 @@ def test_saver_var_list_dict_and_errors(tmp_path):
     with kf.Graph().as_default():
         with pytest.raises(ValueError, match="No variables to save"):
             v1.train.Saver()
+    with pytest.raises(RuntimeError, match="var_list"):
+        v1.train.Saver()  # eagerly there is no graph to collect variables from
 
 
 def _loss(w, b, x, y):
