@@ -141,6 +141,9 @@ _by_name.update(half=float16, double=float64, float=float32, int=int32, string=s
 _by_numpy = {d._np: d for d in ALL}
 if not isinstance(bfloat16, Unavailable):
     _by_numpy[bfloat16._np] = bfloat16
+# Strings are bytes objects in an object array (TF's tf.string); `variant` values are never
+# user-visible, so an object array reads as a string tensor.
+_by_numpy[np.dtype(object)] = string
 
 
 def from_numpy(np_dtype: np.dtype) -> DType:
@@ -171,3 +174,20 @@ def as_dtype(value: Any) -> DType:
     except TypeError:
         raise TypeError(f"Cannot convert {value!r} to a DType") from None
 
+
+
+def string_array(value: Any) -> np.ndarray:
+    """`value` (str, bytes, nested lists of them, or a NumPy str/bytes/object array) as TF
+    holds strings: an object array of bytes, str encoded as UTF-8. TypeError names the first
+    element that is not a string."""
+    array = np.array(value, dtype=object)
+    flat = array.reshape(-1)
+    for i, item in enumerate(flat):
+        if isinstance(item, str):
+            flat[i] = item.encode("utf-8")
+        elif isinstance(item, bytes):
+            flat[i] = bytes(item)  # np.bytes_ -> plain bytes, as TF's numpy() gives
+        else:
+            raise TypeError(f"Expected string, but got {item!r} of type "
+                            f"'{type(item).__name__}'")
+    return array

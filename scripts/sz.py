@@ -31,7 +31,8 @@ CAPS: Dict[str, Tuple[int, str]] = {
     "autodiff": (500, "one reverse walk for tape and graphs; rules live with the ops"),
     "function": (1_200, "tracing, trace keys, the cache, diagnostics"),
     "autograph": (3_200, "converters, pyct and operators (2.7k today)"),
-    "compat": (800, "the TF1 surface (v1 Graph/Session); will grow with get_variable, Saver"),
+    "compat": (1_600, "the TF1 surface: Graph/Session, variable scopes, collections, Saver, "
+                      "v1 optimizers, losses, layers, TF1's renamed names (1.3k with those)"),
     "saving": (2_800, "checkpoints, saved models, the graph format, safe file I/O, ONNX "
                       "export (its op lowerings: ~550), TF checkpoint reader (~300)"),
     "keras": (5_000, "Keras layers, models, training (3.8k); grows with the layer list"),

@@ -89,6 +89,8 @@ def _python_to_array(value: Any, dtype: Optional[_dtypes.DType]) -> Any:
         raise conversion_error(ValueError, "Can't convert non-rectangular Python sequence to "
                                f"Tensor: {exc}", value) from None
     kind = array.dtype.kind
+    if kind in "USO" or dtype is _dtypes.string:
+        return _strings(value, dtype)
     if kind not in "biufc":
         raise conversion_error(TypeError, f"Cannot convert {value!r} to a Tensor: unsupported "
                                f"type {type(value).__name__}", value)
@@ -101,6 +103,13 @@ def _python_to_array(value: Any, dtype: Optional[_dtypes.DType]) -> Any:
             return array.astype(np.int32)
         return array
     return _cast_exactly(value, array, dtype)
+
+
+def _strings(value: Any, dtype: Optional[_dtypes.DType]) -> Any:
+    """Strings become an object array of bytes (tf.string); no cast to or from numbers."""
+    if dtype is not None and dtype is not _dtypes.string:
+        raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype {dtype.name}")
+    return _dtypes.string_array(value)
 
 
 def _cast_exactly(value: Any, array: Any, dtype: _dtypes.DType) -> Any:
@@ -137,6 +146,8 @@ def convert_to_tensor(value: Any, dtype: Any = None, dtype_hint: Any = None,
         return convert_to_tensor(as_tensor(), dtype)
     dtype = _dtypes.as_dtype(dtype) if dtype is not None else None
     if isinstance(value, (np.ndarray, np.generic)):
+        if value.dtype.kind in "USO" or dtype is _dtypes.string:
+            return wrap(_strings(value, dtype))
         if value.dtype.kind not in "biufc":
             raise conversion_error(TypeError, f"Cannot convert an array of dtype {value.dtype} "
                                    "to a Tensor", value)

@@ -142,7 +142,8 @@ def emit_body(graph_ops: Sequence, emitter: Emitter, env: Dict[int, str], indent
         if op.opdef.name == "Const" and hook is None:
             array = op.attrs["value"].array
             # A NumPy scalar, not a 0-d array: arithmetic on scalars is ~10x cheaper
-            value = array[()] if array.ndim == 0 else array
+            # (strings stay arrays: a bare bytes object is no tensor value)
+            value = array[()] if array.ndim == 0 and array.dtype != object else array
             env[id(op.outputs[0])] = emitter.global_ref(value, "c_" + op.name)
             continue
         emitter.origins[len(emitter.lines) + 2] = op  # +1: the def line, +1: 1-based
