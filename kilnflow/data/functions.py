@@ -1,0 +1,128 @@
+"""User functions of a pipeline (map, filter, reduce...), traced once as a kf.function.
+
+As in tf.data, the function is traced when the transformation is created, over the
+element_spec: Python side effects run once, at trace time; the traced graph then runs for
+every element. A tuple element is unpacked into positional arguments, anything else is
+passed as one argument. Returned lists become tuples (TF does the same, with a warning).
+"""
+from __future__ import annotations
+
+from typing import Any, List, Sequence
+
+import numpy as np
+
+from kilnflow import errors, nest
+from kilnflow.autograph import api as autograph_api
+from kilnflow.data import structure
+from kilnflow.function.api import function
+from kilnflow.ops.convert import convert_to_tensor
+from kilnflow.shapes import TensorSpec
+from kilnflow.tensor import Tensor
+
+
+def _tuples(value: Any) -> Any:
+    """Lists in a returned structure become tuples: a dataset element has no lists."""
+    if isinstance(value, list):
+        return tuple(_tuples(v) for v in value)
+    if isinstance(value, dict):
+        return type(value)((k, _tuples(v)) for k, v in value.items()) \
+            if type(value) is not dict else {k: _tuples(v) for k, v in value.items()}
+    if isinstance(value, tuple) and hasattr(value, "_fields"):
+        return type(value)(*[_tuples(v) for v in value])
+    if isinstance(value, tuple):
+        return tuple(_tuples(v) for v in value)
+    return value
+
+
+class StructuredFunction:
+    """`fn` traced once over `input_spec`; called on flat arrays, returns flat arrays.
+
+    `output_spec` is the structure fn returned, with TensorSpec leaves.
+    """
+
+    def __init__(self, fn: Any, input_spec: Any, what: str, unpack: bool = True,
+                 autograph: bool = True):
+        if not callable(fn):
+            raise TypeError(f"{what}: expected a callable, got {fn!r}")
+        self.fn = fn
+        self.what = what
+        self.input_spec = input_spec
+        self._unpack = unpack
+        self._autograph = autograph
+        self.output_spec: Any = None
+        self._concrete = self._trace(input_spec)
+        self.traced_graph = self._concrete.traced_graph
+
+    def _trace(self, input_spec: Any) -> Any:
+        specs = structure.flat_specs(input_spec)
+
+        def flat_function(*flat: Any) -> Any:
+            args = structure.pack(input_spec, list(flat))
+            args = args if self._unpack and type(args) is tuple else (args,)
+            if self._autograph:
+                result = autograph_api.converted_call(self.fn, args, {})
+            else:
+                result = self.fn(*args)
+            result = _tuples(result)
+            leaves = nest.flatten(result)
+            tensors = [self._tensor(leaf) for leaf in leaves]
+            self.output_spec = (nest.pack_sequence_as(result, [
+                TensorSpec(t.shape, t.dtype) for t in tensors]) if nest.is_nested(result)
+                else TensorSpec(tensors[0].shape, tensors[0].dtype))
+            return tensors[0] if len(tensors) == 1 and not nest.is_nested(result) \
+                else tuple(tensors)
+
+        name = getattr(self.fn, "__name__", "fn").replace("<lambda>", "lambda")
+        traced = function(flat_function, autograph=False, name=f"{self.what}_{name}")
+        concrete = traced.get_concrete_function(*specs)
+        self._single = not nest.is_nested(self.output_spec)
+        return concrete
+
+    def _tensor(self, leaf: Any) -> Tensor:
+        try:
+            return convert_to_tensor(leaf)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"{self.what}: the function returned {leaf!r}, which is not a "
+                            f"tensor ({exc})") from None
+
+    def __call__(self, flat: Sequence[np.ndarray]) -> List[np.ndarray]:
+        # the concrete function's flat entry point: the public call re-derives a trace
+        # key and copies every input, which would cost more than the work per element
+        out = self._concrete._call_flat(flat)
+        if self._single:
+            return [np.asarray(out)]
+        return [np.asarray(t) for t in out]
+
+    def call_structure(self, flat: Sequence[np.ndarray]) -> Any:
+        """One call, returning the output structure of EagerTensors."""
+        return structure.to_tensors(self.output_spec, self(flat))
+
+
+def scalar_bool(spec: Any, what: str) -> None:
+    """filter/take_while predicates must return a scalar bool tensor."""
+    if not isinstance(spec, TensorSpec) or spec.dtype.name != "bool" or \
+            spec.shape.rank not in (0, None):
+        raise ValueError(f"{what}: the predicate must return a scalar bool tensor, got {spec}")
+
+
+def state_function(fn: Any, state_spec: Any, element_spec: Any, what: str,
+                   has_output: bool) -> tuple:
+    """Trace fn(state, element) for reduce/scan, relaxing the state's shapes until the new
+    state fits the old one (as TF does); returns (StructuredFunction, state_spec)."""
+    for _ in range(8):
+        traced = StructuredFunction(lambda state, element: fn(state, element),
+                                    (state_spec, element_spec), what)
+        new_state = traced.output_spec[0] if has_output else traced.output_spec
+        if has_output and (not isinstance(traced.output_spec, tuple) or
+                           len(traced.output_spec) != 2):
+            raise TypeError(f"{what}: the function must return (new_state, output_element), "
+                            f"got {traced.output_spec}")
+        if nest.structure_signature(new_state) != nest.structure_signature(state_spec):
+            raise TypeError(f"{what}: the new state {new_state} does not match the structure "
+                            f"of the initial state {state_spec}")
+        widened = structure.common_spec(state_spec, new_state, what)
+        if widened == state_spec:
+            return traced, state_spec
+        state_spec = widened
+    raise errors.InvalidArgumentError(f"{what}: the state's shape never settled")
+
