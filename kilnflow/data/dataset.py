@@ -28,7 +28,7 @@ class Dataset:
 
     >>> import kilnflow as kf
     >>> ds = kf.data.Dataset.from_tensor_slices([1, 2, 3, 4, 5])
-    >>> list(ds.map(lambda x: x * 2).filter(lambda x: x > 4).as_numpy_iterator())
+    >>> [int(v) for v in ds.map(lambda x: x * 2).filter(lambda x: x > 4)]
     [6, 8, 10]
     >>> [b.tolist() for b in ds.batch(2).as_numpy_iterator()]
     [[1, 2], [3, 4], [5]]
