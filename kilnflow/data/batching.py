@@ -5,6 +5,7 @@ by one); otherwise it stacks elements and names the first component whose shapes
 """
 from __future__ import annotations
 
+from collections import deque
 from typing import Any, Iterator, List, Optional
 
 import numpy as np
@@ -68,28 +69,44 @@ class Batch(Dataset):
             yield stack(pending, "batch")
 
     def _from_blocks(self, blocks: Iterator[list]) -> Iterator[list]:
+        """Batches cut from blocks: a batch inside one block is a view; one that spans
+        blocks joins just the rows it needs."""
         size = self._size
-        pending: list = []  # blocks (lists of arrays) not yet in a batch
+        pending: deque = deque()  # blocks (lists of arrays) not yet in a batch
         count = 0
         for block in blocks:
             rows = len(block[0])
-            start = 0
-            if not pending:  # whole batches straight from the block: views, no copies
-                while rows - start >= size:
-                    yield [a[start:start + size] for a in block]
-                    start += size
-                if start == rows:
-                    continue
-            pending.append([a[start:] for a in block] if start else block)
-            count += rows - start
+            if not rows:
+                continue
+            pending.append(block)
+            count += rows
             while count >= size:
-                joined = [np.concatenate(parts) for parts in zip(*pending)]
-                yield [a[:size] for a in joined]
-                rest = [a[size:] for a in joined]
+                yield _take_rows(pending, size)
                 count -= size
-                pending = [rest] if count else []
         if count and not self._drop:
-            yield [np.concatenate(parts) for parts in zip(*pending)]
+            yield _take_rows(pending, count)
+
+
+def _take_rows(pending: deque, n: int) -> list:
+    """The first n rows of the queued blocks, removed from the queue."""
+    first = pending[0]
+    if len(first[0]) >= n:
+        if len(first[0]) == n:
+            pending.popleft()
+        else:
+            pending[0] = [a[n:] for a in first]
+        return [a[:n] for a in first]
+    parts = []
+    while n:
+        block = pending.popleft()
+        rows = len(block[0])
+        if rows > n:
+            pending.appendleft([a[n:] for a in block])
+            block = [a[:n] for a in block]
+            rows = n
+        parts.append(block)
+        n -= rows
+    return [np.concatenate(columns) for columns in zip(*parts)]
 
 
 class PaddedBatch(Dataset):

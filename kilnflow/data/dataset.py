@@ -19,7 +19,7 @@ from kilnflow.ops.convert import convert_to_tensor
 
 INFINITE = -1  # tf.data.INFINITE_CARDINALITY
 UNKNOWN = -2   # tf.data.UNKNOWN_CARDINALITY
-BLOCK_ROWS = 256  # elements per block when a node makes blocks from single elements
+BLOCK_ROWS = 512  # rows per block: big enough to amortize a call, small enough for cache
 
 
 class Dataset:
@@ -35,6 +35,7 @@ class Dataset:
     """
 
     native_blocks = False  # True when _blocks() is the node's own (cheap) block stream
+    random_access = False  # True when the node has index_blocks() and gather(rows)
 
     def __init__(self, inputs: List["Dataset"], spec: Any):
         self._inputs = inputs
@@ -64,6 +65,14 @@ class Dataset:
 
     def _cardinality(self) -> int:
         return UNKNOWN
+
+    def index_blocks(self) -> Iterator[list]:
+        """Random-access nodes: the row numbers 0..n-1, as blocks of one int64 column."""
+        raise NotImplementedError
+
+    def gather(self, rows: np.ndarray) -> list:
+        """Random-access nodes: the elements numbered `rows`, stacked (a block)."""
+        raise NotImplementedError
 
     # ---------------------------------------------------------------- describing
 
@@ -283,7 +292,7 @@ class Dataset:
     def shuffle(self, buffer_size: int, seed: Optional[int] = None,
                 reshuffle_each_iteration: bool = True, name: Optional[str] = None) -> "Dataset":
         """Elements in random order, drawn from a buffer of `buffer_size` elements."""
-        return transforms.Shuffle(self, buffer_size, seed, reshuffle_each_iteration)
+        return shuffle.Shuffle(self, buffer_size, seed, reshuffle_each_iteration)
 
     def repeat(self, count: Optional[int] = None, name: Optional[str] = None) -> "Dataset":
         """The dataset `count` times over (forever when count is None or -1)."""
@@ -307,7 +316,7 @@ class Dataset:
 
     def prefetch(self, buffer_size: int, name: Optional[str] = None) -> "Dataset":
         """Produces up to `buffer_size` elements ahead, on a background thread."""
-        return transforms.Prefetch(self, buffer_size)
+        return prefetch.Prefetch(self, buffer_size)
 
     def concatenate(self, dataset: "Dataset", name: Optional[str] = None) -> "Dataset":
         """This dataset's elements, then `dataset`'s."""
@@ -333,4 +342,4 @@ def as_count(value: Any, what: str, name: str) -> int:
 
 
 # the node modules subclass Dataset: imported after it exists
-from kilnflow.data import batching, iterator, sources, transforms  # noqa: E402
+from kilnflow.data import batching, iterator, prefetch, shuffle, sources, transforms  # noqa: E402,E501

@@ -86,16 +86,29 @@ class StructuredFunction:
                             f"tensor ({exc})") from None
 
     def __call__(self, flat: Sequence[np.ndarray]) -> List[np.ndarray]:
-        # the concrete function's flat entry point: the public call re-derives a trace
-        # key and copies every input, which would cost more than the work per element
-        out = self._concrete._call_flat(flat)
-        if self._single:
-            return [np.asarray(out)]
-        return [np.asarray(t) for t in out]
+        # The compiled graph itself, on arrays: ConcreteFunction's public call re-derives
+        # a trace key and copies every input, and its output packing (nest's recursive
+        # closure) leaves a reference cycle per call that keeps the outputs alive until
+        # the garbage collector runs; per element or block that costs more than the work.
+        concrete = self._concrete
+        try:
+            outs = concrete._fn(*flat)
+        except errors.OpError:
+            raise
+        except Exception as exc:  # the failing generated line names the op
+            raise concrete._runtime_error(exc) from None
+        return [_frozen(o) for o in outs]
 
     def call_structure(self, flat: Sequence[np.ndarray]) -> Any:
         """One call, returning the output structure of EagerTensors."""
         return structure.to_tensors(self.output_spec, self(flat))
+
+
+def _frozen(value: Any) -> np.ndarray:
+    """A read-only view: elements are shared (and may be a graph constant)."""
+    view = np.asarray(value).view()
+    view.flags.writeable = False
+    return view
 
 
 def scalar_bool(spec: Any, what: str) -> None:

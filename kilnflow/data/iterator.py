@@ -46,6 +46,7 @@ class OwnedIterator:
         self._dataset = dataset
         self._spec = dataset.element_spec
         self._source = dataset._elements()
+        self._pack = structure.tensor_packer(self._spec)
         self._lock = threading.Lock()  # one consumer at a time: generators are not reentrant
 
     @property
@@ -63,14 +64,14 @@ class OwnedIterator:
         flat = self._next_flat()
         if flat is None:
             raise StopIteration
-        return structure.to_tensors(self._spec, flat)
+        return self._pack(flat)
 
     def get_next(self, name: _Opt[str] = None) -> Any:
         """The next element; OutOfRangeError at the end of the dataset."""
         flat = self._next_flat()
         if flat is None:
             raise errors.OutOfRangeError("End of sequence")
-        return structure.to_tensors(self._spec, flat)
+        return self._pack(flat)
 
     def get_next_as_optional(self) -> Optional:
         return Optional(self._spec, self._next_flat())

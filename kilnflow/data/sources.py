@@ -21,6 +21,7 @@ from kilnflow.shapes import TensorSpec
 
 class TensorSlices(Dataset):
     native_blocks = True
+    random_access = True
 
     def __init__(self, tensors: Any):
         what = "from_tensor_slices"
@@ -58,6 +59,14 @@ class TensorSlices(Dataset):
     def _blocks(self) -> Iterator[list]:
         for start in range(0, self._rows, BLOCK_ROWS * 4):
             yield [a[start:start + BLOCK_ROWS * 4] for a in self._flat]
+
+    def index_blocks(self) -> Iterator[list]:
+        # blocks small enough that a gathered block is still in cache when map reads it
+        for start in range(0, self._rows, BLOCK_ROWS):
+            yield [np.arange(start, min(start + BLOCK_ROWS, self._rows))]
+
+    def gather(self, rows: np.ndarray) -> list:
+        return [a[rows] for a in self._flat]
 
 
 class Tensors(Dataset):

@@ -170,6 +170,16 @@ def describe(flat: Sequence[np.ndarray]) -> str:
     return ", ".join(f"{a.dtype.name}{list(a.shape)}" for a in flat)
 
 
+def tensor_packer(spec: Any) -> Any:
+    """A function packing flat arrays into the element structure of EagerTensors (a
+    shortcut for the common flat tuple of tensors)."""
+    if type(spec) is tuple and all(isinstance(s, TensorSpec) for s in spec):
+        return lambda flat: tuple([wrap(a) if isinstance(a, np.ndarray) else a for a in flat])
+    if isinstance(spec, TensorSpec):
+        return lambda flat: wrap(flat[0]) if isinstance(flat[0], np.ndarray) else flat[0]
+    return lambda flat: to_tensors(spec, flat)
+
+
 def to_tensors(spec: Any, flat: Sequence[np.ndarray]) -> Any:
     """An element as TF yields it: EagerTensors in the element's structure."""
     return pack(spec, [wrap(a) if isinstance(a, np.ndarray) else a for a in flat])

@@ -1,5 +1,5 @@
 """Element-wise and ordering transformations: map, filter, take_while, flat_map/interleave,
-scan, reduce, shuffle, repeat, take, skip, shard, cache, prefetch.
+scan, reduce, repeat, take, skip, shard, cache (shuffle and prefetch have their files).
 
 map and filter trace their function once (functions.py). A map or filter whose traced
 graph is row-wise (rowwise.py) also runs on whole blocks of elements, which is how
@@ -8,8 +8,6 @@ graph is row-wise (rowwise.py) also runs on whole blocks of elements, which is h
 from __future__ import annotations
 
 import os
-import queue
-import threading
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Iterator, Optional
@@ -21,7 +19,6 @@ from kilnflow.data import rowwise, structure
 from kilnflow.data.dataset import INFINITE, UNKNOWN, Dataset, as_count, as_dataset
 from kilnflow.data.functions import StructuredFunction, scalar_bool, state_function
 from kilnflow.data.options import AUTOTUNE
-from kilnflow.ops.random import get_seed
 
 
 def parallelism(value: Optional[int], what: str) -> int:
@@ -79,6 +76,9 @@ class Map(Dataset):
     def _blocks(self) -> Iterator[list]:
         if not self.native_blocks:
             yield from Dataset._blocks(self)
+            return
+        if self._threads > 1:  # NumPy releases the GIL inside big ufuncs: blocks overlap
+            yield from ordered_parallel(self._fn, self._inputs[0]._blocks(), self._threads)
             return
         fn = self._fn
         for block in self._inputs[0]._blocks():
@@ -238,104 +238,6 @@ def reduce_dataset(source: Dataset, initial_state: Any, fn: Callable) -> Any:
     for element in source._elements():
         flat = traced(flat + element)
     return structure.to_tensors(state_spec, flat)
-
-
-class Shuffle(Dataset):
-    def __init__(self, source: Dataset, buffer_size: int, seed: Optional[int],
-                 reshuffle_each_iteration: bool):
-        self._buffer = as_count(buffer_size, "shuffle", "buffer_size")
-        if self._buffer == AUTOTUNE:
-            self._buffer = 1024
-        if self._buffer < 1:
-            raise errors.InvalidArgumentError(
-                f"shuffle: buffer_size must be positive, got {buffer_size}")
-        seeds = get_seed(None if seed is None else as_count(seed, "shuffle", "seed"))
-        # no seed anywhere: fresh entropy, fixed for this dataset (one order per epoch)
-        self._seeds = list(seeds) if seeds is not None else \
-            [int(x) for x in np.random.SeedSequence().generate_state(2)]
-        self._reshuffle = bool(reshuffle_each_iteration)
-        self._epoch = 0
-        self._lock = threading.Lock()
-        super().__init__([source], source.element_spec)
-
-    @property
-    def native_blocks(self) -> bool:
-        return self._inputs[0].native_blocks
-
-    def _cardinality(self) -> int:
-        return self._inputs[0]._cardinality()
-
-    def _rng(self) -> np.random.Generator:
-        with self._lock:  # each iteration (epoch) draws its own order when reshuffling
-            epoch = self._epoch
-            self._epoch += 1 if self._reshuffle else 0
-        return np.random.default_rng(self._seeds + [epoch])
-
-    def _elements(self) -> Iterator[list]:
-        if self.native_blocks:
-            yield from Dataset._elements(self)
-            return
-        rng = self._rng()
-        buffer: list = []
-        for flat in self._inputs[0]._elements():
-            if len(buffer) < self._buffer:
-                buffer.append(flat)
-                continue
-            j = int(rng.integers(len(buffer)))
-            yield buffer[j]
-            buffer[j] = flat
-        for j in rng.permutation(len(buffer)):
-            yield buffer[j]
-
-    def _blocks(self) -> Iterator[list]:
-        """TF's algorithm (output a random buffer slot, refill it with the next element)
-        for a whole block of draws at once: a draw outputs the slot's original element,
-        or the newest element an earlier draw in the same block wrote there."""
-        if not self.native_blocks:
-            yield from Dataset._blocks(self)
-            return
-        rng, size = self._rng(), self._buffer
-        buffer: Optional[list] = None
-        filled = 0
-        for block in self._inputs[0]._blocks():
-            rows = len(block[0])
-            if buffer is None:
-                buffer = [np.empty((size,) + a.shape[1:], a.dtype) for a in block]
-            take = min(size - filled, rows)
-            if take:
-                for b, a in zip(buffer, block):
-                    b[filled:filled + take] = a[:take]
-                filled += take
-                if take == rows:
-                    continue
-                block = [a[take:] for a in block]
-                rows -= take
-            yield _shuffle_block(rng, buffer, block, rows, size)
-        if buffer is not None and filled:
-            order = rng.permutation(filled)
-            yield [b[:filled][order] for b in buffer]
-
-
-def _shuffle_block(rng: np.random.Generator, buffer: list, block: list, rows: int,
-                   size: int) -> list:
-    slots = rng.integers(size, size=rows)
-    order = np.lexsort((np.arange(rows), slots))  # by slot, then by time
-    sorted_slots = slots[order]
-    same = np.empty(rows, bool)
-    same[0] = False
-    same[1:] = sorted_slots[1:] == sorted_slots[:-1]
-    previous = np.full(rows, -1)
-    previous[order[same]] = order[np.flatnonzero(same) - 1]
-    newest = np.ones(rows, bool)
-    newest[:-1] = ~same[1:]  # the last write to each slot in this block
-    hit = previous >= 0
-    out = []
-    for b, a in zip(buffer, block):
-        values = b[slots]
-        values[hit] = a[previous[hit]]
-        b[sorted_slots[newest]] = a[order[newest]]
-        out.append(values)
-    return out
 
 
 class Repeat(Dataset):
@@ -499,73 +401,3 @@ class Cache(Dataset):
 
     def _blocks(self) -> Iterator[list]:
         return self._replay(True)
-
-
-_DONE = object()
-
-
-class Prefetch(Dataset):
-    def __init__(self, source: Dataset, buffer_size: int):
-        n = as_count(buffer_size, "prefetch", "buffer_size")
-        if n < 0 and n != AUTOTUNE:
-            raise errors.InvalidArgumentError(
-                f"prefetch: buffer_size must be >= 0 or AUTOTUNE, got {n}")
-        self._size = 2 if n == AUTOTUNE else n
-        super().__init__([source], source.element_spec)
-
-    @property
-    def native_blocks(self) -> bool:
-        return self._inputs[0].native_blocks
-
-    def _cardinality(self) -> int:
-        return self._inputs[0]._cardinality()
-
-    def _elements(self) -> Iterator[list]:
-        return background(self._inputs[0]._elements, self._size)
-
-    def _blocks(self) -> Iterator[list]:
-        return background(self._inputs[0]._blocks, min(self._size, 2))
-
-
-def background(make: Callable[[], Iterator], size: int) -> Iterator:
-    """Items of make() produced on a background thread, up to `size` ahead. Closing the
-    consumer stops the producer; an error in the producer is raised in the consumer."""
-    if size == 0:
-        yield from make()
-        return
-    items: queue.Queue = queue.Queue(maxsize=size)
-    stop = threading.Event()
-
-    def produce() -> None:
-        try:
-            for item in make():
-                while not stop.is_set():
-                    try:
-                        items.put((True, item), timeout=0.05)
-                        break
-                    except queue.Full:
-                        continue
-                if stop.is_set():
-                    return
-            result: Any = (True, _DONE)
-        except BaseException as exc:  # noqa: BLE001 - handed to the consumer thread
-            result = (False, exc)
-        while not stop.is_set():
-            try:
-                items.put(result, timeout=0.05)
-                return
-            except queue.Full:
-                continue
-
-    thread = threading.Thread(target=produce, name="kf.data.prefetch", daemon=True)
-    thread.start()
-    try:
-        while True:
-            ok, item = items.get()
-            if not ok:
-                raise item
-            if item is _DONE:
-                return
-            yield item
-    finally:
-        stop.set()

@@ -136,3 +136,33 @@ def test_huge_lazy_pipeline_stays_small():
     got = values(ds)
     assert len(got) == 100 and got[-1][-1] == 2 * (100 * 32 - 1)
     assert int(ds.cardinality()) == 100
+
+
+def test_autotuned_prefetch_moves_to_a_thread_only_for_a_slow_consumer():
+    import time
+    names = []
+
+    def gen():
+        for i in range(40):
+            names.append(threading.current_thread().name)
+            time.sleep(0.0005)  # real work per element
+            yield i
+    ds = Dataset.from_generator(gen, output_signature=kf.TensorSpec([], kf.int64)).prefetch(
+        kf.data.AUTOTUNE)
+    assert values(ds) == list(range(40))
+    assert "kf.data.prefetch" not in names  # a consumer that only asks: no hand-offs
+    names.clear()
+    got = []
+    for x in ds:
+        time.sleep(0.002)  # a consumer with work of its own (a training step)
+        got.append(int(x))
+    assert got == list(range(40))
+    assert "kf.data.prefetch" in names
+
+
+def test_parallel_rowwise_map_over_blocks_keeps_order():
+    x = np.arange(20_000, dtype=np.float32)
+    ds = Dataset.from_tensor_slices(x).map(lambda v: v * 2.0 + 1.0,
+                                           num_parallel_calls=kf.data.AUTOTUNE)
+    assert ds.native_blocks
+    np.testing.assert_array_equal(np.concatenate(values(ds.batch(1000))), x * 2 + 1)
