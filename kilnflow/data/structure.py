@@ -7,7 +7,7 @@ only the vocabulary layers (nest, shapes, dtypes, errors, tensor) and ops.conver
 """
 from __future__ import annotations
 
-from typing import Any, List, Sequence
+from typing import Any, Iterator, List, Sequence
 
 import numpy as np
 
@@ -82,18 +82,20 @@ def flatten_up_to(spec: Any, value: Any, what: str) -> list:
 
 def pack_as(spec: Any, flat: Sequence) -> Any:
     """`flat` packed into `spec`'s structure (lists in spec are leaves)."""
-    position = iter(flat)
+    return _build(spec, iter(flat))
 
-    def build(s: Any) -> Any:
-        if isinstance(s, dict):
-            built = {k: build(s[k]) for k in sorted(s)}
-            return {k: built[k] for k in s} if type(s) is dict else type(s)(
-                (k, built[k]) for k in s)
-        if isinstance(s, tuple):
-            items = [build(v) for v in s]
-            return type(s)(*items) if hasattr(s, "_fields") else tuple(items)
-        return next(position)
-    return build(spec)
+
+def _build(spec: Any, leaves: Iterator) -> Any:
+    # a module-level recursion: a recursive closure would be a reference cycle per call,
+    # keeping every element alive until the garbage collector runs
+    if isinstance(spec, dict):
+        built = {k: _build(spec[k], leaves) for k in sorted(spec)}
+        return {k: built[k] for k in spec} if type(spec) is dict else type(spec)(
+            (k, built[k]) for k in spec)
+    if isinstance(spec, tuple):
+        items = [_build(v, leaves) for v in spec]
+        return type(spec)(*items) if hasattr(spec, "_fields") else tuple(items)
+    return next(leaves)
 
 
 def signature(value: Any) -> Any:
@@ -107,9 +109,9 @@ def signature(value: Any) -> Any:
 
 def pack(spec: Any, flat: Sequence) -> Any:
     """`flat` packed into the structure of `spec`; a single leaf comes back bare."""
-    if isinstance(spec, TensorSpec) or not nest.is_nested(spec):
+    if not is_structure(spec):
         return flat[0]
-    return nest.pack_sequence_as(spec, list(flat))
+    return pack_as(spec, flat)
 
 
 def spec_of(array: np.ndarray) -> TensorSpec:

@@ -59,6 +59,10 @@ class Map(Dataset):
                  deterministic: Optional[bool]):
         self._fn = StructuredFunction(fn, source.element_spec, "map")
         self._threads = parallelism(num_parallel_calls, "map")
+        # blocks: AUTOTUNE runs them in order on this thread (a block already amortizes
+        # the call; threads only add GIL hand-offs unless cores are idle); an explicit
+        # num_parallel_calls still maps blocks on that many threads
+        self._block_threads = 1 if num_parallel_calls == AUTOTUNE else self._threads
         self._deterministic = deterministic
         self._rowwise = rowwise.is_rowwise(self._fn)
         super().__init__([source], self._fn.output_spec)
@@ -77,8 +81,9 @@ class Map(Dataset):
         if not self.native_blocks:
             yield from Dataset._blocks(self)
             return
-        if self._threads > 1:  # NumPy releases the GIL inside big ufuncs: blocks overlap
-            yield from ordered_parallel(self._fn, self._inputs[0]._blocks(), self._threads)
+        if self._block_threads > 1:  # NumPy releases the GIL in big ufuncs: blocks overlap
+            yield from ordered_parallel(self._fn, self._inputs[0]._blocks(),
+                                        self._block_threads)
             return
         fn = self._fn
         for block in self._inputs[0]._blocks():
