@@ -20,6 +20,14 @@ from kilnflow.ops.convert import convert_to_tensor
 INFINITE = -1  # tf.data.INFINITE_CARDINALITY
 UNKNOWN = -2   # tf.data.UNKNOWN_CARDINALITY
 BLOCK_ROWS = 512  # rows per block: big enough to amortize a call, small enough for cache
+BLOCK_BYTES = 2 * 1024 * 1024  # measured: bigger blocks amortize per-block Python work better
+
+
+def rows_per_block(row_bytes: int) -> int:
+    """Rows in a gathered block: about BLOCK_BYTES (per-block work is amortized, the block
+    stays within L2/L3), a multiple of 64 (common batch sizes never straddle two blocks)."""
+    rows = BLOCK_BYTES // max(1, row_bytes)
+    return int(min(8 * BLOCK_ROWS, max(64, rows - rows % 64)))
 
 
 class Dataset:

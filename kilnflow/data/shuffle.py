@@ -74,7 +74,7 @@ class Shuffle(Dataset):
             return
         source = self._inputs[0]
         if source.random_access:  # shuffle row numbers, then gather each block once
-            for rows in _rechunk(self._shuffled(source.index_blocks()), BLOCK_ROWS):
+            for rows in _rechunk(self._shuffled(source.index_blocks()), source.gather_rows):
                 yield source.gather(rows)
         else:
             yield from self._shuffled(source._blocks())

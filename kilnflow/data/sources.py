@@ -14,7 +14,8 @@ import numpy as np
 from kilnflow import dtypes as _dtypes
 from kilnflow import errors, nest
 from kilnflow.data import structure
-from kilnflow.data.dataset import BLOCK_ROWS, INFINITE, UNKNOWN, Dataset, as_count, as_dataset
+from kilnflow.data.dataset import (BLOCK_ROWS, INFINITE, UNKNOWN, Dataset, as_count,
+                                   as_dataset, rows_per_block)
 from kilnflow.ops.random import get_seed
 from kilnflow.shapes import TensorSpec
 
@@ -41,6 +42,7 @@ class TensorSlices(Dataset):
                 f"got {structure.specs_of(value)}")
         self._flat = flat
         self._rows = rows.pop()
+        self.gather_rows = rows_per_block(sum(a[:1].nbytes for a in flat))
         super().__init__([], structure.unbatched(structure.specs_of(value), what))
 
     def _cardinality(self) -> int:
@@ -62,8 +64,8 @@ class TensorSlices(Dataset):
 
     def index_blocks(self) -> Iterator[list]:
         # blocks small enough that a gathered block is still in cache when map reads it
-        for start in range(0, self._rows, BLOCK_ROWS):
-            yield [np.arange(start, min(start + BLOCK_ROWS, self._rows))]
+        for start in range(0, self._rows, self.gather_rows):
+            yield [np.arange(start, min(start + self.gather_rows, self._rows))]
 
     def gather(self, rows: np.ndarray) -> list:
         return [a[rows] for a in self._flat]
