@@ -10,13 +10,17 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterator, List, Optional
 
+import warnings
+
 import numpy as np
 
 from kilnflow import errors
+from kilnflow.context import ctx
 from kilnflow.data import structure
 from kilnflow.data.options import Options
 from kilnflow.ops.convert import convert_to_tensor
 
+_warned: set = set()  # warnings given once per process
 INFINITE = -1  # tf.data.INFINITE_CARDINALITY
 UNKNOWN = -2   # tf.data.UNKNOWN_CARDINALITY
 BLOCK_ROWS = 512  # rows per block: big enough to amortize a call, small enough for cache
@@ -143,6 +147,13 @@ class Dataset:
     # ---------------------------------------------------------------- iterating
 
     def __iter__(self) -> "iterator.OwnedIterator":
+        if ctx.graph is not None and "traced" not in _warned:
+            _warned.add("traced")
+            warnings.warn(errors.with_location(
+                "Iterating a kf.data.Dataset while a graph is being built runs the pipeline "
+                "now, at trace time: every element becomes a constant of the traced graph "
+                "(the loop is unrolled). Iterate it outside kf.function, or pass batches in "
+                "as arguments."), stacklevel=2)
         return iterator.OwnedIterator(self)
 
     def as_numpy_iterator(self) -> Iterator[Any]:
@@ -213,6 +224,12 @@ class Dataset:
                                  output_signature)
 
     @staticmethod
+    def counter(start: int = 0, step: int = 1, dtype: Any = None,
+                name: Optional[str] = None) -> "Dataset":
+        """start, start + step, ... forever (int64 by default)."""
+        return sources.Range((start, None, step), dtype)
+
+    @staticmethod
     def zip(*datasets: Any, name: Optional[str] = None) -> "Dataset":
         """Elements of several datasets side by side, until the shortest one ends:
         `Dataset.zip(a, b)` or `Dataset.zip((a, b))` (any nesting of datasets)."""
@@ -266,7 +283,7 @@ class Dataset:
 
     def enumerate(self, start: int = 0, name: Optional[str] = None) -> "Dataset":
         """(index, element) pairs; the index is int64 and counts from `start`."""
-        return sources.Zip((sources.Counter(start), self))
+        return sources.Zip((sources.Range((start, None, 1), None), self))
 
     def batch(self, batch_size: int, drop_remainder: bool = False,
               num_parallel_calls: Optional[int] = None, deterministic: Optional[bool] = None,

@@ -55,6 +55,9 @@ class StructuredFunction:
 
     def _trace(self, input_spec: Any) -> Any:
         specs = structure.flat_specs(input_spec)
+        if not all(isinstance(s, TensorSpec) for s in specs):
+            raise TypeError(f"{self.what}: elements holding datasets ({input_spec}) can only "
+                            "be transformed by flat_map or interleave")
 
         def flat_function(*flat: Any) -> Any:
             args = structure.pack(input_spec, list(flat))

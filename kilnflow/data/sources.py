@@ -95,7 +95,7 @@ class Range(Dataset):
             raise errors.InvalidArgumentError(f"{what}: expected 1 to 3 arguments (start, "
                                               f"stop, step), got {len(args)}")
         ints = [as_count(a, what, n) if a is not None else None
-                for a, n in zip(args, ("start", "stop", "step"))]
+                for a, n in zip(args, ("start", "stop", "step"))]  # stop None: forever
         if len(ints) == 1:
             ints = [0] + ints
         start, stop, step = (ints + [1])[:3]
@@ -208,27 +208,6 @@ class Zip(Dataset):
     def _elements(self) -> Iterator[list]:
         for parts in zip(*[d._elements() for d in self._datasets]):
             yield [a for part in parts for a in part]
-
-
-class Counter(Dataset):
-    """0-based int64 counter from `start`, forever (enumerate's index)."""
-
-    native_blocks = True
-
-    def __init__(self, start: int):
-        self.start = as_count(start, "enumerate", "start")
-        super().__init__([], TensorSpec([], _dtypes.int64))
-
-    def _cardinality(self) -> int:
-        return INFINITE
-
-    def _elements(self) -> Iterator[list]:
-        for n in itertools.count(self.start):
-            yield [np.array(n, np.int64)]
-
-    def _blocks(self) -> Iterator[list]:
-        for first in itertools.count(self.start, BLOCK_ROWS):
-            yield [np.arange(first, first + BLOCK_ROWS, dtype=np.int64)]
 
 
 class Concatenate(Dataset):

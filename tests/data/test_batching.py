@@ -82,3 +82,8 @@ def test_window_of_nested_elements():
     assert isinstance(ds.element_spec[0]["a"], kf.data.DatasetSpec)
     first = next(iter(ds))
     assert values(first[0]["a"]) == [1, 2] and values(first[1]) == [4, 5]
+
+
+def test_map_over_windows_points_to_flat_map():
+    with pytest.raises(TypeError, match="flat_map"):
+        Dataset.range(4).window(2).map(lambda w: w)
