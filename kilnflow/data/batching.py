@@ -29,7 +29,7 @@ def _batched_count(n: int, size: int, drop: bool) -> int:
     return n // size if drop else -(-n // size)
 
 
-def stack(elements: List[list], what: str) -> list:
+def stack(elements: List[list], what: str, spec: Any) -> list:
     """Stacks elements component by component, with TF's error for differing shapes."""
     out = []
     for c, parts in enumerate(zip(*elements)):
@@ -39,7 +39,8 @@ def stack(elements: List[list], what: str) -> list:
                 raise errors.InvalidArgumentError(
                     f"{what}: Cannot batch tensors with different shapes in component {c}. "
                     f"First element had shape {list(first)} and element {i} had shape "
-                    f"{list(p.shape)}. Use padded_batch for elements of different shapes.")
+                    f"{list(p.shape)} (element_spec {spec}). Use padded_batch for elements "
+                    f"of different shapes.")
         out.append(np.stack(parts))
     return out
 
@@ -63,10 +64,10 @@ class Batch(Dataset):
         for flat in source._elements():
             pending.append(flat)
             if len(pending) == self._size:
-                yield stack(pending, "batch")
+                yield stack(pending, "batch", source.element_spec)
                 pending = []
         if pending and not self._drop:
-            yield stack(pending, "batch")
+            yield stack(pending, "batch", source.element_spec)
 
     def _from_blocks(self, blocks: Iterator[list]) -> Iterator[list]:
         """Batches cut from blocks: a batch inside one block is a view; one that spans

@@ -336,7 +336,8 @@ class Dataset:
         return transforms.Shard(self, num_shards, index)
 
     def cache(self, filename: str = "", name: Optional[str] = None) -> "Dataset":
-        """Elements kept in memory after the first complete pass (filename '' only)."""
+        """Elements kept after the first complete pass: in memory, and in
+        `filename.safetensors` when a filename is given (read by later pipelines)."""
         return transforms.Cache(self, filename)
 
     def prefetch(self, buffer_size: int, name: Optional[str] = None) -> "Dataset":

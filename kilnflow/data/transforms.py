@@ -15,7 +15,7 @@ from typing import Any, Callable, Iterator, Optional
 import numpy as np
 
 from kilnflow import errors
-from kilnflow.data import rowwise, structure
+from kilnflow.data import cache_file, rowwise, structure
 from kilnflow.data.dataset import INFINITE, UNKNOWN, Dataset, as_count, as_dataset
 from kilnflow.data.functions import StructuredFunction, scalar_bool, state_function
 from kilnflow.data.options import AUTOTUNE
@@ -373,24 +373,26 @@ class Shard(Dataset):
 
 class Cache(Dataset):
     """The first complete pass is recorded; later passes replay it (an incomplete pass
-    records nothing, so a partly read first epoch is simply recomputed)."""
+    records nothing, so a partly read first epoch is simply recomputed). With a filename
+    the recording is also written (atomically, as safetensors) to `filename.safetensors`,
+    which later pipelines, in this process or another, read instead of their input."""
 
     def __init__(self, source: Dataset, filename: str):
-        if filename:
-            raise errors.UnimplementedError(
-                "cache: only the in-memory cache (filename='') is supported")
+        self._path = f"{filename}.safetensors" if filename else None
         self._stored: Optional[list] = None
         self._stored_blocks: Optional[bool] = None
         super().__init__([source], source.element_spec)
 
     @property
     def native_blocks(self) -> bool:
-        return self._inputs[0].native_blocks
+        return self._path is None and self._inputs[0].native_blocks
 
     def _cardinality(self) -> int:
         return self._inputs[0]._cardinality()
 
     def _replay(self, blocks: bool) -> Iterator[list]:
+        if self._stored is None and self._path is not None and os.path.exists(self._path):
+            self._stored, self._stored_blocks = cache_file.read(self._path, self._spec), False
         if self._stored is not None and self._stored_blocks == blocks:
             yield from self._stored
             return
@@ -400,6 +402,8 @@ class Cache(Dataset):
             recorded.append(item)
             yield item
         self._stored, self._stored_blocks = recorded, blocks
+        if self._path is not None:
+            cache_file.write(self._path, self._spec, recorded)
 
     def _elements(self) -> Iterator[list]:
         return self._replay(False)

@@ -92,8 +92,26 @@ def test_cache_replays_after_a_complete_pass():
     assert values(ds) == [0, 1, 2]
     assert values(ds) == [0, 1, 2]
     assert len(calls) == 2
-    with pytest.raises(kf.errors.UnimplementedError):
-        Dataset.range(3).cache("/tmp/file")
+
+
+def test_file_cache_survives_the_pipeline(tmp_path):
+    prefix = str(tmp_path / "cache")
+    calls = []
+
+    def gen():
+        calls.append(1)
+        for i in range(1, 4):
+            yield np.full(i, i, np.int32), np.float32(i)
+    spec = (kf.TensorSpec([None], kf.int32), kf.TensorSpec([], kf.float32))
+    first = Dataset.from_generator(gen, output_signature=spec).cache(prefix)
+    expected = [([1], 1.0), ([2, 2], 2.0), ([3, 3, 3], 3.0)]
+    assert [(a.tolist(), float(b)) for a, b in first.as_numpy_iterator()] == expected
+    again = Dataset.from_generator(gen, output_signature=spec).cache(prefix)  # a new pipeline
+    assert [(a.tolist(), float(b)) for a, b in again.as_numpy_iterator()] == expected
+    assert len(calls) == 1
+    other = Dataset.range(3).cache(prefix)
+    with pytest.raises(kf.errors.InvalidArgumentError, match="element_spec"):
+        list(other)
 
 
 def test_prefetch_runs_ahead_on_a_thread_and_propagates_errors():
