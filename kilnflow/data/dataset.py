@@ -309,6 +309,29 @@ class Dataset:
         """The same rows regrouped into batches of `batch_size`."""
         return batching.Batch(batching.Unbatch(self), batch_size, drop_remainder)
 
+    def group_by_window(self, key_func: Callable, reduce_func: Callable,
+                        window_size: Optional[int] = None,
+                        window_size_func: Optional[Callable] = None,
+                        name: Optional[str] = None) -> "Dataset":
+        """Groups elements by key_func(element) (an int64 scalar) into windows of
+        window_size (or window_size_func(key)); reduce_func(key, window_dataset) returns
+        the dataset each full window (and, at the end, each partial one) becomes."""
+        return grouping.GroupByWindow(self, key_func, reduce_func, window_size,
+                                      window_size_func)
+
+    def bucket_by_sequence_length(self, element_length_func: Callable,
+                                  bucket_boundaries: List[int],
+                                  bucket_batch_sizes: List[int], padded_shapes: Any = None,
+                                  padding_values: Any = None,
+                                  pad_to_bucket_boundary: bool = False,
+                                  no_padding: bool = False, drop_remainder: bool = False,
+                                  name: Optional[str] = None) -> "Dataset":
+        """Batches elements of similar length together: bucket i holds lengths in
+        [boundaries[i-1], boundaries[i]) and is padded-batched by bucket_batch_sizes[i]."""
+        return grouping.bucket_by_sequence_length(
+            self, element_length_func, bucket_boundaries, bucket_batch_sizes, padded_shapes,
+            padding_values, pad_to_bucket_boundary, no_padding, drop_remainder)
+
     def window(self, size: int, shift: Optional[int] = None, stride: int = 1,
                drop_remainder: bool = False, name: Optional[str] = None) -> "Dataset":
         """Windows of `size` elements, each a structure of Datasets (one per component)."""
@@ -368,4 +391,5 @@ def as_count(value: Any, what: str, name: str) -> int:
 
 
 # the node modules subclass Dataset: imported after it exists
-from kilnflow.data import batching, iterator, prefetch, shuffle, sources, transforms  # noqa: E402,E501
+from kilnflow.data import (batching, grouping, iterator, prefetch, shuffle,  # noqa: E402
+                           sources, transforms)

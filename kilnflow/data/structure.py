@@ -150,13 +150,14 @@ def relaxed(a: TensorShape, b: TensorShape) -> TensorShape:
 
 
 def common_spec(a: Any, b: Any, what: str) -> Any:
-    """The spec of a dataset holding elements of spec `a` and of spec `b` (concatenate)."""
+    """The spec covering elements of spec `a` and of spec `b` (concatenate, a reduce
+    state): same structure and dtypes, differing dims relaxed to None."""
     if nest.structure_signature(a) != nest.structure_signature(b):
-        raise TypeError(f"{what}: the datasets have different structures: {a} vs {b}")
+        raise TypeError(f"{what}: the structures differ: {a} vs {b}")
 
     def one(x: TensorSpec, y: TensorSpec) -> TensorSpec:
         if x.dtype is not y.dtype:
-            raise TypeError(f"{what}: the datasets have different dtypes: {a} vs {b}")
+            raise TypeError(f"{what}: the dtypes differ: {a} vs {b}")
         return TensorSpec(relaxed(x.shape, y.shape), x.dtype)
     return nest.map_structure(one, a, b)
 
@@ -191,13 +192,3 @@ def to_numpy(spec: Any, flat: Sequence[np.ndarray]) -> Any:
     """An element as as_numpy_iterator yields it: arrays (scalars as NumPy scalars)."""
     return pack(spec, [a[()] if isinstance(a, np.ndarray) and a.ndim == 0 else a
                        for a in flat])
-
-
-def check_element(specs: Sequence[TensorSpec], flat: Sequence[np.ndarray], what: str) -> None:
-    """InvalidArgumentError unless each array fits its spec (dtype and shape)."""
-    for spec, array in zip(specs, flat):
-        if array.dtype != spec.dtype.as_numpy_dtype or \
-                not spec.shape.is_compatible_with(array.shape):
-            raise errors.InvalidArgumentError(
-                f"{what}: produced an element ({describe(flat)}) that does not match its "
-                f"element_spec {specs}")
