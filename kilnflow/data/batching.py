@@ -57,7 +57,8 @@ class Batch(Dataset):
 
     def _elements(self) -> Iterator[list]:
         source = self._inputs[0]
-        if source.native_blocks:
+        if source.native_blocks and all(  # blocks of differing shapes can't be joined
+                s.shape.is_fully_defined() for s in structure.flat_specs(source.element_spec)):
             yield from self._from_blocks(source._blocks())
             return
         pending: list = []

@@ -68,7 +68,7 @@ class TensorSlices(Dataset):
             yield [np.arange(start, min(start + self.gather_rows, self._rows))]
 
     def gather(self, rows: np.ndarray) -> list:
-        return [a[rows] for a in self._flat]
+        return [np.take(a, rows, axis=0) for a in self._flat]  # faster than a[rows]
 
 
 class Tensors(Dataset):

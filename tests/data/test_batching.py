@@ -54,6 +54,14 @@ def test_padded_batch():
     assert out[0].shape == [2, 2] and out[1].numpy().tolist() == [0, 1]
 
 
+def test_rebatch_of_ragged_rows_names_the_shapes():
+    ragged = Dataset.range(1, 4).map(lambda n: kf.fill([2, n], n)).unbatch()
+    assert ragged.element_spec == kf.TensorSpec([None], kf.int64)
+    with pytest.raises(kf.errors.InvalidArgumentError, match="different shapes"):
+        list(ragged.batch(3))
+    assert values(ragged.batch(2))[0] == [[1], [1]]
+
+
 def test_unbatch_and_rebatch():
     ds = Dataset.from_tensor_slices(np.arange(10)).batch(4)
     assert values(ds.unbatch()) == list(range(10))
