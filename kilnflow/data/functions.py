@@ -20,6 +20,16 @@ from kilnflow.shapes import TensorSpec
 from kilnflow.tensor import Tensor
 
 
+DEBUG_MODE = {"enabled": False}  # kf.data.experimental.enable_debug_mode()
+
+
+def enable_debug_mode() -> None:
+    """tf.data.experimental.enable_debug_mode: functions of pipelines created from now on
+    run as plain Python on EagerTensors, element by element (prints and breakpoints work,
+    and each result is checked against the spec traced from the function)."""
+    DEBUG_MODE["enabled"] = True
+
+
 def _tuples(value: Any) -> Any:
     """Lists in a returned structure become tuples: a dataset element has no lists."""
     if isinstance(value, list):
@@ -50,8 +60,15 @@ class StructuredFunction:
         self._unpack = unpack
         self._autograph = autograph
         self.output_spec: Any = None
-        self._concrete = self._trace(input_spec)
-        self.traced_graph = self._concrete.traced_graph
+        self.runs_eagerly = DEBUG_MODE["enabled"]
+        try:
+            self._concrete = self._trace(input_spec)
+        except Exception:  # noqa: BLE001 - debug mode: plain Python may not trace
+            if not self.runs_eagerly:
+                raise
+            self._concrete = None
+            self.output_spec = self._spec_from_zeros(input_spec)
+        self.traced_graph = None if self._concrete is None else self._concrete.traced_graph
 
     def _trace(self, input_spec: Any) -> Any:
         specs = structure.flat_specs(input_spec)
@@ -78,7 +95,6 @@ class StructuredFunction:
         name = getattr(self.fn, "__name__", "fn").replace("<lambda>", "lambda")
         traced = function(flat_function, autograph=False, name=f"{self.what}_{name}")
         concrete = traced.get_concrete_function(*specs)
-        self._single = not nest.is_nested(self.output_spec)
         return concrete
 
     def _tensor(self, leaf: Any) -> Tensor:
@@ -93,6 +109,8 @@ class StructuredFunction:
         # a trace key and copies every input, and its output packing (nest's recursive
         # closure) leaves a reference cycle per call that keeps the outputs alive until
         # the garbage collector runs; per element or block that costs more than the work.
+        if self.runs_eagerly:
+            return self._call_eagerly(flat)
         concrete = self._concrete
         try:
             outs = concrete._fn(*flat)
@@ -102,9 +120,38 @@ class StructuredFunction:
             raise concrete._runtime_error(exc) from None
         return [_frozen(o) for o in outs]
 
-    def call_structure(self, flat: Sequence[np.ndarray]) -> Any:
-        """One call, returning the output structure of EagerTensors."""
-        return structure.to_tensors(self.output_spec, self(flat))
+    def _spec_from_zeros(self, input_spec: Any) -> Any:
+        """Debug mode, for a function that does not trace: its output spec from one call
+        on an all-zeros element (unknown dims 1)."""
+        zeros = [np.zeros([1 if d is None else d for d in s.shape.as_list()],
+                          s.dtype.as_numpy_dtype) for s in structure.flat_specs(input_spec)]
+        args = structure.to_tensors(input_spec, zeros)
+        args = args if self._unpack and type(args) is tuple else (args,)
+        result = _tuples(self.fn(*args))
+        arrays = [np.asarray(self._tensor(leaf)) for leaf in structure.flatten(result)]
+        specs = [structure.spec_of(a) for a in arrays]
+        if any(not s.shape.is_fully_defined() for s in structure.flat_specs(input_spec)):
+            # which output dims follow the unknown input dims is not known: relax them all
+            specs = [TensorSpec([None] * s.shape.rank, s.dtype) for s in specs]
+        return structure.pack(result, specs)
+
+    def _call_eagerly(self, flat: Sequence[np.ndarray]) -> List[np.ndarray]:
+        """Debug mode: the Python function itself on EagerTensors, its result checked
+        against the traced output_spec (a different structure per element is an error)."""
+        args = structure.to_tensors(self.input_spec, flat)
+        args = args if self._unpack and type(args) is tuple else (args,)
+        result = _tuples(self.fn(*args))
+        specs = structure.flat_specs(self.output_spec)
+        leaves = structure.flatten(result)
+        arrays = [np.asarray(self._tensor(leaf)) for leaf in leaves]
+        if not structure.same_structure(self.output_spec, result) or any(
+                a.dtype != s.dtype.as_numpy_dtype or not s.shape.is_compatible_with(a.shape)
+                for a, s in zip(arrays, specs)):
+            raise errors.InvalidArgumentError(
+                f"{self.what}: the function returned {structure.describe(arrays)} in the "
+                f"structure {result!r}, which does not match its traced output spec "
+                f"{self.output_spec}")
+        return arrays
 
 
 def _frozen(value: Any) -> np.ndarray:

@@ -17,6 +17,8 @@ from kilnflow.graph import PLACEHOLDER
 
 def is_rowwise(traced: Any) -> bool:
     """True when the StructuredFunction `traced` may run on blocks of elements."""
+    if traced.runs_eagerly:
+        return False
     graph = traced.traced_graph
     data = {id(t) for t in graph.inputs}  # tensors that carry a block axis when batched
     for op in graph.operations:

@@ -164,3 +164,24 @@ def test_get_single_element():
     assert int(Dataset.from_tensors(5).get_single_element()) == 5
     with pytest.raises(kf.errors.InvalidArgumentError):
         Dataset.range(2).get_single_element()
+
+
+def test_debug_mode_runs_python_per_element_and_checks_structure(monkeypatch):
+    from kilnflow.data import functions
+    monkeypatch.setitem(functions.DEBUG_MODE, "enabled", False)
+    kf.data.experimental.enable_debug_mode()
+    seen = []
+
+    def f(x):
+        seen.append(int(x))  # runs for every element in debug mode
+        return x * 2
+    assert values(Dataset.range(3).map(f)) == [0, 2, 4]
+    assert seen[-3:] == [0, 1, 2]
+
+    def changes(x):
+        if int(x) == 1:  # Python control flow on values: only possible eagerly
+            return x, x
+        return x
+    with pytest.raises(kf.errors.InvalidArgumentError, match="map.*does not match"):
+        list(Dataset.range(1, 3).map(changes))
+    monkeypatch.setitem(functions.DEBUG_MODE, "enabled", False)
