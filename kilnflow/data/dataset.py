@@ -188,6 +188,23 @@ class Dataset:
                 "get_single_element: the dataset had more than one element")
         return structure.to_tensors(self._spec, first)
 
+    def save(self, path: str, compression: Optional[str] = None, shard_func: Any = None,
+             checkpoint_args: Any = None) -> None:
+        """Writes every element to the directory `path` (a safetensors file, written
+        atomically); Dataset.load(path) reads it back."""
+        if compression is not None or shard_func is not None:
+            raise errors.UnimplementedError("save: compression and shard_func are not "
+                                            "supported")
+        cache_file.save(path, self._spec, list(self._elements()))
+
+    @staticmethod
+    def load(path: str, element_spec: Any = None, compression: Optional[str] = None,
+             reader_func: Any = None) -> "Dataset":
+        """The dataset `save` wrote to `path` (namedtuples come back as tuples unless
+        element_spec is given)."""
+        spec, elements = cache_file.load(path, element_spec)
+        return batching.Elements(elements, spec)
+
     def apply(self, transformation_func: Callable[["Dataset"], "Dataset"]) -> "Dataset":
         """transformation_func(self), which must return a Dataset."""
         result = transformation_func(self)
@@ -391,5 +408,5 @@ def as_count(value: Any, what: str, name: str) -> int:
 
 
 # the node modules subclass Dataset: imported after it exists
-from kilnflow.data import (batching, grouping, iterator, prefetch, shuffle,  # noqa: E402
-                           sources, transforms)
+from kilnflow.data import (batching, cache_file, grouping, iterator, prefetch,  # noqa: E402
+                           shuffle, sources, transforms)

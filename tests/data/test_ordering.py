@@ -190,3 +190,20 @@ def test_parallel_rowwise_map_over_blocks_keeps_order():
     ds = Dataset.from_tensor_slices(x).map(lambda v: v * 2.0 + 1.0, num_parallel_calls=2)
     assert ds.native_blocks
     np.testing.assert_array_equal(np.concatenate(values(ds.batch(1000))), x * 2 + 1)
+
+
+def test_save_and_load(tmp_path):
+    import collections
+    Pair = collections.namedtuple("Pair", ["a", "b"])
+    ds = Dataset.from_tensor_slices({"x": np.arange(6.0).reshape(3, 2),
+                                     "p": Pair(np.arange(3), np.ones(3, np.float32))})
+    ds.save(str(tmp_path / "saved"))
+    back = Dataset.load(str(tmp_path / "saved"))
+    assert back.element_spec["x"] == ds.element_spec["x"]
+    assert type(back.element_spec["p"]) is tuple
+    got = list(back.as_numpy_iterator())
+    assert got[2]["x"].tolist() == [4.0, 5.0] and int(got[2]["p"][0]) == 2
+    typed = Dataset.load(str(tmp_path / "saved"), element_spec=ds.element_spec)
+    assert isinstance(next(iter(typed))["p"], Pair)
+    with pytest.raises(kf.errors.NotFoundError):
+        Dataset.load(str(tmp_path / "missing"))
