@@ -10,6 +10,7 @@ from typing import Any, List, Optional as _Opt, Tuple
 import numpy as np
 
 from kilnflow import errors
+from kilnflow.context import ctx
 from kilnflow.data import structure
 from kilnflow.ops.convert import convert_to_tensor
 from kilnflow.shapes import TensorSpec
@@ -47,6 +48,7 @@ class OwnedIterator:
         self._spec = dataset.element_spec
         self._source = dataset._elements()
         self._pack = structure.tensor_packer(self._spec)
+        self._eager = ctx.graph is None  # made eagerly: must not be read while tracing
         self._lock = threading.Lock()  # one consumer at a time: generators are not reentrant
 
     @property
@@ -57,6 +59,14 @@ class OwnedIterator:
         return self
 
     def _next_flat(self) -> _Opt[list]:
+        if self._eager and ctx.graph is not None:
+            # reading it now would freeze one element into the graph: every call of the
+            # function would then see that same element
+            raise errors.UnimplementedError(errors.with_location(
+                "next() / get_next() inside kf.function on an iterator created outside it "
+                "is not supported yet (the element would be read once, at trace time, and "
+                "frozen into the graph). Call next(iterator) outside and pass the element "
+                "in, or iterate the dataset inside the function."))
         with self._lock:
             return next(self._source, None)
 

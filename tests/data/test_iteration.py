@@ -126,3 +126,14 @@ def test_keras_fit_evaluate_predict_accept_a_dataset():
     steps = model.fit(Dataset.from_tensor_slices((x, y)).batch(16).repeat(), epochs=1,
                       steps_per_epoch=3, verbose=0)
     assert len(steps.history["loss"]) == 1
+
+
+def test_eager_iterator_read_inside_a_function_refuses_to_freeze_an_element():
+    it = iter(Dataset.range(5))
+
+    @kf.function
+    def f(iterator):
+        return iterator.get_next() * 2
+    with pytest.raises(kf.errors.UnimplementedError, match="trace time"):
+        f(it)
+    assert int(next(it)) == 0  # nothing was consumed
