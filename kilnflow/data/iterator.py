@@ -44,12 +44,10 @@ class OwnedIterator:
     """
 
     def __init__(self, dataset: Any):
-        self._dataset = dataset
         self._spec = dataset.element_spec
-        self._source = dataset._elements()
+        self._host = HostIterator(dataset)  # the state a graph op would share
         self._pack = structure.tensor_packer(self._spec)
         self._eager = ctx.graph is None  # made eagerly: must not be read while tracing
-        self._lock = threading.Lock()  # one consumer at a time: generators are not reentrant
 
     @property
     def element_spec(self) -> Any:
@@ -67,8 +65,12 @@ class OwnedIterator:
                 "is not supported yet (the element would be read once, at trace time, and "
                 "frozen into the graph). Call next(iterator) outside and pass the element "
                 "in, or iterate the dataset inside the function."))
-        with self._lock:
-            return next(self._source, None)
+        return self._host.next_or_none()
+
+    def host_iterator(self) -> "HostIterator":
+        """This iterator's state as a HostIterator: a graph op reading it advances the
+        same stream that next() reads."""
+        return self._host
 
     def __next__(self) -> Any:
         flat = self._next_flat()
@@ -113,8 +115,6 @@ class HostIterator:
         self._dataset = dataset
         self.element_spec = dataset.element_spec
         self.flat_specs: List[TensorSpec] = structure.flat_specs(self.element_spec)
-        self._empty = [np.zeros([d or 0 for d in s.shape.as_list()] if s.shape.rank is not None
-                                else [], s.dtype.as_numpy_dtype) for s in self.flat_specs]
         self._lock = threading.Lock()
         self._source = dataset._elements()
 
@@ -122,11 +122,17 @@ class HostIterator:
         with self._lock:
             self._source = self._dataset._elements()
 
+    def next_or_none(self) -> _Opt[list]:
+        """The next flat element, or None at the end."""
+        with self._lock:  # one consumer at a time: generators are not reentrant
+            return next(self._source, None)
+
     def next_flat(self) -> Tuple[bool, list]:
-        with self._lock:
-            flat = next(self._source, None)
+        flat = self.next_or_none()
         if flat is None:
-            return False, list(self._empty)
+            return False, [np.zeros([d or 0 for d in s.shape.as_list()] if s.shape.rank
+                                    is not None else [], s.dtype.as_numpy_dtype)
+                           for s in self.flat_specs]
         return True, list(flat)
 
     def pack(self, flat: list) -> Any:

@@ -137,3 +137,11 @@ def test_eager_iterator_read_inside_a_function_refuses_to_freeze_an_element():
     with pytest.raises(kf.errors.UnimplementedError, match="trace time"):
         f(it)
     assert int(next(it)) == 0  # nothing was consumed
+
+
+def test_iterator_and_its_host_view_share_one_stream():
+    it = iter(Dataset.range(4))
+    host = it.host_iterator()
+    assert int(next(it)) == 0
+    assert host.next_flat()[1][0] == 1  # what a graph op would read
+    assert int(it.get_next()) == 2
