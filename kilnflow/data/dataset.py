@@ -247,6 +247,12 @@ class Dataset:
         return sources.Range((start, None, step), dtype)
 
     @staticmethod
+    def random(seed: Optional[int] = None, rerandomize_each_iteration: Optional[bool] = None,
+               name: Optional[str] = None) -> "Dataset":
+        """Random int64 scalars in [0, 2**63), forever."""
+        return sources.Random(seed, bool(rerandomize_each_iteration))
+
+    @staticmethod
     def zip(*datasets: Any, name: Optional[str] = None) -> "Dataset":
         """Elements of several datasets side by side, until the shortest one ends:
         `Dataset.zip(a, b)` or `Dataset.zip((a, b))` (any nesting of datasets)."""
@@ -297,6 +303,10 @@ class Dataset:
     def scan(self, initial_state: Any, scan_func: Callable, name: Optional[str] = None) -> "Dataset":
         """scan_func(state, element) -> (new_state, output): the outputs, in order."""
         return transforms.Scan(self, initial_state, scan_func)
+
+    def unique(self, name: Optional[str] = None) -> "Dataset":
+        """Each distinct (integer scalar) element once, in first-seen order."""
+        return transforms.Unique(self)
 
     def enumerate(self, start: int = 0, name: Optional[str] = None) -> "Dataset":
         """(index, element) pairs; the index is int64 and counts from `start`."""

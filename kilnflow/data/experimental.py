@@ -13,3 +13,4 @@ from kilnflow.data.experimental_ops import cardinality as cardinality
 from kilnflow.data.experimental_ops import sample_from_datasets as sample_from_datasets
 from kilnflow.data.experimental_ops import choose_from_datasets as choose_from_datasets
 from kilnflow.data.functions import enable_debug_mode as enable_debug_mode
+from kilnflow.data.experimental_ops import assert_cardinality as assert_cardinality

@@ -210,6 +210,28 @@ class Zip(Dataset):
             yield [a for part in parts for a in part]
 
 
+class Random(Dataset):
+    native_blocks = True
+
+    def __init__(self, seed: Any, rerandomize: bool):
+        seeds = get_seed(None if seed is None else as_count(seed, "random", "seed"))
+        self._seeds = list(seeds) if seeds is not None else \
+            [int(x) for x in np.random.SeedSequence().generate_state(2)]
+        self._rerandomize = rerandomize
+        self._epoch = 0
+        super().__init__([], TensorSpec([], _dtypes.int64))
+
+    def _cardinality(self) -> int:
+        return INFINITE
+
+    def _blocks(self) -> Iterator[list]:
+        epoch = self._epoch
+        self._epoch += 1 if self._rerandomize else 0
+        rng = np.random.default_rng(self._seeds + [epoch])
+        while True:
+            yield [rng.integers(0, np.iinfo(np.int64).max, BLOCK_ROWS, dtype=np.int64)]
+
+
 class Concatenate(Dataset):
     def __init__(self, first: Dataset, second: Dataset):
         second = as_dataset(second, "concatenate")

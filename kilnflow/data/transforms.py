@@ -19,6 +19,7 @@ from kilnflow.data import cache_file, rowwise, structure
 from kilnflow.data.dataset import INFINITE, UNKNOWN, Dataset, as_count, as_dataset
 from kilnflow.data.functions import StructuredFunction, scalar_bool, state_function
 from kilnflow.data.options import AUTOTUNE
+from kilnflow.shapes import TensorSpec
 
 
 def parallelism(value: Optional[int], what: str) -> int:
@@ -410,3 +411,51 @@ class Cache(Dataset):
 
     def _blocks(self) -> Iterator[list]:
         return self._replay(True)
+
+
+class Unique(Dataset):
+    """Each distinct element once, in first-seen order (integer scalars, as in TF)."""
+
+    def __init__(self, source: Dataset):
+        spec = source.element_spec
+        if not isinstance(spec, TensorSpec) or spec.shape.rank != 0 or \
+                not spec.dtype.is_integer:
+            raise TypeError(f"unique: elements must be integer scalars, got {spec}")
+        super().__init__([source], spec)
+
+    def _elements(self) -> Iterator[list]:
+        seen: set = set()
+        for flat in self._inputs[0]._elements():
+            value = int(flat[0])
+            if value not in seen:
+                seen.add(value)
+                yield flat
+
+
+class AssertCardinality(Identity):
+    """Passes elements through; FailedPreconditionError when their count differs."""
+
+    def __init__(self, source: Dataset, expected: int):
+        super().__init__(source)
+        self._expected = as_count(expected, "assert_cardinality", "expected_cardinality")
+
+    @property
+    def native_blocks(self) -> bool:
+        return False
+
+    def _cardinality(self) -> int:
+        return self._expected
+
+    def _elements(self) -> Iterator[list]:
+        count = 0
+        for flat in self._inputs[0]._elements():
+            count += 1
+            if 0 <= self._expected < count:
+                raise errors.FailedPreconditionError(
+                    f"assert_cardinality: input dataset was expected to contain "
+                    f"{self._expected} elements but contained at least {count} elements.")
+            yield flat
+        if count != self._expected:
+            raise errors.FailedPreconditionError(
+                f"assert_cardinality: input dataset was expected to contain "
+                f"{self._expected} elements but contained only {count} elements.")

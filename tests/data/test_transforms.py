@@ -185,3 +185,17 @@ def test_debug_mode_runs_python_per_element_and_checks_structure(monkeypatch):
     with pytest.raises(kf.errors.InvalidArgumentError, match="map.*does not match"):
         list(Dataset.range(1, 3).map(changes))
     monkeypatch.setitem(functions.DEBUG_MODE, "enabled", False)
+
+
+def test_unique_random_and_assert_cardinality():
+    assert values(Dataset.from_tensor_slices([1, 2, 1, 3, 2]).unique()) == [1, 2, 3]
+    with pytest.raises(TypeError):
+        Dataset.from_tensor_slices([[1.0]]).unique()
+    first = values(Dataset.random(seed=4).take(5))
+    assert first == values(Dataset.random(seed=4).take(5)) and len(set(first)) == 5
+    checked = Dataset.from_generator(lambda: iter(range(3)), output_signature=kf.TensorSpec(
+        [], kf.int32)).apply(kf.data.experimental.assert_cardinality(3))
+    assert len(checked) == 3 and values(checked) == [0, 1, 2]
+    wrong = Dataset.range(4).apply(kf.data.experimental.assert_cardinality(3))
+    with pytest.raises(kf.errors.FailedPreconditionError, match="at least 4"):
+        list(wrong)
