@@ -167,7 +167,8 @@ class Dataset:
         inside a traced function (see HostIterator)."""
         return iterator.HostIterator(self)
 
-    def reduce(self, initial_state: Any, reduce_func: Callable) -> Any:
+    def reduce(self, initial_state: Any, reduce_func: Callable,
+               name: Optional[str] = None) -> Any:
         """Folds every element into a state: reduce_func(state, element) -> new state.
 
         >>> import kilnflow as kf
@@ -253,15 +254,22 @@ class Dataset:
         return sources.Random(seed, bool(rerandomize_each_iteration))
 
     @staticmethod
-    def zip(*datasets: Any, name: Optional[str] = None) -> "Dataset":
+    def zip(*datasets: Any, name: Optional[str] = None, **kwargs: Any) -> "Dataset":
         """Elements of several datasets side by side, until the shortest one ends:
         `Dataset.zip(a, b)` or `Dataset.zip((a, b))` (any nesting of datasets)."""
+        if "datasets" in kwargs:  # TF's keyword form: Dataset.zip(datasets=(a, b))
+            if datasets:
+                raise TypeError("zip: give the datasets positionally or as datasets=, not both")
+            datasets = (kwargs.pop("datasets"),)
+        if kwargs:
+            raise TypeError(f"zip: unexpected keyword arguments {sorted(kwargs)}")
         return sources.Zip(datasets[0] if len(datasets) == 1 else datasets)
 
     @staticmethod
     def sample_from_datasets(datasets: List["Dataset"], weights: Any = None,
                              seed: Optional[int] = None,
-                             stop_on_empty_dataset: bool = False) -> "Dataset":
+                             stop_on_empty_dataset: bool = False,
+                             rerandomize_each_iteration: Optional[bool] = None) -> "Dataset":
         """Elements drawn at random from `datasets` with probabilities `weights`."""
         return sources.Sample(datasets, weights, seed, stop_on_empty_dataset)
 
@@ -274,7 +282,8 @@ class Dataset:
     # ---------------------------------------------------------------- transformations
 
     def map(self, map_func: Callable, num_parallel_calls: Optional[int] = None,
-            deterministic: Optional[bool] = None, name: Optional[str] = None) -> "Dataset":
+            deterministic: Optional[bool] = None, synchronous: Optional[bool] = None,
+            use_unbounded_threadpool: bool = False, name: Optional[str] = None) -> "Dataset":
         """map_func applied to every element (a tuple element is unpacked into arguments).
         map_func is traced once, as a kf.function over element_spec; with
         num_parallel_calls (or AUTOTUNE) elements run on a thread pool, in order."""
@@ -293,11 +302,12 @@ class Dataset:
         return transforms.Interleave(self, map_func, 1, 1, None, None)
 
     def interleave(self, map_func: Callable, cycle_length: Optional[int] = None,
-                   block_length: int = 1, num_parallel_calls: Optional[int] = None,
+                   block_length: Optional[int] = None, num_parallel_calls: Optional[int] = None,
                    deterministic: Optional[bool] = None, name: Optional[str] = None) -> "Dataset":
         """Elements of the datasets map_func returns, taken `block_length` at a time from
         `cycle_length` of them in turn."""
-        return transforms.Interleave(self, map_func, cycle_length, block_length,
+        return transforms.Interleave(self, map_func, cycle_length,
+                                     1 if block_length is None else block_length,
                                      num_parallel_calls, deterministic)
 
     def scan(self, initial_state: Any, scan_func: Callable, name: Optional[str] = None) -> "Dataset":
@@ -365,9 +375,11 @@ class Dataset:
         return batching.Window(self, size, shift, stride, drop_remainder)
 
     def shuffle(self, buffer_size: int, seed: Optional[int] = None,
-                reshuffle_each_iteration: bool = True, name: Optional[str] = None) -> "Dataset":
-        """Elements in random order, drawn from a buffer of `buffer_size` elements."""
-        return shuffle.Shuffle(self, buffer_size, seed, reshuffle_each_iteration)
+                reshuffle_each_iteration: Optional[bool] = None,
+                name: Optional[str] = None) -> "Dataset":
+        """Elements in random order, drawn from a buffer of `buffer_size` elements; a new
+        order every iteration unless reshuffle_each_iteration=False."""
+        return shuffle.Shuffle(self, buffer_size, seed, reshuffle_each_iteration is not False)
 
     def repeat(self, count: Optional[int] = None, name: Optional[str] = None) -> "Dataset":
         """The dataset `count` times over (forever when count is None or -1)."""

@@ -155,3 +155,14 @@ def test_sample_and_choose_from_datasets():
     choice = Dataset.from_tensor_slices(np.array([0, 1, 1, 0], np.int64))
     assert values(Dataset.choose_from_datasets([a, b], choice)) == [1, 2, 2, 1]
     assert values(kf.data.experimental.choose_from_datasets([a, b], choice)) == [1, 2, 2, 1]
+
+
+def test_tf_keyword_forms():
+    a, b = Dataset.range(2), Dataset.range(3)
+    assert len(Dataset.zip(datasets=(a, b))) == 2
+    with pytest.raises(TypeError):
+        Dataset.zip(a, datasets=(a, b))
+    reshuffled = Dataset.range(30).shuffle(30, seed=1, reshuffle_each_iteration=None)
+    assert values(reshuffled) != values(reshuffled)
+    assert values(Dataset.range(2).interleave(lambda x: Dataset.from_tensors(x),
+                                              cycle_length=1, block_length=None)) == [0, 1]
