@@ -194,25 +194,33 @@ class Interleave(Dataset):
         return as_dataset(self._fn(*args), f"{self._what}: map_func's result")
 
     def _elements(self) -> Iterator[list]:
+        """TF's cycle: slot by slot, block_length elements each; an exhausted slot is
+        refilled from the next input element when the cycle comes back to it."""
         sources = self._inputs[0]._elements()
-        active: list = []
-        exhausted = False
-        while True:
-            while not exhausted and len(active) < self._cycle:
+        slots: list = [None] * self._cycle
+        index = taken = open_ = 0
+        end_of_input = False
+        while not end_of_input or open_:
+            current = slots[index]
+            if current is None and not end_of_input:
                 flat = next(sources, None)
                 if flat is None:
-                    exhausted = True
+                    end_of_input = True
                 else:
-                    active.append(self._dataset_for(flat)._elements())
-            if not active:
-                return
-            for it in list(active):
-                for _ in range(self._block):
-                    flat = next(it, None)
-                    if flat is None:
-                        active.remove(it)
-                        break
+                    slots[index] = self._dataset_for(flat)._elements()
+                    open_ += 1
+                continue
+            if current is not None:
+                flat = next(current, None)
+                if flat is not None:
                     yield flat
+                    taken += 1
+                    if taken < self._block:
+                        continue
+                else:
+                    slots[index] = None
+                    open_ -= 1
+            index, taken = (index + 1) % self._cycle, 0
 
 
 class Scan(Dataset):

@@ -199,3 +199,12 @@ def test_unique_random_and_assert_cardinality():
     wrong = Dataset.range(4).apply(kf.data.experimental.assert_cardinality(3))
     with pytest.raises(kf.errors.FailedPreconditionError, match="at least 4"):
         list(wrong)
+
+
+def test_interleave_refills_an_exhausted_slot_in_place():
+    lengths = Dataset.from_tensor_slices(np.array([1, 3, 2], np.int64))
+    ds = lengths.interleave(lambda n: Dataset.range(n).map(lambda i: n * 10 + i),
+                            cycle_length=2, block_length=1)
+    # TF's cycle: slot 0 [10], slot 1 [30 31 32]; finding slot 0 exhausted moves the cycle
+    # on (31), then slot 0 is refilled in place with [20 21], and the slots alternate
+    assert values(ds) == [10, 30, 31, 20, 32, 21]
