@@ -35,6 +35,8 @@ CAPS: Dict[str, Tuple[int, str]] = {
                       "v1 optimizers, losses, layers, TF1's renamed names (1.3k with those)"),
     "saving": (2_800, "checkpoints, saved models, the graph format, safe file I/O, ONNX "
                       "export (its op lowerings: ~550), TF checkpoint reader (~300)"),
+    "data": (2_400, "kf.data: Dataset sources, transformations, iterators, options (2.2k "
+                    "at creation); one node class per transformation"),
     "keras": (5_000, "Keras layers, models, training (3.8k); grows with the layer list"),
 }
 
