@@ -179,3 +179,5 @@ from kilnflow.keras import optimizers as optimizers  # noqa: E402
 from kilnflow.module import Module as Module  # noqa: E402
 from kilnflow import nn as nn  # noqa: E402 - the tf.nn namespace
 from kilnflow import random as random  # noqa: E402 - the tf.random namespace
+from kilnflow import summary as summary
+from kilnflow import profiler as profiler

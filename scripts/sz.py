@@ -32,6 +32,9 @@ CAPS: Dict[str, Tuple[int, str]] = {
     "autograph": (3_200, "converters, pyct and operators (2.7k today)"),
     "compat": (800, "the TF1 surface (v1 Graph/Session); will grow with get_variable, Saver"),
     "saving": (2_000, "checkpoints, saved models, the graph format, safe file I/O"),
+    "summary": (700, "kf.summary: writers, TensorBoard protos (scalars, histograms, images, "
+                     "text, audio), GraphDef export, trace_on/trace_export"),
+    "profiler": (400, "kf.profiler: start/stop, Trace, Chrome trace JSON, top-ops table"),
     "keras": (5_000, "Keras layers, models, training (3.8k); grows with the layer list"),
 }
 

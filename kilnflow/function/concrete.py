@@ -14,7 +14,7 @@ import numpy as np
 
 from kilnflow import errors, nest
 from kilnflow.passes import pipeline
-from kilnflow.runtime import codegen, loader
+from kilnflow.runtime import codegen, loader, profile
 from kilnflow.tensor import EagerTensor, Tensor, wrap
 
 _new_eager = EagerTensor.__new__
@@ -42,9 +42,10 @@ class ConcreteFunction:
         source, globals_, self._origins = codegen.generate(
             _identifier(name), self.graph.operations, self.graph.inputs, self.graph.outputs)
         self.code = source
-        self._fn = loader.load(source, globals_, name)
+        self._fn = self._plain_fn = loader.load(source, globals_, name)
         self._filename = self._fn.__code__.co_filename
         self._single = isinstance(output_template, OutputSlot)
+        profile.register(self)  # while a profile records, _fn is a timed twin
 
     # ---------------------------------------------------------------- calling
 

@@ -229,6 +229,7 @@ from tests.ops.samples import (  # noqa: E402,F401
     signal,
     slicing,
     sorting,
+    summary_ops,
     tensor_array,
     while_loop,
 )
