@@ -181,3 +181,4 @@ from kilnflow import nn as nn  # noqa: E402 - the tf.nn namespace
 from kilnflow import random as random  # noqa: E402 - the tf.random namespace
 from kilnflow import summary as summary
 from kilnflow import profiler as profiler
+from kilnflow.debugging import get_logger as get_logger

@@ -174,7 +174,7 @@ def emit_body(graph_ops: Sequence, emitter: Emitter, env: Dict[int, str], indent
             else:
                 emitter.lines.append(f"{indent}{outs[0]} = {call}")
         if emitter.probe is not None:
-            emitter.probe.after(op, emitter, indent)
+            emitter.probe.after(op, emitter, indent, env)
         dead = [env[id(t)] for t in op.inputs if last_use.get(id(t)) == i and id(t) not in keep
                 and env[id(t)] not in emitter.globals]
         dead += [env[id(t)] for t in op.outputs if id(t) not in last_use and id(t) not in keep

@@ -55,6 +55,7 @@ class Recorder:
 
 
 _active: List[Recorder] = []
+_checks: List[tuple] = []   # enable_check_numerics: (value observer, graph to compile)
 _live: "weakref.WeakSet" = weakref.WeakSet()
 _twins: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 _lock = threading.RLock()
@@ -73,8 +74,9 @@ def recording() -> bool:
 class _Probe:
     """Adds `t = clock()` before an op's statement and `record_op(site, t, clock())` after."""
 
-    def __init__(self, function: str):
+    def __init__(self, function: str, observe: Optional[Callable] = None):
         self.function = function
+        self.observe = observe   # called with (site, output arrays) after each op
         self._starts: dict = {}
 
     def before(self, op: Any, emitter: Any, indent: str) -> None:
@@ -82,12 +84,24 @@ class _Probe:
         self._starts[id(op)] = start
         emitter.lines.append(f"{indent}{start} = {emitter.global_ref(clock, 'clock')}()")
 
-    def after(self, op: Any, emitter: Any, indent: str) -> None:
+    def after(self, op: Any, emitter: Any, indent: str, env: dict) -> None:
         site = Site(op.name, op.type, op.location, self.function)
+        if self.observe is not None:  # values too (check_numerics, compare_modes)
+            outs = "".join(env[id(t)] + ", " for t in op.outputs)
+            emitter.lines.append(f"{indent}{emitter.global_ref(self.observe, 'observe')}("
+                                 f"{emitter.global_ref(site, 'site')}, ({outs}))")
         emitter.lines.append(
             f"{indent}{emitter.global_ref(record_op, 'record_op')}("
             f"{emitter.global_ref(site, 'site')}, {self._starts.pop(id(op))}, "
             f"{emitter.global_ref(clock, 'clock')}())")
+
+
+def observed(graph: Any, name: str, observe: Callable) -> Callable:
+    """`graph` compiled with `observe(site, outputs)` called after every op."""
+    source, globals_, _ = codegen.generate(codegen.identifier(name), graph.operations,
+                                           graph.inputs, graph.outputs,
+                                           probe=_Probe(name, observe))
+    return loader.load(source, globals_, f"{name} observed")
 
 
 def profiled_twin(owner: Any) -> Callable:
@@ -95,10 +109,11 @@ def profiled_twin(owner: Any) -> Callable:
     twin = _twins.get(owner)
     if twin is not None:
         return twin
-    graph = owner.graph
+    observe, graph_for = _checks[0] if _checks else (None, None)
+    graph = graph_for(owner) if graph_for is not None else owner.graph
     source, globals_, _ = codegen.generate(codegen.identifier(owner.name), graph.operations,
                                            graph.inputs, graph.outputs,
-                                           probe=_Probe(owner.name))
+                                           probe=_Probe(owner.name, observe))
     fn = loader.load(source, globals_, f"{owner.name} profiled")
     site = Site(owner.name, "function", None, owner.name)
     name = owner.name
@@ -117,11 +132,22 @@ def profiled_twin(owner: Any) -> Callable:
 
 
 def register(owner: Any) -> None:
-    """Track a compiled function; it runs its profiled twin while a profile records."""
+    """Track a compiled function; it runs its profiled twin while a profile records (or
+    while value checks are on)."""
     with _lock:
         _live.add(owner)
-        if _active:
+        if _active or _checks:
             owner._fn = profiled_twin(owner)
+
+
+def set_checks(observe: Optional[Callable], graph_for: Optional[Callable] = None) -> None:
+    """Turn the per-op value observer on (kf.debugging.enable_check_numerics) or off;
+    `graph_for(owner)` gives the graph twins compile (e.g. one without fused groups)."""
+    with _lock:
+        _checks[:] = [(observe, graph_for)] if observe is not None else []
+        _twins.clear()   # twins are regenerated with (or without) the observer
+        for owner in list(_live):
+            owner._fn = profiled_twin(owner) if _active or _checks else owner._plain_fn
 
 
 def start(recorder: Recorder) -> None:
@@ -137,6 +163,6 @@ def stop(recorder: Recorder) -> None:
         if recorder in _active:
             _active.remove(recorder)
             recorder.stop_ns = clock()
-        if not _active:
+        if not _active and not _checks:
             for owner in list(_live):
                 owner._fn = owner._plain_fn
