@@ -9,7 +9,10 @@ runs, so the function's effects happen once.
 """
 from __future__ import annotations
 
+import functools
 import logging
+import sys
+import warnings
 from typing import Any, Callable, Dict, List, Optional
 
 import numpy as np
@@ -65,15 +68,13 @@ def get_verbosity() -> int:
 # ---------------------------------------------------------------- check numerics
 
 def _check_outputs(site: Any, outputs: tuple) -> None:
-    for array in outputs:
-        if isinstance(array, (np.ndarray, np.generic)) and array.dtype.kind in "fc" and \
-                not np.all(np.isfinite(array)):
-            bad = "NaN" if np.isnan(array).any() else "Inf"
-            where = f" (created at {site.location[0]}:{site.location[1]})" \
-                if site.location else ""
-            raise errors.InvalidArgumentError(
-                f"check_numerics: {bad} in the output of op {site.name} ({site.type}) of "
-                f"function {site.function}{where}")
+    """The observer of checked twins: raise at the first op with NaN or Inf outputs."""
+    bad = _nonfinite(outputs)
+    if bad:
+        where = f" (created at {site.location[0]}:{site.location[1]})" if site.location else ""
+        raise errors.InvalidArgumentError(
+            f"check_numerics: {bad} in the output of op {site.name} ({site.type}) of "
+            f"function {site.function}{where}")
 
 
 def _unfused(graph: Any) -> Any:
@@ -86,15 +87,49 @@ def _unfused(graph: Any) -> Any:
         pipeline.set_options(options)
 
 
+_plain_kernels: Dict[Any, Callable] = {}   # OpDef -> its kernel, while checks are on
+
+
+def _nonfinite(outputs: tuple) -> Optional[str]:
+    for array in outputs:
+        if isinstance(array, (np.ndarray, np.generic)) and array.dtype.kind in "fc" and \
+                not np.all(np.isfinite(array)):
+            return "NaN" if np.isnan(array).any() else "Inf"
+    return None
+
+
+def _checked(opdef: Any, kernel: Callable) -> Callable:
+    """`kernel` followed by a NaN/Inf check of its outputs, for eager execution."""
+    @functools.wraps(kernel)
+    def run(*arrays: Any, **attrs: Any) -> Any:
+        out = kernel(*arrays, **attrs)
+        bad = _nonfinite(tuple(out) if opdef.multi_output else (out,))
+        # generated code (a checked twin) reports through its observer, with the op's line
+        if bad and not sys._getframe(1).f_code.co_filename.startswith("<kilnflow"):
+            raise errors.InvalidArgumentError(errors.with_location(
+                f"check_numerics: {bad} in the output of op {opdef.name} (eager)"))
+        return out
+    return run
+
+
 def enable_check_numerics(stack_height_limit: int = 30, path_length_limit: int = 50) -> None:
-    """Raise InvalidArgumentError at the first op of a compiled function whose output holds
-    NaN or Inf, naming it and the user line that created it. Compiled functions run a
-    checked twin (fusion off) until disable_check_numerics(); eager ops are checked by
-    kf.debugging.check_numerics only."""
+    """Raise InvalidArgumentError at the first op whose output holds NaN or Inf, naming it
+    and the user line: eagerly, each kernel checks its outputs; compiled functions run a
+    checked twin (fusion off) that names the op and the line that created it. Costs
+    nothing once disable_check_numerics() has run."""
+    from kilnflow.core.opdef import REGISTRY
+    if not _plain_kernels:
+        for opdef in REGISTRY.values():
+            if opdef.name not in ("CheckNumerics", "Const", "Placeholder"):
+                _plain_kernels[opdef] = opdef.kernel
+                opdef.kernel = _checked(opdef, opdef.kernel)
     profile.set_checks(_check_outputs, lambda owner: _unfused(owner.traced_graph))
 
 
 def disable_check_numerics() -> None:
+    for opdef, kernel in _plain_kernels.items():
+        opdef.kernel = kernel
+    _plain_kernels.clear()
     profile.set_checks(None)
 
 
@@ -168,9 +203,10 @@ def _differs(a: Any, b: Any, rtol: float, atol: float) -> bool:
 
 
 def _first_difference(graph: Any, concrete: Any, arrays: list, handles: list, saved: list,
-                      rtol: float, atol: float) -> Optional[tuple]:
-    """(op, eager value, compiled value, op inputs) of the first differing op of `graph`
-    (compiled), or None; variables are left as the compiled run left them."""
+                      rtol: float, atol: float) -> tuple:
+    """((op, eager value, compiled value, op inputs) of the first differing op of `graph`
+    (compiled) or None, the compiled outputs); variables are left as the compiled run
+    left them."""
     seen: Dict[str, list] = {}
 
     def observe(site: Any, outputs: tuple) -> None:
@@ -178,7 +214,7 @@ def _first_difference(graph: Any, concrete: Any, arrays: list, handles: list, sa
 
     for h, value in zip(handles, saved):
         h.value = np.array(value, copy=True)
-    profile.observed(graph, concrete.name, observe)(*[a.copy() for a in arrays])
+    outputs = profile.observed(graph, concrete.name, observe)(*[a.copy() for a in arrays])
     after = [h.value for h in handles]
     for h, value in zip(handles, saved):
         h.value = np.array(value, copy=True)
@@ -191,8 +227,8 @@ def _first_difference(graph: Any, concrete: Any, arrays: list, handles: list, sa
         inputs, expected = reference[op.name]
         for want, got in zip(expected, seen[op.name]):
             if _differs(want, got, rtol, atol):
-                return op, want, got, inputs
-    return None
+                return (op, want, got, inputs), outputs
+    return None, outputs
 
 
 def compare_modes(f: Callable, *args: Any, rtol: float = 1e-5, atol: float = 1e-6,
@@ -211,11 +247,38 @@ def compare_modes(f: Callable, *args: Any, rtol: float = 1e-5, atol: float = 1e-
     concrete = fn.get_concrete_function(*args, **kwargs)
     _, tensors, _ = make_key(args, kwargs)
     arrays = [np.array(t) for t in tensors]
+    found, _ = _compare_flat(concrete, arrays, rtol, atol)
+    return ModeComparison(concrete.name, *found) if found else ModeComparison(concrete.name)
+
+
+def _compare_flat(concrete: Any, arrays: list, rtol: float, atol: float) -> tuple:
+    """(first difference or None, compiled outputs) for one call on flat input arrays."""
     handles = _handles(concrete.traced_graph)
     saved = [np.array(h.value, copy=True) for h in handles]
-    found = _first_difference(concrete.graph, concrete, arrays, handles, saved, rtol, atol)
+    found, outputs = _first_difference(concrete.graph, concrete, arrays, handles, saved,
+                                       rtol, atol)
     if found is not None and "program" in found[0].attrs:   # a fused group: which member?
-        member = _first_difference(_unfused(concrete.traced_graph), concrete, arrays, handles,
-                                   saved, rtol, atol)
+        member, outputs = _first_difference(_unfused(concrete.traced_graph), concrete,
+                                            arrays, handles, saved, rtol, atol)
         found = member or found
-    return ModeComparison(concrete.name, *found) if found else ModeComparison(concrete.name)
+    return found, outputs
+
+
+class ModeMismatchWarning(UserWarning):
+    """enable_compare_modes found a compiled op that disagrees with eager execution."""
+
+
+def enable_compare_modes(rtol: float = 1e-5, atol: float = 1e-6) -> None:
+    """While debugging: every call of every compiled function is also run the eager way
+    (as compare_modes does) and a ModeMismatchWarning names the first differing op.
+    Calls are several times slower until disable_compare_modes()."""
+    def call(concrete: Any, *arrays: Any) -> tuple:
+        found, outputs = _compare_flat(concrete, list(arrays), rtol, atol)
+        if found is not None:
+            warnings.warn(str(ModeComparison(concrete.name, *found)), ModeMismatchWarning)
+        return outputs
+    profile.set_call_hook(call)
+
+
+def disable_compare_modes() -> None:
+    profile.set_call_hook(None)

@@ -14,6 +14,7 @@ Reads graph ops only; never imports function/ or above.
 """
 from __future__ import annotations
 
+import functools
 import threading
 import time
 import weakref
@@ -55,6 +56,7 @@ class Recorder:
 
 
 _active: List[Recorder] = []
+_call_hook: List[Callable] = []   # enable_compare_modes: runs instead of each call
 _checks: List[tuple] = []   # enable_check_numerics: (value observer, graph to compile)
 _live: "weakref.WeakSet" = weakref.WeakSet()
 _twins: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
@@ -131,13 +133,27 @@ def profiled_twin(owner: Any) -> Callable:
     return run
 
 
+def _code_for(owner: Any) -> Callable:
+    """What a call of `owner` runs now: the call hook, a twin, or its plain code."""
+    if _call_hook:
+        return functools.partial(_call_hook[0], owner)
+    if _active or _checks:
+        return profiled_twin(owner)
+    return owner._plain_fn
+
+
+def _update_all() -> None:
+    for owner in list(_live):
+        owner._fn = _code_for(owner)
+
+
 def register(owner: Any) -> None:
     """Track a compiled function; it runs its profiled twin while a profile records (or
     while value checks are on)."""
     with _lock:
         _live.add(owner)
-        if _active or _checks:
-            owner._fn = profiled_twin(owner)
+        if _active or _checks or _call_hook:
+            owner._fn = _code_for(owner)
 
 
 def set_checks(observe: Optional[Callable], graph_for: Optional[Callable] = None) -> None:
@@ -146,16 +162,22 @@ def set_checks(observe: Optional[Callable], graph_for: Optional[Callable] = None
     with _lock:
         _checks[:] = [(observe, graph_for)] if observe is not None else []
         _twins.clear()   # twins are regenerated with (or without) the observer
-        for owner in list(_live):
-            owner._fn = profiled_twin(owner) if _active or _checks else owner._plain_fn
+        _update_all()
+
+
+def set_call_hook(hook: Optional[Callable]) -> None:
+    """While set, every compiled call runs `hook(owner, *arrays)` instead of its code
+    (kf.debugging.enable_compare_modes); None restores the usual code."""
+    with _lock:
+        _call_hook[:] = [hook] if hook is not None else []
+        _update_all()
 
 
 def start(recorder: Recorder) -> None:
     with _lock:
         _active.append(recorder)
         if len(_active) == 1:
-            for owner in list(_live):
-                owner._fn = profiled_twin(owner)
+            _update_all()
 
 
 def stop(recorder: Recorder) -> None:
@@ -163,6 +185,5 @@ def stop(recorder: Recorder) -> None:
         if recorder in _active:
             _active.remove(recorder)
             recorder.stop_ns = clock()
-        if not _active and not _checks:
-            for owner in list(_live):
-                owner._fn = owner._plain_fn
+        if not _active:
+            _update_all()

@@ -69,9 +69,14 @@ def test_check_numerics_names_the_first_op_making_nan():
             f(kf.constant([-1.0]))
         assert __file__ in str(info.value)
         np.testing.assert_allclose(f(kf.constant([1.0])).numpy(), [1.0])
+        with pytest.raises(kf.errors.InvalidArgumentError, match=r"Inf.*Log.*eager") as info:
+            kf.math.log(kf.constant([0.0, 1.0]))   # <eager>
+        assert f"{__file__}:" in str(info.value)
+        assert kf.math.log(kf.constant(1.0)).numpy() == 0.0
     finally:
         kf.debugging.disable_check_numerics()
     assert np.isnan(f(kf.constant([-1.0])).numpy()).all()
+    assert np.isinf(kf.math.log(kf.constant(0.0)).numpy())        # off again
 
 
 def test_logger_and_verbosity():
@@ -82,3 +87,19 @@ def test_logger_and_verbosity():
         assert logging.getLogger("kilnflow.autograph").level == logging.DEBUG
     finally:
         kf.debugging.set_verbosity(0)
+
+
+def test_compare_modes_on_every_call_warns_at_the_planted_op(wrong_op):
+    @kf.function
+    def f(x):
+        return kf.reduce_sum(bind(wrong_op, (x * 2.0,)))
+
+    kf.debugging.enable_compare_modes()
+    try:
+        with pytest.warns(kf.debugging.ModeMismatchWarning, match="TestPlantedSin"):
+            value = f(kf.constant([0.25, 0.5]))
+    finally:
+        kf.debugging.disable_compare_modes()
+    np.testing.assert_allclose(value.numpy(), np.cos([0.5, 1.0]).sum(), rtol=1e-6)
+    assert f.get_concrete_function(kf.constant([0.25, 0.5]))._fn is \
+        f.get_concrete_function(kf.constant([0.25, 0.5]))._plain_fn
