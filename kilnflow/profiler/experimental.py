@@ -63,9 +63,10 @@ def last_profile() -> Any:
     return _session["last"]
 
 
-def top_ops_table(top: int = 20) -> str:
-    """The last profile's top ops by self time, as text."""
-    recorder = _session["last"]
+def top_ops_table(top: int = 20, recorder: Any = None) -> str:
+    """The top ops by self time, as text: of `recorder` (e.g. the `experimental_profile` of
+    a kf.function(experimental_profile=True)) or of the last stopped profile."""
+    recorder = _session["last"] if recorder is None else recorder
     return "" if recorder is None else format_table(recorder, top)
 
 

@@ -29,13 +29,15 @@ MAX_EVENTS = 2_000_000  # a long profile keeps its first events, then counts the
 class Site:
     """What one record is about: an op of a graph, a whole function call, or a range."""
 
-    __slots__ = ("name", "type", "location", "function")
+    __slots__ = ("name", "type", "location", "function", "pinned")
 
-    def __init__(self, name: str, type_: str, location: Any = None, function: str = ""):
+    def __init__(self, name: str, type_: str, location: Any = None, function: str = "",
+                 pinned: Optional["Recorder"] = None):
         self.name = name
         self.type = type_
         self.location = location   # (file, line) of the user code that created the op
         self.function = function   # the compiled function it belongs to
+        self.pinned = pinned       # the recorder of a kf.function(experimental_profile=True)
 
 
 class Recorder:
@@ -60,6 +62,7 @@ _call_hook: List[Callable] = []   # enable_compare_modes: runs instead of each c
 _checks: List[tuple] = []   # enable_check_numerics: (value observer, graph to compile)
 _live: "weakref.WeakSet" = weakref.WeakSet()
 _twins: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_pinned: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # owner -> Recorder
 _lock = threading.RLock()
 
 
@@ -67,17 +70,37 @@ def record_op(site: Site, start: int, end: int) -> None:
     """Called by profiled twins after each op (and by Trace ranges)."""
     for recorder in _active:
         recorder.add(site, start, end)
+    if site.pinned is not None:
+        site.pinned.add(site, start, end)
 
 
 def recording() -> bool:
     return bool(_active)
 
 
+def host_task(fn: Callable, name: str) -> Callable:
+    """`fn`, timed on whichever thread runs it while a profile records (else `fn` itself):
+    the fused engine's worker threads show as their own rows of the trace."""
+    if not _active:
+        return fn
+    site = Site(name, "host_thread", None, "")
+
+    def timed(*args: Any) -> Any:
+        start = clock()
+        try:
+            return fn(*args)
+        finally:
+            record_op(site, start, clock())
+    return timed
+
+
 class _Probe:
     """Adds `t = clock()` before an op's statement and `record_op(site, t, clock())` after."""
 
-    def __init__(self, function: str, observe: Optional[Callable] = None):
+    def __init__(self, function: str, observe: Optional[Callable] = None,
+                 pinned: Optional[Recorder] = None):
         self.function = function
+        self.pinned = pinned
         self.observe = observe   # called with (site, output arrays) after each op
         self._starts: dict = {}
 
@@ -87,7 +110,7 @@ class _Probe:
         emitter.lines.append(f"{indent}{start} = {emitter.global_ref(clock, 'clock')}()")
 
     def after(self, op: Any, emitter: Any, indent: str, env: dict) -> None:
-        site = Site(op.name, op.type, op.location, self.function)
+        site = Site(op.name, op.type, op.location, self.function, self.pinned)
         if self.observe is not None:  # values too (check_numerics, compare_modes)
             outs = "".join(env[id(t)] + ", " for t in op.outputs)
             emitter.lines.append(f"{indent}{emitter.global_ref(self.observe, 'observe')}("
@@ -113,16 +136,19 @@ def profiled_twin(owner: Any) -> Callable:
         return twin
     observe, graph_for = _checks[0] if _checks else (None, None)
     graph = graph_for(owner) if graph_for is not None else owner.graph
+    pinned = _pinned.get(owner)
     source, globals_, _ = codegen.generate(codegen.identifier(owner.name), graph.operations,
                                            graph.inputs, graph.outputs,
-                                           probe=_Probe(owner.name, observe))
+                                           probe=_Probe(owner.name, observe, pinned))
     fn = loader.load(source, globals_, f"{owner.name} profiled")
-    site = Site(owner.name, "function", None, owner.name)
+    site = Site(owner.name, "function", None, owner.name, pinned)
     name = owner.name
 
     def run(*arrays: Any) -> Any:
         for recorder in _active:
             recorder.graphs.setdefault(name, graph)
+        if pinned is not None:
+            pinned.graphs.setdefault(name, graph)
         start = clock()
         try:
             return fn(*arrays)
@@ -137,7 +163,7 @@ def _code_for(owner: Any) -> Callable:
     """What a call of `owner` runs now: the call hook, a twin, or its plain code."""
     if _call_hook:
         return functools.partial(_call_hook[0], owner)
-    if _active or _checks:
+    if _active or _checks or owner in _pinned:
         return profiled_twin(owner)
     return owner._plain_fn
 
@@ -147,12 +173,16 @@ def _update_all() -> None:
         owner._fn = _code_for(owner)
 
 
-def register(owner: Any) -> None:
+def register(owner: Any, pinned: Optional[Recorder] = None) -> None:
     """Track a compiled function; it runs its profiled twin while a profile records (or
-    while value checks are on)."""
+    while value checks are on), always when `pinned` (a recorder of its own: the
+    experimental_profile option of kf.function)."""
     with _lock:
         _live.add(owner)
-        if _active or _checks or _call_hook:
+        if pinned is not None:
+            _pinned[owner] = pinned
+            _twins.pop(owner, None)
+        if _active or _checks or _call_hook or pinned is not None:
             owner._fn = _code_for(owner)
 
 

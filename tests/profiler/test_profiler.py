@@ -109,3 +109,54 @@ def test_profile_context_and_trace_off_cost(tmp_path):
     with experimental.Profile(str(tmp_path)):
         np.testing.assert_allclose(f(kf.constant([1.0])).numpy(), [3.0])
     assert experimental.last_profile().graphs.keys() == {"f"}
+
+
+def test_fused_engine_worker_threads_show_in_the_trace(tmp_path):
+    from kilnflow.runtime import fused_engine
+    threads = fused_engine.get_num_threads()
+    fused_engine.set_num_threads(max(2, threads))
+
+    @kf.function
+    def gelu_ish(x):
+        return kf.tanh(x * 0.7978845608 + 0.044715 * x * x * x) * x * 0.5 + x * 0.5
+
+    x = kf.constant(np.random.default_rng(0).standard_normal((1024, 1024)).astype("float32"))
+    gelu_ish(x)
+    try:
+        experimental.start(str(tmp_path))
+        gelu_ish(x)
+        path = experimental.stop()
+    finally:
+        fused_engine.set_num_threads(threads)
+    events = json.load(open(path))["traceEvents"]
+    fused = [e for e in events if e.get("cat") == "FusedElementwise"]
+    assert fused
+    workers = [e for e in events if e.get("cat") == "host_thread"]
+    assert workers and {e["tid"] for e in workers} != {fused[0]["tid"]}
+
+
+def test_function_option_records_its_own_op_timings(tmp_path):
+    @kf.function(experimental_profile=True)
+    def f(x):
+        return kf.reduce_sum(kf.matmul(x, x))
+
+    @kf.function
+    def g(x):
+        return x + 1.0
+
+    x = kf.ones([4, 4])
+    for _ in range(3):
+        f(x)
+        g(x)
+    recorder = f.experimental_profile
+    assert g.experimental_profile is None
+    assert sum(e[0].type == "function" for e in recorder.events) == 3
+    assert {e[0].function for e in recorder.events} == {"f"}
+    table = experimental.top_ops_table(recorder=recorder)
+    assert "MatMul" in table and "3 function calls" in table
+    experimental.start(str(tmp_path))           # a global profile sees it too
+    f(x)
+    experimental.stop(save=False)
+    assert sum(e[0].type == "function" for e in experimental.last_profile().events) == 1
+    assert sum(e[0].type == "function" for e in recorder.events) == 4
+    assert f.get_concrete_function(x)._fn is not f.get_concrete_function(x)._plain_fn
