@@ -60,7 +60,11 @@ def _attr_value(value: Any, functions: Dict[int, Any]) -> Any:
         return attr(list=attr_value_pb2.AttrValue.ListValue(s=[v.encode() for v in value]))
     array = getattr(value, "array", None)
     if array is not None and getattr(array, "size", 1e9) <= 16:  # a small constant's value
-        return attr(s=repr(array.tolist()).encode())
+        from tensorboard.util import tensor_util
+        try:
+            return attr(tensor=tensor_util.make_tensor_proto(array))
+        except (TypeError, ValueError):
+            return attr(s=repr(array.tolist()).encode())
     return None
 
 
@@ -73,6 +77,8 @@ def _node(op: Any, functions: Dict[int, Any]) -> Any:
     for key, value in op.attrs.items():
         proto = _attr_value(value, functions)
         if proto is not None:
+            if proto.HasField("func") and key.endswith("_graph"):
+                key = key[:-len("_graph")]  # TF's While names them `cond` and `body`
             node.attr[key].CopyFrom(proto)
     if op.outputs:
         node.attr["T"].CopyFrom(attr_value_pb2.AttrValue(type=datatype(op.outputs[0].dtype)))

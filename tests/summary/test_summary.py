@@ -202,3 +202,26 @@ def test_summary_op_is_not_pruned_nor_reported(tmp_path):
         log_only(kf.constant([1.0, 3.0]))
     writer.close()
     assert [(s, float(v)) for s, v in _values(_load(str(tmp_path)), "m")] == [(0, 2.0)]
+
+
+def test_graph_def_of_a_loop_passes_tensorboards_graph_preparation():
+    from tensorboard.backend import process_graph
+    from kilnflow.summary.graph_def import graph_def
+
+    @kf.function
+    def loop(x):
+        i = kf.constant(0)
+        while i < 3:
+            x = x * 2.0
+            i += 1
+        return x
+
+    proto = graph_def(loop.get_concrete_function(kf.constant([1.0])).graph)
+    process_graph.prepare_graph_for_ui(proto, limit_attr_size=1024,
+                                       large_attrs_key="_too_large_attrs")
+    loop_node = next(n for n in proto.node if n.op in ("While", "StatelessWhile"))
+    bodies = {f.signature.name: f for f in proto.library.function}
+    body = bodies[loop_node.attr["body"].func.name]
+    assert any(n.op == "Mul" for n in body.node_def)
+    const = next(n for n in proto.node if n.op == "Const")
+    assert const.attr["value"].tensor.int_val == [0]
