@@ -7,6 +7,7 @@ and a profile of chosen batches, written as TensorBoard event files through kf.s
 from __future__ import annotations
 
 import os
+import time
 from typing import Any, Optional
 
 import numpy as np
@@ -52,6 +53,7 @@ class TensorBoard(Callback):
                              f"{update_freq!r}")
         self.log_dir = os.fspath(log_dir)
         self.histogram_freq = int(histogram_freq)
+        self.write_steps_per_second = write_steps_per_second
         self.write_graph = write_graph
         self.update_freq = 1 if update_freq == "batch" else update_freq
         self._profile_start, self._profile_stop = _profile_range(profile_batch)
@@ -70,6 +72,9 @@ class TensorBoard(Callback):
     def on_train_begin(self, logs: Optional[dict] = None) -> None:
         self._global_batch = 0
         self._graph_written = False
+
+    def on_epoch_begin(self, epoch: int, logs: Optional[dict] = None) -> None:
+        self._epoch_start = (time.perf_counter(), self._global_batch)
 
     def on_train_batch_begin(self, batch: int, logs: Optional[dict] = None) -> None:
         self._global_batch += 1
@@ -95,6 +100,10 @@ class TensorBoard(Callback):
         rate = self._learning_rate()
         if rate is not None:
             train["learning_rate"] = rate
+        if self.write_steps_per_second and hasattr(self, "_epoch_start"):
+            start, first = self._epoch_start
+            elapsed = max(time.perf_counter() - start, 1e-9)
+            train["steps_per_second"] = (self._global_batch - first) / elapsed
         with self._writer("train").as_default(step=epoch):
             for name, value in train.items():
                 summary.scalar("epoch_" + name, float(value))

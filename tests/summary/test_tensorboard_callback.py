@@ -31,7 +31,8 @@ def test_fit_writes_keras_layout(tmp_path):
     rng = np.random.default_rng(0)
     x, y = rng.standard_normal((32, 3)).astype("float32"), rng.standard_normal((32, 1))
     callback = kf.keras.callbacks.TensorBoard(str(tmp_path), histogram_freq=1,
-                                              update_freq=2, profile_batch=(2, 3))
+                                              update_freq=2, profile_batch=(2, 3),
+                                              write_steps_per_second=True)
     history = _model().fit(x, y.astype("float32"), batch_size=8, epochs=2, verbose=0,
                            validation_split=0.25, callbacks=[callback])
     train = _load(str(tmp_path / "train"))
@@ -41,6 +42,7 @@ def test_fit_writes_keras_layout(tmp_path):
     np.testing.assert_allclose([v for _, v in loss], history.history["loss"], rtol=1e-5)
     assert [e.step for e in train.Tensors("batch_loss")] == [2, 4, 6]    # 3 batches/epoch
     assert "epoch_learning_rate" in train.PluginTagToContent("scalars")
+    assert "epoch_steps_per_second" in train.PluginTagToContent("scalars")
     histograms = train.PluginTagToContent("histograms")
     assert len(histograms) == 4 and all(t.endswith("/histogram") for t in histograms)
     assert any(n.op == "MatMul" for n in train.Graph().node)
