@@ -13,6 +13,7 @@ from kilnflow import dtypes as _dtypes
 from kilnflow import errors
 from kilnflow.core.opdef import bind, defop
 from kilnflow.ops import array, reshaping
+from kilnflow.ops.args import invalid_argument
 from kilnflow.ops.convert import binary, convert_to_tensor
 from kilnflow.shapes import TensorSpec
 from kilnflow.tensor import Tensor
@@ -169,6 +170,11 @@ def tensordot(a: Any, b: Any, axes: Any, name: Optional[str] = None) -> Tensor:
         axes_a, axes_b = axes
         axes_a = [axes_a] if isinstance(axes_a, int) else list(axes_a)
         axes_b = [axes_b] if isinstance(axes_b, int) else list(axes_b)
+    if len(axes_a) != len(axes_b) or any(not -ra <= x < ra for x in axes_a) \
+            or any(not -rb <= x < rb for x in axes_b):
+        raise invalid_argument(f"tensordot: axes {axes!r} do not fit inputs of rank {ra} and "
+                               f"{rb} (as many axes of `a` as of `b`, each within the rank)",
+                               "MatMul")
     axes_a = [x % ra for x in axes_a] if ra else axes_a
     axes_b = [x % rb for x in axes_b] if rb else axes_b
     free_a = [i for i in range(ra) if i not in axes_a]
@@ -325,7 +331,7 @@ def _diag_kernel(x: Any) -> Any:
     return out
 
 
-MATRIX_DIAG = defop("MatrixDiag", shape=_diag_rule, kernel=_diag_kernel,
+MATRIX_DIAG = defop("MatrixDiag", check_eager=True, shape=_diag_rule, kernel=_diag_kernel,
                     grad=lambda op, dy: [diag_part(dy)])
 
 
@@ -496,7 +502,8 @@ def matrix_transpose(a: Any, conjugate: bool = False, name: Optional[str] = None
     x = convert_to_tensor(a)
     rank = x.shape.rank
     if rank is None or rank < 2:
-        raise ValueError(f"matrix_transpose needs a tensor of known rank >= 2, got {x.shape}")
+        raise ValueError(errors.with_location(
+            f"matrix_transpose: `a` needs a known rank >= 2, got shape {x.shape}"))
     perm = list(range(rank - 2)) + [rank - 1, rank - 2]
     return reshaping.transpose(x, perm, conjugate=conjugate, name=name)
 
