@@ -34,7 +34,8 @@ CAPS: Dict[str, Tuple[int, str]] = {
     "saving": (2_000, "checkpoints, saved models, the graph format, safe file I/O"),
     "summary": (700, "kf.summary: writers, TensorBoard protos (scalars, histograms, images, "
                      "text, audio), GraphDef export, trace_on/trace_export"),
-    "profiler": (400, "kf.profiler: start/stop, Trace, Chrome trace JSON, top-ops table"),
+    "profiler": (550, "kf.profiler: start/stop, Trace, Chrome trace JSON, top-ops table; "
+                      "the mode debuggers (compare_modes, check_numerics) built on its twins"),
     "keras": (5_000, "Keras layers, models, training (3.8k); grows with the layer list"),
 }
 

@@ -228,7 +228,7 @@ def gan_like_two_tapes():
 
 
 def gradient_accumulation():
-    model, opt = _mlp(), keras.optimizers.SGD(0.1)
+    model = _mlp()
     loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
     model(X)
     acc = [kf.Variable(kf.zeros_like(v), trainable=False) for v in model.trainable_variables]
