@@ -75,13 +75,16 @@ def image(name: str, data: Any, step: Any = None, max_outputs: int = 3,
 
 
 def text(name: str, data: Any, step: Any = None, description: Optional[str] = None) -> Tensor:
-    """Write a text summary (Markdown): a string or a nested list of strings."""
+    """Write a text summary (Markdown): a string, a nested list of strings, or a string
+    tensor (written at run time inside functions)."""
+    if isinstance(data, Tensor) and data.dtype.name == "string":
+        return _write("text", name, data, step, {"description": description})
     if isinstance(data, (str, bytes)) or (isinstance(data, (list, tuple)) and data):
         value = np.array(data, object)
         return _write("text", name, 0, step,
                       {"text": _hashable(value), "description": description})
     raise TypeError(f"kf.summary.text '{name}': data must be a string or a list of strings, "
-                    f"got {type(data).__name__} (kilnflow tensors hold no strings)")
+                    f"got {type(data).__name__}")
 
 
 def audio(name: str, data: Any, sample_rate: Any, step: Any = None, max_outputs: int = 3,
