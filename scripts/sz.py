@@ -37,6 +37,10 @@ CAPS: Dict[str, Tuple[int, str]] = {
                       "export (its op lowerings: ~550), TF checkpoint reader (~300)"),
     "data": (2_400, "kf.data: Dataset sources, transformations, iterators, options (2.2k "
                     "at creation); one node class per transformation"),
+    "summary": (700, "kf.summary: writers, TensorBoard protos (scalars, histograms, images, "
+                     "text, audio), GraphDef export, trace_on/trace_export"),
+    "profiler": (550, "kf.profiler: start/stop, Trace, Chrome trace JSON, top-ops table; "
+                      "the mode debuggers (compare_modes, check_numerics) built on its twins"),
     "keras": (5_000, "Keras layers, models, training (3.8k); grows with the layer list"),
 }
 
