@@ -12,6 +12,7 @@ import numpy as np
 from kilnflow import errors
 from kilnflow.context import ctx
 from kilnflow.data import structure
+from kilnflow.ops import iterator as iterator_ops
 from kilnflow.ops.convert import convert_to_tensor
 from kilnflow.shapes import TensorSpec
 
@@ -47,7 +48,6 @@ class OwnedIterator:
         self._spec = dataset.element_spec
         self._host = HostIterator(dataset)  # the state a graph op would share
         self._pack = structure.tensor_packer(self._spec)
-        self._eager = ctx.graph is None  # made eagerly: must not be read while tracing
 
     @property
     def element_spec(self) -> Any:
@@ -57,15 +57,12 @@ class OwnedIterator:
         return self
 
     def _next_flat(self) -> _Opt[list]:
-        if self._eager and ctx.graph is not None:
-            # reading it now would freeze one element into the graph: every call of the
-            # function would then see that same element
-            raise errors.UnimplementedError(errors.with_location(
-                "next() / get_next() inside kf.function on an iterator created outside it "
-                "is not supported yet (the element would be read once, at trace time, and "
-                "frozen into the graph). Call next(iterator) outside and pass the element "
-                "in, or iterate the dataset inside the function."))
         return self._host.next_or_none()
+
+    def _next_in_graph(self) -> Any:
+        """Inside a traced function: an IteratorGetNext op reading this iterator's stream
+        when the graph runs (OutOfRangeError there at the end), not an element read now."""
+        return self._host.pack(list(iterator_ops.get_next(self._host)))
 
     def host_iterator(self) -> "HostIterator":
         """This iterator's state as a HostIterator: a graph op reading it advances the
@@ -73,6 +70,8 @@ class OwnedIterator:
         return self._host
 
     def __next__(self) -> Any:
+        if ctx.graph is not None:
+            return self._next_in_graph()
         flat = self._next_flat()
         if flat is None:
             raise StopIteration
@@ -80,6 +79,8 @@ class OwnedIterator:
 
     def get_next(self, name: _Opt[str] = None) -> Any:
         """The next element; OutOfRangeError at the end of the dataset."""
+        if ctx.graph is not None:
+            return self._next_in_graph()
         flat = self._next_flat()
         if flat is None:
             raise errors.OutOfRangeError("End of sequence")

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from kilnflow import dtypes as _dtypes
+from kilnflow import errors
 from kilnflow.core.opdef import bind, defop
 from kilnflow.shapes import TensorSpec
 
@@ -50,3 +51,21 @@ def get_next_as_optional(iterator: Any, after: Any = None) -> tuple:
     inputs = () if after is None else (after,)
     return tuple(bind(GET_NEXT, inputs, {"iterator": iterator,
                                          "specs": tuple(iterator.flat_specs)}))
+
+
+def _get_next_strict_kernel(*, iterator: Any, specs: tuple) -> tuple:
+    has_value, flat = iterator.next_flat()
+    if not has_value:
+        raise errors.OutOfRangeError("End of sequence [Op:IteratorGetNext]")
+    return tuple(flat)
+
+
+GET_NEXT_STRICT = defop("IteratorGetNext", shape=lambda *, iterator, specs: list(specs),
+                        kernel=_get_next_strict_kernel, stateful=True, multi_output=True,
+                        same_dtype=False)
+
+
+def get_next(iterator: Any) -> tuple:
+    """The flat next element; OutOfRangeError when the graph runs past the end."""
+    return tuple(bind(GET_NEXT_STRICT, (), {"iterator": iterator,
+                                            "specs": tuple(iterator.flat_specs)}))

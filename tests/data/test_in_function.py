@@ -74,3 +74,36 @@ def test_dataset_loop_in_a_session():
     with v1.Session(graph=graph) as sess:
         assert [int(sess.run(out, {limit: n})) for n in (100, 2)] == [10, 3]
     np.testing.assert_equal(python_value(total_until, ds, 2), 3)
+
+
+def test_an_iterator_passed_in_is_read_when_the_function_runs():
+    it = iter(kf.data.Dataset.range(5))
+
+    @kf.function
+    def two_more(it):
+        return next(it) + it.get_next() * 10
+
+    assert int(two_more(it)) == 0 + 10
+    assert int(two_more(it)) == 2 + 30   # the same stream, read on every call
+    assert int(next(it)) == 4           # eager next() shares it
+    try:
+        two_more(it)
+    except kf.errors.OutOfRangeError as exc:
+        assert "End of sequence" in str(exc)
+    else:
+        raise AssertionError("expected OutOfRangeError past the end")
+    assert two_more.experimental_get_tracing_count() == 1
+
+
+def test_a_for_loop_over_an_iterator_continues_where_it_is():
+    it = iter(kf.data.Dataset.range(6))
+    next(it)
+
+    @kf.function
+    def rest(it):
+        s = kf.constant(0, kf.int64)
+        for x in it:
+            s += x
+        return s
+
+    assert int(rest(it)) == 1 + 2 + 3 + 4 + 5

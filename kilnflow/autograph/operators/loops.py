@@ -60,8 +60,9 @@ def for_stmt(iterated, extra_test, body, state, names, appended=(), loop_options
     if hasattr(iterated, "host_iterator") and _dispatch.building_graph():
         records.record(location, "for", "graph")  # a kf.data pipeline read by graph ops
         body = lists.guard_outer_lists(body, location, "loop")
+        restart = not hasattr(iterated, "get_next")  # an iterator goes on where it is
         return from_tuple(dataset_for(iterated.host_iterator(), extra_test, body, state, names,
-                                      appended, location, loop_options), count)
+                                      appended, location, loop_options, restart), count)
     rows = iterables.graph_rows(iterated)
     if rows is not None:
         records.record(location, "for", "graph")
@@ -139,12 +140,13 @@ def tensor_for(rows, extra_test, body, state, names, appended, location,
 
 
 def dataset_for(host, extra_test, body, state, names, appended, location,
-                loop_options=None) -> tuple:
-    """A while op over a dataset's elements: MakeIterator starts the data over, each
-    iteration's IteratorGetNextAsOptional gives (has_value, *flat element)."""
+                loop_options=None, restart=True) -> tuple:
+    """A while op over a dataset's elements: MakeIterator starts the data over (for a
+    dataset; an iterator continues), each iteration's IteratorGetNextAsOptional gives
+    (has_value, *flat element)."""
     count = len(names)
     width = len(host.flat_specs)
-    started = iterator_ops.make_iterator(host)
+    started = iterator_ops.make_iterator(host) if restart else None
 
     def test(has_value, *rest):
         if extra_test is None:

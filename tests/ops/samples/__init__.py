@@ -166,6 +166,7 @@ UNSAMPLED = {
     "MakeIterator": "stateful (restarts a kf.data pipeline): tests/data/test_in_function.py",
     "IteratorGetNextAsOptional": "stateful (reads a kf.data pipeline): "
                                  "tests/data/test_in_function.py",
+    "IteratorGetNext": "stateful (reads a kf.data iterator): tests/data/test_in_function.py",
     "ReadVariableOp": "stateful: reads a variable; tests/test_variables.py",
     "AssignVariableOp": "stateful: tests/test_variables.py",
     "AssignAddVariableOp": "stateful: tests/test_variables.py",
