@@ -1,5 +1,6 @@
 """The kf.strings namespace (tf.strings): re-exports only."""
 from kilnflow.ops.strings import as_string as as_string
+from kilnflow.ops.unicode import bytes_split as bytes_split
 from kilnflow.ops.strings import format as format  # noqa: A004
 from kilnflow.ops.strings import join as join
 from kilnflow.ops.strings import length as length
@@ -13,4 +14,5 @@ from kilnflow.ops.strings import substr as substr
 from kilnflow.ops.strings import to_number as to_number
 from kilnflow.ops.unicode import unicode_decode as unicode_decode
 from kilnflow.ops.unicode import unicode_encode as unicode_encode
+from kilnflow.ops.unicode import unicode_split as unicode_split
 from kilnflow.ops.strings import upper as upper

@@ -12,7 +12,9 @@ from kilnflow import dtypes as _dtypes
 from kilnflow import errors as _errors_module  # the kernels' `errors` attr is TF's name
 from kilnflow.core.opdef import bind, defop
 from kilnflow.ops.convert import convert_to_tensor
-from kilnflow.ops.strings import STRING, strings_tensor
+from kilnflow.ops import array as array_ops
+from kilnflow.ops.reshaping import reshape
+from kilnflow.ops.strings import STRING, length, strings_tensor, substr
 from kilnflow.shapes import TensorShape, TensorSpec
 from kilnflow.tensor import Tensor
 
@@ -113,3 +115,31 @@ def unicode_encode(input: Any, output_encoding: str, errors: str = "replace",  #
     attrs = {"output_encoding": output_encoding, "errors": str(errors),
              "replacement_char": int(replacement_char)}
     return bind(UNICODE_ENCODE, (convert_to_tensor(input),), attrs, name)
+
+
+def unicode_split(input: Any, input_encoding: str, errors: str = "replace",  # noqa: A002
+                  replacement_char: int = 65533, name: Optional[str] = None) -> Tensor:
+    """The characters of a scalar string, each as a string (a vector; TF gives a
+    RaggedTensor for higher ranks, which kilnflow does not have).
+
+    >>> import kilnflow as kf
+    >>> kf.strings.unicode_split("hé", "UTF-8").numpy().tolist() == ["h".encode(), "é".encode()]
+    True
+    """
+    points = unicode_decode(input, input_encoding, errors, replacement_char)
+    return unicode_encode(reshape(points, [-1, 1]), "UTF-8", name=name)
+
+
+def bytes_split(input: Any, name: Optional[str] = None) -> Tensor:  # noqa: A002
+    """The bytes of a scalar string, each as a one-byte string.
+
+    >>> import kilnflow as kf
+    >>> kf.strings.bytes_split("ab").numpy()
+    array([b'a', b'b'], dtype=object)
+    """
+    x = strings_tensor(input)
+    if x.shape.rank != 0:
+        raise _errors_module.UnimplementedError(
+            "kf.strings.bytes_split of a non-scalar: TF returns a RaggedTensor, which "
+            "kilnflow does not have; split each scalar")
+    return substr(x, array_ops.range(length(x)), 1, name=name)

@@ -172,3 +172,14 @@ def test_patterns_fed_at_run_time():
         assert sess.run(replaced, feed).tolist() == [b"<ab>", b"b"]
         with pytest.raises(errors.InvalidArgumentError, match="Invalid pattern"):
             sess.run(matched, {words: ["a"], pattern: "(a"})
+
+
+def test_unicode_split_and_bytes_split_of_scalars():
+    chars = kf.strings.unicode_split("añ€", "UTF-8")
+    assert chars.numpy().tolist() == [c.encode() for c in "añ€"]
+    assert kf.strings.bytes_split("añ").numpy().tolist() == [b"a", b"\xc3", b"\xb1"]
+    assert kf.strings.bytes_split("").shape == (0,)
+    compiled = kf.function(lambda s: kf.strings.unicode_split(s, "UTF-8"))
+    assert compiled(kf.constant("hé")).numpy().tolist() == [b"h", "é".encode()]
+    with pytest.raises(errors.UnimplementedError, match="RaggedTensor"):
+        kf.strings.bytes_split(["ab"])
