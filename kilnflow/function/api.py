@@ -21,7 +21,7 @@ from kilnflow.function import diagnostics, tracing
 from kilnflow.function.tracing import BoundPython, call_python, flatten_up_to, signature_of
 from kilnflow.function.concrete import ConcreteFunction
 from kilnflow.function.func_graph import FuncGraph
-from kilnflow.function.trace_key import key_matches, make_key, relax
+from kilnflow.function.trace_key import key_matches, make_key, relax, variable_handles
 from kilnflow.ops.convert import convert_to_tensor
 from kilnflow.tensor import EagerTensor
 
@@ -58,6 +58,7 @@ class Function:
         self._variables_created = False
         self._warned: set = set()
         self._bound: Dict[int, tuple] = {}
+        self._rebound: Dict[tuple, ConcreteFunction] = {}  # (trace, handles) -> rebound
         self._lock = threading.RLock()  # held while tracing: one trace per signature
         functools.update_wrapper(self, python_function)
 
@@ -112,8 +113,27 @@ class Function:
         concrete = self._cache.get(key)
         if concrete is None:
             with self._lock:  # concurrent first calls of one signature trace it once
-                return self._concrete_for_locked(args, kwargs, key, tensors, keep), tensors
+                concrete = self._concrete_for_locked(args, kwargs, key, tensors, keep)
+        if keep:
+            concrete = self._for_variables(concrete, variable_handles(keep))
         return concrete, tensors
+
+    def _for_variables(self, concrete: ConcreteFunction, handles: tuple) -> ConcreteFunction:
+        """The trace for these variable arguments: variables are traced by spec, so a
+        trace made with others of the same dtype and shape is rebound to these."""
+        traced = concrete.argument_handles
+        if len(traced) == len(handles) and all(a is b for a, b in zip(traced, handles)):
+            return concrete
+        key = (id(concrete), tuple(id(h) for h in handles))
+        found = self._rebound.get(key)
+        if found is None:
+            with self._lock:
+                found = self._rebound.get(key)
+                if found is None:
+                    # the entry holds the handles (argument_handles): their ids stay unique
+                    found = concrete.with_variables(handles)
+                    self._rebound[key] = found
+        return found
 
     def _concrete_for_locked(self, args: tuple, kwargs: dict, key: Any, tensors: list,
                              keep: list) -> ConcreteFunction:
@@ -130,6 +150,7 @@ class Function:
                 if relaxed is not None:
                     trace_key = relaxed
             concrete = self._trace(args, kwargs, key, trace_key)
+            concrete.argument_handles = variable_handles(keep)
             self._keepers[key] = keep
             if trace_key is not key:
                 self._general.append((trace_key, concrete))
@@ -254,10 +275,13 @@ class Function:
                 concrete = self._cache.get(key)
                 if concrete is None:
                     concrete = self._trace(args, kwargs, key, key)
+                    concrete.argument_handles = variable_handles(keep)
                     self._cache[key] = concrete
                     self._keepers[key] = keep
                     if _has_unknown_dims(key):  # later calls of any matching size use it
                         self._general.append((key, concrete))
+        if keep:
+            concrete = self._for_variables(concrete, variable_handles(keep))
         return concrete
 
     def traced_concrete_functions(self) -> list:

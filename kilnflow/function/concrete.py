@@ -45,6 +45,18 @@ class ConcreteFunction:
         self._fn = loader.load(source, globals_, name)
         self._filename = self._fn.__code__.co_filename
         self._single = isinstance(output_template, OutputSlot)
+        self.argument_handles: tuple = ()  # the variable arguments it was traced with
+
+    def with_variables(self, handles: tuple) -> "ConcreteFunction":
+        """This trace for other variable arguments of the same specs (handles in argument
+        order): the graph rebound to them, the Python function not run again."""
+        from kilnflow.function.rebind import with_handles
+        mapping = {id(old): new for old, new in zip(self.argument_handles, handles)}
+        rebound = ConcreteFunction(self.name, with_handles(self.traced_graph, mapping),
+                                   self._arg_names, self._input_specs,
+                                   self._output_template, self.structured_input_signature)
+        rebound.argument_handles = tuple(handles)
+        return rebound
 
     # ---------------------------------------------------------------- calling
 
@@ -119,7 +131,7 @@ class ConcreteFunction:
         if op is None:
             return exc
         where = f" (created at {op.location[0]}:{op.location[1]})" if op.location else ""
-        return errors.InvalidArgumentError(
+        return errors.class_for(exc)(
             f"{type(exc).__name__}: {exc}\n\t [[node {op.name} ({op.type}){where}]] "
             f"[Op:{self.name}]")
 
