@@ -195,3 +195,7 @@ from kilnflow import nn as nn  # noqa: E402 - the tf.nn namespace
 from kilnflow import random as random  # noqa: E402 - the tf.random namespace
 from kilnflow import strings as strings  # noqa: E402 - the tf.strings namespace
 from kilnflow.ops.strings import as_string as as_string  # noqa: E402
+from kilnflow import data as data  # noqa: E402 - the tf.data namespace
+from kilnflow import summary as summary
+from kilnflow import profiler as profiler
+from kilnflow.debugging import get_logger as get_logger

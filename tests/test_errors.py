@@ -75,7 +75,7 @@ def test_user_frame_skips_kilnflow_frames():
 
 @pytest.mark.parametrize("call, op, argument", [
     (lambda a: kf.matmul(a, None), "matmul", "b"),
-    (lambda a: kf.add(a, "x"), "add", "y"),
+    (lambda a: kf.add(a, {"not": "a tensor"}), "add", "y"),
     (lambda a: kf.concat([a, [[1.0, 2.0], [3.0]]], 0), "concat", "values"),
     (lambda a: kf.nn.relu(object()), "Relu", "features"),
     (lambda a: kf.reduce_sum(None), "Sum", "input_tensor"),
@@ -98,7 +98,7 @@ def test_none_gets_tfs_wording():
 def test_conversion_inside_a_function_names_the_op_too():
     @kf.function
     def f(x):
-        return kf.add(x, "text")
+        return kf.add(x, {"not": "a tensor"})
 
     with pytest.raises(TypeError, match=r"add: argument `y`"):
         f(kf.constant(1.0))

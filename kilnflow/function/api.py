@@ -23,6 +23,7 @@ from kilnflow.function.concrete import ConcreteFunction
 from kilnflow.function.func_graph import FuncGraph
 from kilnflow.function.trace_key import key_matches, make_key, relax, variable_handles
 from kilnflow.ops.convert import convert_to_tensor
+from kilnflow.runtime import profile
 from kilnflow.tensor import EagerTensor
 
 RETRACE_WARNING_THRESHOLD = 5
@@ -42,8 +43,11 @@ class Function:
 
     def __init__(self, python_function: Callable, input_signature: Optional[Sequence] = None,
                  autograph: bool = True, reduce_retracing: bool = False,
-                 jit_compile: Optional[bool] = None, name: Optional[str] = None):
+                 jit_compile: Optional[bool] = None, name: Optional[str] = None,
+                 experimental_profile: bool = False):
         self.python_function = python_function
+        # per-op timings of every call, kept here (runtime/profile.py; kf.profiler reads it)
+        self.experimental_profile = profile.Recorder() if experimental_profile else None
         self._autograph = autograph
         self._reduce_retracing = reduce_retracing
         self.jit_compile = jit_compile
@@ -132,6 +136,8 @@ class Function:
                 if found is None:
                     # the entry holds the handles (argument_handles): their ids stay unique
                     found = concrete.with_variables(handles)
+                    if self.experimental_profile is not None:
+                        profile.register(found, pinned=self.experimental_profile)
                     self._rebound[key] = found
         return found
 
@@ -251,6 +257,8 @@ class Function:
 
         concrete = tracing.trace(self._name, self.python_function, args, kwargs, trace_key,
                                  self._arg_names(len(args)), self._autograph, on_variable)
+        if self.experimental_profile is not None:
+            profile.register(concrete, pinned=self.experimental_profile)
         self._tracing_count += 1
         return concrete
 
@@ -311,6 +319,7 @@ class Function:
                          input_signature=self.input_signature, autograph=self._autograph,
                          reduce_retracing=self._reduce_retracing, name=self._name)
         bound.python_function = BoundPython(self.python_function, instance)
+        bound.experimental_profile = self.experimental_profile  # one profile per method
         bound._signature = signature_of(bound.python_function)
         try:
             ref = weakref.ref(instance, lambda _, k=id(instance): self._bound.pop(k, None))
@@ -333,18 +342,21 @@ def _has_unknown_dims(key: Any) -> bool:
 def function(func: Optional[Callable] = None, input_signature: Optional[Sequence] = None,
              autograph: bool = True, jit_compile: Optional[bool] = None,
              reduce_retracing: bool = False, experimental_relax_shapes: Optional[bool] = None,
-             name: Optional[str] = None, **unused_tf_args: Any) -> Any:
+             name: Optional[str] = None, experimental_profile: bool = False,
+             **unused_tf_args: Any) -> Any:
     """Compiles a Python function into graphs: `@kf.function` or `kf.function(f)`.
 
     Python side effects run only while tracing; kf.print, kf.random and variable updates
-    run on every call, in program order. See Function.
+    run on every call, in program order. See Function. `experimental_profile=True` records
+    per-op timings of every call in `f.experimental_profile` (kf.profiler formats them).
     """
     if experimental_relax_shapes is not None:
         reduce_retracing = reduce_retracing or experimental_relax_shapes
 
     def decorate(f: Callable) -> Function:
         return Function(f, input_signature=input_signature, autograph=autograph,
-                        reduce_retracing=reduce_retracing, jit_compile=jit_compile, name=name)
+                        reduce_retracing=reduce_retracing, jit_compile=jit_compile, name=name,
+                        experimental_profile=experimental_profile)
     return decorate if func is None else decorate(func)
 
 

@@ -14,7 +14,7 @@ import numpy as np
 
 from kilnflow import errors, nest
 from kilnflow.passes import pipeline
-from kilnflow.runtime import codegen, loader
+from kilnflow.runtime import codegen, loader, profile
 from kilnflow.tensor import EagerTensor, Tensor, wrap
 
 _new_eager = EagerTensor.__new__
@@ -42,10 +42,11 @@ class ConcreteFunction:
         source, globals_, self._origins = codegen.generate(
             _identifier(name), self.graph.operations, self.graph.inputs, self.graph.outputs)
         self.code = source
-        self._fn = loader.load(source, globals_, name)
+        self._fn = self._plain_fn = loader.load(source, globals_, name)
         self._filename = self._fn.__code__.co_filename
         self._single = isinstance(output_template, OutputSlot)
         self.argument_handles: tuple = ()  # the variable arguments it was traced with
+        profile.register(self)  # while a profile records, _fn is a timed twin
 
     def with_variables(self, handles: tuple) -> "ConcreteFunction":
         """This trace for other variable arguments of the same specs (handles in argument

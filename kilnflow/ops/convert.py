@@ -89,7 +89,8 @@ def _python_to_array(value: Any, dtype: Optional[_dtypes.DType]) -> Any:
         raise conversion_error(ValueError, "Can't convert non-rectangular Python sequence to "
                                f"Tensor: {exc}", value) from None
     kind = array.dtype.kind
-    if kind in "USO" or dtype is _dtypes.string:
+    if kind in "US" or dtype is _dtypes.string or kind == "O" and any(
+            isinstance(item, (str, bytes)) for item in array.reshape(-1)):
         return _strings(value, dtype)
     if kind not in "biufc":
         raise conversion_error(TypeError, f"Cannot convert {value!r} to a Tensor: unsupported "
@@ -108,8 +109,12 @@ def _python_to_array(value: Any, dtype: Optional[_dtypes.DType]) -> Any:
 def _strings(value: Any, dtype: Optional[_dtypes.DType]) -> Any:
     """Strings become an object array of bytes (tf.string); no cast to or from numbers."""
     if dtype is not None and dtype is not _dtypes.string:
-        raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype {dtype.name}")
-    return _dtypes.string_array(value)
+        raise conversion_error(TypeError, f"Cannot convert {value!r} to EagerTensor of dtype "
+                               f"{dtype.name}", value)
+    try:
+        return _dtypes.string_array(value)
+    except TypeError as exc:
+        raise conversion_error(TypeError, str(exc), value) from None
 
 
 def _cast_exactly(value: Any, array: Any, dtype: _dtypes.DType) -> Any:

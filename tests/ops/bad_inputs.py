@@ -32,16 +32,16 @@ def _raised_in_kilnflow(exc: BaseException) -> bool:
     frames = traceback.extract_tb(exc.__traceback__)
     return any(f.filename.startswith(_PACKAGE) for f in frames)
 
-# never acceptable as a tensor argument
+# never acceptable as a tensor argument (strings are tensors too, hence in ODD)
 REJECTED = {
     "none": lambda valid: None,
-    "string": lambda valid: "abc",
     "object": lambda valid: object(),
     "ragged": lambda valid: [[1.0, 2.0], [3.0]],
     "dict": lambda valid: {"a": 1.0},
 }
 # acceptable to some ops: only an internal exception is a failure
 ODD = {
+    "string": lambda valid: "abc",
     "nan": lambda valid: np.full(valid.shape, np.nan) if valid.dtype.kind == "f" else None,
     "empty": lambda valid: np.zeros((0,) * max(valid.ndim, 1), valid.dtype),
     "bool": lambda valid: np.ones(valid.shape, bool),
@@ -72,7 +72,10 @@ def classify(sample, position: int, category: str, make) -> tuple:
     if bad is None and category not in ("none",):
         return "skip", ""
     args = [kf.constant(a) for a in sample.inputs]
-    args[position] = bad if not isinstance(bad, np.ndarray) else kf.constant(bad)
+    try:
+        args[position] = bad if not isinstance(bad, np.ndarray) else kf.constant(bad)
+    except (TypeError, ValueError):
+        return "skip", "the malformed value is not a tensor of this kind"
     before = _stacks()
     try:
         with np.errstate(all="ignore"):

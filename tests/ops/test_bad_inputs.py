@@ -18,6 +18,8 @@ for _case in CASES:
 # Messages that name neither op nor argument but are TF's own words (kept as they are).
 TF_WORDING = {("StridedSlice-iteration", "scalar"), ("StridedSlice-iteration", "huge"),
               ("StridedSlice-tensor_index", "dict")}
+# None is a valid value of these optional tensor arguments
+OPTIONAL = {("DenseBincount-weights_minlength_maxlength", 1)}
 
 
 @pytest.mark.parametrize("sample_id", sorted(BY_SAMPLE))
@@ -26,6 +28,8 @@ def test_malformed_arguments_raise_named_errors(sample_id):
     for sample, position, category, make in BY_SAMPLE[sample_id]:
         outcome, detail = bad_inputs.classify(sample, position, category, make)
         where = f"{sample.id}[{position}] {category}: {outcome}: {detail[:200]}"
+        if (sample.id, position) in OPTIONAL and category == "none":
+            continue
         if outcome in ("internal", "silent"):
             failures.append(where)
         elif (outcome == "unnamed" and category in bad_inputs.REJECTED

@@ -248,6 +248,7 @@ from tests.ops.samples import (  # noqa: E402,F401
     sorting,
     special,
     stateless_random,
+    summary_ops,
     tensor_array,
     while_loop,
 )
