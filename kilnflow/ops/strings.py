@@ -48,7 +48,7 @@ def strings_tensor(x: Any, name: str = "input") -> Tensor:
     return t
 
 
-def _map(fn: Callable[..., Any], dtype: Any) -> Callable[..., np.ndarray]:
+def map_strings(fn: Callable[..., Any], dtype: Any) -> Callable[..., np.ndarray]:
     """A kernel applying `fn(element, **attrs)` to every element of a string array."""
     def kernel(x: np.ndarray, **attrs: Any) -> np.ndarray:
         out = np.empty(x.shape, dtype)
@@ -79,13 +79,15 @@ def _length_rule(x: Any, *, unit: str) -> TensorSpec:
 
 
 STRING_LENGTH = defop("StringLength", shape=_length_rule, dtypes=STRING,
-                      kernel=_map(_length, np.int32))
+                      kernel=map_strings(_length, np.int32))
 STRING_LOWER = defop("StringLower", shape=lambda x, *, encoding: TensorSpec(x.shape, x.dtype),
-                     dtypes=STRING, kernel=_map(functools.partial(_case, upper=False), object))
+                     dtypes=STRING,
+                     kernel=map_strings(functools.partial(_case, upper=False), object))
 STRING_UPPER = defop("StringUpper", shape=lambda x, *, encoding: TensorSpec(x.shape, x.dtype),
-                     dtypes=STRING, kernel=_map(functools.partial(_case, upper=True), object))
+                     dtypes=STRING,
+                     kernel=map_strings(functools.partial(_case, upper=True), object))
 STRING_STRIP = defop("StringStrip", shape=lambda x: TensorSpec(x.shape, x.dtype), dtypes=STRING,
-                     kernel=_map(bytes.strip, object))
+                     kernel=map_strings(bytes.strip, object))
 
 
 def length(input: Any, unit: str = "BYTE", name: Optional[str] = None) -> Tensor:  # noqa: A002
@@ -169,9 +171,9 @@ def _replace(s: bytes, *, pattern: str, rewrite: str, replace_global: bool) -> b
 
 STATIC_REGEX_FULL_MATCH = defop(
     "StaticRegexFullMatch", shape=_full_match_rule, dtypes=STRING, check_eager=True,
-    kernel=_map(lambda s, *, pattern: _compiled(pattern).fullmatch(s) is not None, np.bool_))
+    kernel=map_strings(lambda s, *, pattern: _compiled(pattern).fullmatch(s) is not None, np.bool_))
 STATIC_REGEX_REPLACE = defop("StaticRegexReplace", shape=_replace_rule, dtypes=STRING,
-                             check_eager=True, kernel=_map(_replace, object))
+                             check_eager=True, kernel=map_strings(_replace, object))
 
 
 def _scalar_text(array: np.ndarray) -> str:
@@ -257,7 +259,7 @@ def _to_number(s: bytes, *, out_type: Any) -> Any:
 
 
 def _to_number_kernel(x: np.ndarray, *, out_type: Any) -> np.ndarray:
-    return _map(_to_number, out_type.as_numpy_dtype)(x, out_type=out_type)
+    return map_strings(_to_number, out_type.as_numpy_dtype)(x, out_type=out_type)
 
 
 def _to_number_rule(x: Any, *, out_type: Any) -> TensorSpec:

@@ -172,3 +172,44 @@ def test_patterns_fed_at_run_time():
         assert sess.run(replaced, feed).tolist() == [b"<ab>", b"b"]
         with pytest.raises(errors.InvalidArgumentError, match="Invalid pattern"):
             sess.run(matched, {words: ["a"], pattern: "(a"})
+
+
+def test_unicode_split_and_bytes_split_of_scalars():
+    chars = kf.strings.unicode_split("añ€", "UTF-8")
+    assert chars.numpy().tolist() == [c.encode() for c in "añ€"]
+    assert kf.strings.bytes_split("añ").numpy().tolist() == [b"a", b"\xc3", b"\xb1"]
+    assert kf.strings.bytes_split("").shape == (0,)
+    compiled = kf.function(lambda s: kf.strings.unicode_split(s, "UTF-8"))
+    assert compiled(kf.constant("hé")).numpy().tolist() == [b"h", "é".encode()]
+    with pytest.raises(errors.UnimplementedError, match="RaggedTensor"):
+        kf.strings.bytes_split(["ab"])
+
+
+def test_ngrams_widths_padding_and_short_sequences():
+    words = kf.constant([["a", "b", "c"], ["d", "e", "f"]])
+    assert kf.strings.ngrams(words, 2).numpy().tolist() == [[b"a b", b"b c"], [b"d e", b"e f"]]
+    assert kf.strings.ngrams(["a", "b", "c"], (1, 3), separator="").numpy().tolist() == \
+        [b"a", b"b", b"c", b"abc"]
+    padded = kf.strings.ngrams(["a", "b"], 3, pad_values=("<s>", "</s>"))
+    assert padded.numpy().tolist() == [b"<s> <s> a", b"<s> a b", b"a b </s>", b"b </s> </s>"]
+    assert kf.strings.ngrams(["a", "b"], 3, pad_values="#", padding_width=1).numpy().tolist() \
+        == [b"# a b", b"a b #"]
+    assert kf.strings.ngrams(["a"], 2).shape == (0,)
+    assert kf.strings.ngrams(["a"], 2, preserve_short_sequences=True).numpy().tolist() == [b"a"]
+    compiled = kf.function(lambda x: kf.strings.ngrams(x, 2, pad_values="_"))
+    assert compiled(words).numpy().tolist()[1] == [b"_ d", b"d e", b"e f", b"f _"]
+    with pytest.raises(errors.InvalidArgumentError, match="positive"):
+        kf.strings.ngrams(["a"], 0)
+
+
+def test_unsorted_segment_join_in_a_session_equals_eager():
+    eager = kf.strings.unsorted_segment_join(["a", "b", "c"], [1, 0, 1], 2, ",").numpy()
+    g = kf.Graph()
+    with g.as_default():
+        words = v1.placeholder(kf.string, [None])
+        ids = v1.placeholder(kf.int32, [None])
+        joined = kf.strings.unsorted_segment_join(words, ids, 2, ",")
+        assert joined.shape == (2,)
+    with v1.Session(graph=g) as sess:
+        _same([sess.run(joined, {words: ["a", "b", "c"], ids: [1, 0, 1]})], [eager])
+    assert eager.tolist() == [b"b", b"a,c"]

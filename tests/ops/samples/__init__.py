@@ -246,6 +246,7 @@ from tests.ops.samples import (  # noqa: E402,F401
     segment,
     signal,
     slicing,
+    string_grouping,
     strings,
     unicode,
     sorting,
