@@ -152,10 +152,11 @@ def test_unicode_round_trip():
         kf.strings.unicode_decode(["a"], "UTF-8")
 
 
-@pytest.mark.xfail(strict=True, reason="Equal/NotEqual (kilnflow/ops/math.py) do not accept "
-                                       "tf.string yet: their dtypes need `| {string}`")
 def test_equality_of_strings():
     assert (kf.constant(["a", "b"]) == "a").numpy().tolist() == [True, False]
+    assert kf.math.not_equal(kf.constant(["a", "b"]), "a").numpy().tolist() == [False, True]
+    assert kf.function(lambda s: s == "b")(kf.constant(["a", "b"])).numpy().tolist() == \
+        [False, True]
 
 
 def test_patterns_fed_at_run_time():
