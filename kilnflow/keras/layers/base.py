@@ -476,6 +476,26 @@ class Layer(Module):
     def from_config(cls, config: dict) -> "Layer":
         return cls(**config)
 
+    def get_build_config(self) -> dict:
+        """What build() was called with, so a loaded layer is built the same way."""
+        shape = self._build_input_shape
+        if shape is None:
+            return {}
+        if isinstance(shape, TensorShape):
+            return {"input_shape": shape.as_list() if shape.rank is not None else None}
+        return {"input_shape": [s.as_list() for s in nest.flatten(shape)]}
+
+    def build_from_config(self, config: dict) -> None:
+        """Build from get_build_config()'s dict (a loaded model's layers)."""
+        shape = config.get("input_shape")
+        if shape is None or self.built:
+            return
+        single = all(d is None or isinstance(d, int) for d in shape)
+        shapes = TensorShape(shape) if single else [TensorShape(s) for s in shape]
+        self._build_input_shape = shapes
+        self.build(shapes)
+        self.built = True
+
     # ---------------------------------------------------------------- checkpoints
 
     def _tracked_children(self) -> list:

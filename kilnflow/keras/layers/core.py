@@ -27,7 +27,11 @@ class InputLayer(Layer):
 
     def __init__(self, input_shape: Any = None, batch_size: Optional[int] = None,
                  dtype: Any = None, name: Optional[str] = None, batch_input_shape: Any = None,
-                 shape: Any = None, batch_shape: Any = None, **kwargs: Any):
+                 shape: Any = None, batch_shape: Any = None, sparse: Any = None,
+                 ragged: Any = None, **kwargs: Any):
+        if sparse or ragged:
+            raise NotImplementedError("InputLayer(sparse=True / ragged=True) is not "
+                                      "supported: kilnflow has dense tensors only")
         shape = shape if shape is not None else input_shape
         batch_shape = batch_shape if batch_shape is not None else batch_input_shape
         if batch_shape is None:
@@ -45,7 +49,8 @@ class InputLayer(Layer):
         self.output = tensor
 
     def get_config(self) -> dict:
-        return {"batch_shape": self._batch_input_shape, "dtype": self.dtype, "name": self.name}
+        return {"batch_shape": self._batch_input_shape, "dtype": self.dtype,
+                "sparse": False, "name": self.name}
 
 
 def Input(shape: Any = None, batch_size: Optional[int] = None, name: Optional[str] = None,

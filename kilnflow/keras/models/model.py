@@ -18,7 +18,8 @@ from kilnflow.keras import training
 from kilnflow.keras.layers.base import Layer
 from kilnflow.ops import math as kmath
 from kilnflow.saving import checkpoint as _checkpoint
-from kilnflow.keras.models.functional import Functional
+from kilnflow.keras.models.functional import Functional, functional_config, \
+    functional_from_config
 from kilnflow.keras.summary import print_summary
 
 _MODEL_STATE = frozenset({
@@ -269,8 +270,15 @@ class Model(Functional, Layer):
 
     def save_weights(self, filepath: str, overwrite: bool = True, save_format: Any = None,
                      options: Any = None) -> None:
-        """Write the model's variables to `filepath` (.json object graph + .safetensors)."""
+        """Write the model's variables: Keras 3's HDF5 layout for a `.weights.h5` path (needs
+        h5py), else a kilnflow checkpoint (.json object graph + .safetensors)."""
         import os
+        if os.fspath(filepath).endswith(".weights.h5"):
+            from kilnflow.keras.saving import archive
+            if not overwrite and os.path.exists(filepath):
+                raise FileExistsError(f"{filepath} exists and overwrite=False")
+            archive.save_weights_h5(self, os.fspath(filepath))
+            return
         prefix = _checkpoint.split_prefix(os.fspath(filepath))
         if not overwrite and os.path.exists(prefix + ".json"):
             raise FileExistsError(f"{prefix}.json exists and overwrite=False")
@@ -280,9 +288,13 @@ class Model(Functional, Layer):
                      options: Any = None) -> Any:
         """Restore weights saved by save_weights, matching by attribute path. Weights of
         layers not built yet are restored when they are built. Returns the load status."""
+        import os
+        if os.fspath(filepath).endswith(".weights.h5"):
+            from kilnflow.keras.saving import archive
+            archive.load_weights_h5(self, os.fspath(filepath), skip_mismatch)
+            return None
         if by_name or skip_mismatch:
             raise NotImplementedError("load_weights(by_name/skip_mismatch) is not supported")
-        import os
         return _checkpoint.restore_checkpoint(self, os.fspath(filepath))
 
     # ---------------------------------------------------------------- summary
@@ -294,7 +306,34 @@ class Model(Functional, Layer):
         print_summary(self, line_length, positions, print_fn, expand_nested, show_trainable)
 
     def get_config(self) -> dict:
+        """A functional model's graph of layer configs; a subclassed model's name and
+        trainable flag (override get_config when __init__ takes other arguments)."""
         if self._nodes is not None:
-            raise NotImplementedError("get_config of functional models is not supported yet")
-        raise NotImplementedError(f"Model {type(self).__name__} is a subclassed model: it has "
-                                  "no config (rebuild it in code, as in Keras)")
+            return functional_config(self)
+        return {"name": self.name, "trainable": self.trainable}
+
+    @classmethod
+    def from_config(cls, config: dict, custom_objects: Optional[dict] = None) -> "Model":
+        if "input_layers" in config and "layers" in config:
+            return functional_from_config(cls, config, custom_objects)
+        try:
+            return cls(**config)
+        except TypeError as exc:
+            raise TypeError(f"Unable to revive model {cls.__name__} from its config "
+                            f"{config}: {exc}. A subclassed model whose __init__ takes other "
+                            "arguments must implement get_config() and from_config().") from exc
+
+    # ---------------------------------------------------------------- whole-model saving
+
+    def save(self, filepath: Any, overwrite: bool = True, zipped: Any = None,
+             **kwargs: Any) -> None:
+        """Save architecture, weights, optimizer state and compile settings to a `.keras`
+        file; keras.models.load_model restores it."""
+        from kilnflow.keras.saving import archive
+        archive.save_model(self, filepath, overwrite=overwrite, **kwargs)
+
+    def to_json(self, **kwargs: Any) -> str:
+        """The model's architecture as Keras 3 JSON (keras.models.model_from_json)."""
+        import json
+        from kilnflow.keras.saving.serialization import serialize_keras_object
+        return json.dumps(serialize_keras_object(self), **kwargs)

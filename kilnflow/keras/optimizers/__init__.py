@@ -122,6 +122,15 @@ class Optimizer(Module):
     def build(self, var_list: list) -> None:
         """Create the slots of each variable (subclasses call add_slot)."""
 
+    def build_slots(self, var_list: list) -> None:
+        """build() for the variables that have no slots yet (a restored model's optimizer
+        makes its state this way before the saved values are assigned)."""
+        new = [v for v in var_list if id(v.handle) not in self._slot_owners]
+        if new:
+            self.build(new)
+            for v in new:
+                self._slot_owners.setdefault(id(v.handle), v)
+
     @property
     def variables(self) -> list:
         """iterations, the learning rate (if a variable) and every slot variable."""
@@ -184,11 +193,7 @@ class Optimizer(Module):
                           "the loss.", stacklevel=2)
         grads = self._clip([convert_to_tensor(g) for g, _ in kept])
         variables = [v for _, v in kept]
-        new = [v for v in variables if id(v.handle) not in self._slot_owners]
-        if new:
-            self.build(new)
-            for v in new:
-                self._slot_owners.setdefault(id(v.handle), v)
+        self.build_slots(variables)
         lr = self._current_learning_rate()
         for g, v in zip(grads, variables):
             var_lr = lr if lr.dtype is v.dtype else kmath.cast(lr, v.dtype)
