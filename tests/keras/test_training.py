@@ -110,7 +110,8 @@ def test_validation_callbacks_and_csv(tmp_path):
         callbacks=[keras.callbacks.LearningRateScheduler(lambda epoch, lr: 0.05 * 0.5 ** epoch),
                    keras.callbacks.CSVLogger(str(log)),
                    keras.callbacks.LambdaCallback(on_epoch_end=lambda e, logs: seen.append(e)),
-                   keras.callbacks.ModelCheckpoint(str(tmp_path / "w-{epoch:02d}"))])
+                   keras.callbacks.ModelCheckpoint(str(tmp_path / "w-{epoch:02d}"),
+                                                   save_weights_only=True)])
     assert set(history.history) == {"loss", "accuracy", "val_loss", "val_accuracy",
                                     "learning_rate"}
     assert history.history["learning_rate"] == pytest.approx([0.05, 0.025, 0.0125, 0.00625])

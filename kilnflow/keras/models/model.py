@@ -27,7 +27,7 @@ _MODEL_STATE = frozenset({
     "_loss_object", "_metric_specs", "_compiled_metrics", "_loss_tracker", "_run_eagerly",
     "_train_function", "_test_function", "_predict_function", "_is_compiled", "_nodes",
     "_functional_layers", "_model_inputs", "_model_outputs", "_seq_layers",
-    "_metrics_resolved", "_jit_compile"})
+    "_metrics_resolved", "_jit_compile", "_initial_epoch"})
 
 
 class Model(Functional, Layer):
@@ -215,12 +215,10 @@ class Model(Functional, Layer):
             validation_batch_size: Optional[int] = None, validation_freq: int = 1) -> Any:
         """Train for `epochs` passes over the data; returns a History."""
         self._check_compiled()
-        if class_weight is not None:
-            raise NotImplementedError("class_weight is not supported yet; pass sample_weight")
         return training.fit_loop(self, x, y, batch_size, epochs, verbose, callbacks,
                                  validation_split, validation_data, shuffle, sample_weight,
                                  initial_epoch, steps_per_epoch, validation_batch_size,
-                                 validation_freq)
+                                 validation_freq, class_weight)
 
     def evaluate(self, x: Any = None, y: Any = None, batch_size: Optional[int] = None,
                  verbose: Any = "auto", sample_weight: Any = None, steps: Optional[int] = None,

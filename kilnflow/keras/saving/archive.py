@@ -260,11 +260,8 @@ def _compile_from_config(model: Any, config: dict, custom_objects: Optional[dict
                   jit_compile=config.get("jit_compile"))
 
 
-def load_model(filepath: Any, custom_objects: Optional[dict] = None, compile: bool = True,
-               safe_mode: bool = True) -> Any:
-    """Rebuild a model saved with model.save('x.keras'): architecture, weights and (with
-    compile=True) its compile settings and optimizer state."""
-    filepath = os.fspath(filepath)
+def _read_archive(filepath: str) -> tuple:
+    """(config dict, {weight path: array}) of a `.keras` file."""
     if not zipfile.is_zipfile(filepath):
         raise ValueError(f"File format not supported: filepath={filepath}. Keras 3 only "
                          "supports V3 `.keras` files (zip archives).")
@@ -277,21 +274,45 @@ def load_model(filepath: Any, custom_objects: Optional[dict] = None, compile: bo
             values = _read_npz(archive.read(NPZ_WEIGHTS))
         else:
             values = {}
+    return config, values
+
+
+def _restore_optimizer(model: Any, values: dict, what: str) -> None:
+    optimizer_values = {k: v for k, v in values.items() if k.startswith("optimizer/")}
+    if not optimizer_values or not model.trainable_variables or model.optimizer is None:
+        return
+    model.optimizer.build_slots(model.trainable_variables)
+    opt_vars = {f"optimizer/vars/{i}": v for i, v in enumerate(model.optimizer.variables)}
+    if set(opt_vars) == set(optimizer_values):
+        assign_values(opt_vars, optimizer_values, what)
+    else:
+        warnings.warn(f"{what}: the saved optimizer state has {len(optimizer_values)} "
+                      f"variables, the model's optimizer {len(opt_vars)}; the optimizer "
+                      "starts fresh.", stacklevel=3)
+
+
+def restore_into(model: Any, filepath: str) -> None:
+    """Load a `.keras` file's weights and optimizer state into an existing, same-shaped
+    model (BackupAndRestore)."""
+    _, values = _read_archive(os.fspath(filepath))
+    what = f"restore({filepath!r})"
+    _restore_optimizer(model, values, what)
+    assign_values(collect_variables(model),
+                  {k: v for k, v in values.items() if not k.startswith("optimizer/")}, what)
+
+
+def load_model(filepath: Any, custom_objects: Optional[dict] = None, compile: bool = True,
+               safe_mode: bool = True) -> Any:
+    """Rebuild a model saved with model.save('x.keras'): architecture, weights and (with
+    compile=True) its compile settings and optimizer state."""
+    filepath = os.fspath(filepath)
+    config, values = _read_archive(filepath)
     compile_settings = config.pop("compile_config", None)
     model = serialization.deserialize_keras_object(config, custom_objects)
+    what = f"load_model({filepath!r})"
     if compile and compile_settings:
         _compile_from_config(model, compile_settings, custom_objects)
-        optimizer_values = {k: v for k, v in values.items() if k.startswith("optimizer/")}
-        if optimizer_values and model.trainable_variables:
-            model.optimizer.build_slots(model.trainable_variables)
-            opt_vars = {f"optimizer/vars/{i}": v
-                        for i, v in enumerate(model.optimizer.variables)}
-            if set(opt_vars) == set(optimizer_values):
-                assign_values(opt_vars, optimizer_values, f"load_model({filepath!r})")
-            else:
-                warnings.warn(f"load_model({filepath!r}): the saved optimizer state has "
-                              f"{len(optimizer_values)} variables, the rebuilt optimizer "
-                              f"{len(opt_vars)}; the optimizer starts fresh.", stacklevel=2)
+        _restore_optimizer(model, values, what)
     model_values = {k: v for k, v in values.items() if not k.startswith("optimizer/")}
-    assign_values(collect_variables(model), model_values, f"load_model({filepath!r})")
+    assign_values(collect_variables(model), model_values, what)
     return model
