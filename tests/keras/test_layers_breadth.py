@@ -97,6 +97,40 @@ CASES = [
     ("spatial_dropout2d_inference", lambda: L.SpatialDropout2D(0.5), (1, 2, 2, 3),
      lambda x, w: x),
 ]
+
+
+def _group_norm_ref(x, groups, eps=1e-3):
+    n, t, c = x.shape
+    g = x.reshape(n, t, groups, c // groups)
+    mean = g.mean((1, 3), keepdims=True)
+    var = g.var((1, 3), keepdims=True)
+    return ((g - mean) / np.sqrt(var + eps)).reshape(x.shape)
+
+
+def _rnn_ref(x, k, r, b):
+    h = np.zeros((x.shape[0], k.shape[1]))
+    out = []
+    for t in range(x.shape[1]):
+        h = np.tanh(x[:, t] @ k + h @ r + b)
+        out.append(h)
+    return np.stack(out, 1)
+
+
+def _bidirectional_ref(x, w):
+    forward = _rnn_ref(x, *w[:3])
+    backward = _rnn_ref(x[:, ::-1], *w[3:])[:, ::-1]
+    return np.concatenate([forward, backward], -1)
+
+
+CASES += [
+    ("time_distributed_dense", lambda: L.TimeDistributed(L.Dense(3)), (2, 4, 5),
+     lambda x, w: x @ w[0] + w[1]),
+    ("group_normalization", lambda: L.GroupNormalization(groups=2), (2, 3, 4),
+     lambda x, w: _group_norm_ref(x, 2) * w[0] + w[1]),
+    ("bidirectional_simple_rnn",
+     lambda: L.Bidirectional(L.SimpleRNN(3, return_sequences=True)), (2, 4, 2),
+     _bidirectional_ref),
+]
 IDS = [c[0] for c in CASES]
 
 
@@ -141,7 +175,9 @@ GRAD_CASES = [c for c in CASES if not c[0].endswith("_inference")]
 def test_input_gradient_matches_finite_differences(case):
     _, make, shape, _ = case
     layer = make()
-    layer._dtype = kf.float64  # float64 so finite differences are exact enough
+    for sub in [layer] + list(layer.submodules):  # float64: exact finite differences
+        if isinstance(sub, L.Layer):
+            sub._dtype = kf.float64
     x = _input(shape, np.float64) + 0.05  # keep clear of kinks at 0
     layer(x)
     weights = RNG.normal(size=layer(x).shape)

@@ -71,3 +71,10 @@ from kilnflow.keras.layers.preprocessing import Rescaling as Rescaling
 from kilnflow.keras.layers.preprocessing import Normalization as Normalization
 from kilnflow.keras.layers.preprocessing import CenterCrop as CenterCrop
 from kilnflow.keras.layers.preprocessing import UnitNormalization as UnitNormalization
+from kilnflow.keras.layers.attention import MultiHeadAttention as MultiHeadAttention
+from kilnflow.keras.layers.attention import Attention as Attention
+from kilnflow.keras.layers.attention import AdditiveAttention as AdditiveAttention
+from kilnflow.keras.layers.wrappers import TimeDistributed as TimeDistributed
+from kilnflow.keras.layers.wrappers import Bidirectional as Bidirectional
+from kilnflow.keras.layers.merging import Dot as Dot
+from kilnflow.keras.layers.group_normalization import GroupNormalization as GroupNormalization

@@ -55,12 +55,21 @@ class KerasTensor:
         from kilnflow.keras.layers.core import Lambda
         return Lambda(fn, name=backend.unique_object_name(name))(self, *others)
 
-    def __add__(self, y): return self._op(lambda a, b: a + b, y, name="add")
-    def __radd__(self, x): return self._op(lambda a, b: b + a, x, name="add")
-    def __sub__(self, y): return self._op(lambda a, b: a - b, y, name="subtract")
-    def __rsub__(self, x): return self._op(lambda a, b: b - a, x, name="subtract")
-    def __mul__(self, y): return self._op(lambda a, b: a * b, y, name="multiply")
-    def __rmul__(self, x): return self._op(lambda a, b: b * a, x, name="multiply")
+    def _merge(self, other: Any, layer_name: str, fn: Any, swap: bool = False) -> Any:
+        """Two KerasTensors combine through the merge layer (Add, Subtract, Multiply), which
+        a saved model can rebuild; anything else becomes a Lambda."""
+        if isinstance(other, KerasTensor):
+            from kilnflow.keras.layers import core
+            pair = [other, self] if swap else [self, other]
+            return getattr(core, layer_name)()(pair)
+        return self._op(fn, other, name=backend.to_snake_case(layer_name))
+
+    def __add__(self, y): return self._merge(y, "Add", lambda a, b: a + b)
+    def __radd__(self, x): return self._merge(x, "Add", lambda a, b: b + a, swap=True)
+    def __sub__(self, y): return self._merge(y, "Subtract", lambda a, b: a - b)
+    def __rsub__(self, x): return self._merge(x, "Subtract", lambda a, b: b - a, swap=True)
+    def __mul__(self, y): return self._merge(y, "Multiply", lambda a, b: a * b)
+    def __rmul__(self, x): return self._merge(x, "Multiply", lambda a, b: b * a, swap=True)
     def __truediv__(self, y): return self._op(lambda a, b: a / b, y, name="truediv")
     def __matmul__(self, y): return self._op(lambda a, b: a @ b, y, name="matmul")
     def __neg__(self): return self._op(lambda a: -a, name="negative")
