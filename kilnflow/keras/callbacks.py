@@ -402,74 +402,53 @@ class LambdaCallback(Callback):
 
 
 class ProgbarLogger(Callback):
-    """The progress bar fit() prints: one bar per epoch that fills as steps finish, with
-    the time per step and the running metrics. It draws only on a terminal (verbose=1);
-    verbose=2 prints one line per epoch anywhere; verbose=0 is silent."""
+    """What fit() prints: "Epoch i/n", then a progress bar filling as steps finish (live on
+    a terminal; one complete line per epoch when output is piped or captured) with the
+    time per step and the metrics, validation ones included. verbose=2 prints only the
+    per-epoch line; verbose=0 nothing."""
 
     def __init__(self, verbose: Any = 1, stream: Any = None, width: int = 30):
         super().__init__()
         self.verbose = verbose
         self.stream = stream
         self.width = width
-
-    def _out(self) -> Any:
-        return self.stream if self.stream is not None else sys.stdout
-
-    def _active(self) -> bool:
-        if self.verbose == 2:
-            return True
-        if self.verbose != 1:
-            return False
-        isatty = getattr(self._out(), "isatty", None)
-        return bool(isatty and isatty())
-
-    def on_train_begin(self, logs: Optional[dict] = None) -> None:
-        self._enabled = self._active()
+        self._bar: Any = None
 
     def on_epoch_begin(self, epoch: int, logs: Optional[dict] = None) -> None:
-        self._start = time.perf_counter()
-        self._last_draw = 0.0
-        self._steps = self.params.get("steps")
-        if self._enabled:
-            self._out().write(f"Epoch {epoch + 1}/{self.params.get('epochs', '?')}\n")
-            self._out().flush()
+        from kilnflow.keras.progbar import Progbar
+        if not self.verbose:
+            return
+        out = self.stream if self.stream is not None else sys.stdout
+        out.write(f"Epoch {epoch + 1}/{self.params.get('epochs', '?')}\n")
+        out.flush()
+        self._bar = Progbar(self.params.get("steps"), self.width, self.verbose,
+                            stateful_metrics=EVERYTHING, stream=self.stream)
+        self._done = 0
 
     def on_train_batch_end(self, batch: int, logs: Optional[dict] = None) -> None:
-        if not self._enabled or self.verbose != 1:
-            return
-        now = time.perf_counter()
-        done = batch + 1
-        if now - self._last_draw < 0.05 and done != self._steps:
-            return  # redraw at most 20 times a second
-        self._last_draw = now
-        self._draw(done, logs or {}, final=False)
+        if self._bar is not None:
+            self._done = batch + 1
+            self._bar.update(self._done, _stateful(logs), finalize=False)
 
     def on_epoch_end(self, epoch: int, logs: Optional[dict] = None) -> None:
-        if self._enabled:
-            self._draw(self._steps or 0, logs or {}, final=True)
+        if self._bar is not None:
+            self._bar.update(self._bar.target or self._done, _stateful(logs), finalize=True)
+            self._bar = None
 
-    def _draw(self, done: int, logs: dict, final: bool) -> None:
-        total = self._steps
-        elapsed = time.perf_counter() - self._start
-        per_step = elapsed / max(done, 1)
-        if total:
-            filled = int(self.width * done / total)
-            arrow = ">" if filled < self.width else ""
-            bar = "[" + "=" * max(filled - len(arrow), 0) + arrow + \
-                "." * (self.width - filled) + "]"
-            head = f"{done:>{len(str(total))}}/{total} {bar}"
-        else:
-            head = f"{done}"
-        if final or not total:
-            timing = f"{elapsed:.0f}s {per_step * 1000:.0f}ms/step"
-        else:
-            timing = f"ETA: {per_step * (total - done):.0f}s"
-        metrics = " - ".join(f"{k}: {v:.4f}" for k, v in logs.items()
-                             if isinstance(v, (int, float)))
-        line = f"{head} - {timing}" + (f" - {metrics}" if metrics else "")
-        out = self._out()
-        if self.verbose == 1:
-            out.write("\r" + line + ("\n" if final else ""))
-        else:
-            out.write(line + "\n")
-        out.flush()
+
+class _Everything:
+    """A set holding every name: the logs fit() reports are running means already."""
+
+    def __contains__(self, name: Any) -> bool:
+        return True
+
+    def __iter__(self) -> Any:
+        return iter(())
+
+
+EVERYTHING = _Everything()
+
+
+def _stateful(logs: Optional[dict]) -> dict:
+    """The logs' numbers (they are running means already: shown as they are)."""
+    return {k: v for k, v in (logs or {}).items() if isinstance(v, (int, float))}

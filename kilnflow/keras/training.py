@@ -235,9 +235,19 @@ def fit_loop(model: Any, x: Any, y: Any, batch_size: Optional[int], epochs: int,
     return history
 
 
+def _progbar(verbose: Any, steps: Optional[int]) -> Any:
+    """A Progbar for evaluate/predict (verbose='auto' means 1, as in Keras), or None."""
+    verbose = 1 if verbose == "auto" else verbose
+    if not verbose:
+        return None
+    from kilnflow.keras.progbar import Progbar
+    return Progbar(steps, verbose=verbose, stateful_metrics=_callbacks.EVERYTHING)
+
+
 def evaluate_loop(model: Any, x: Any, y: Any, batch_size: Optional[int], sample_weight: Any,
-                  steps: Optional[int], callbacks: Any) -> dict:
+                  steps: Optional[int], callbacks: Any, verbose: Any = 0) -> dict:
     data = batches(x, y, sample_weight, batch_size, False, steps)
+    bar = _progbar(verbose, data.steps)
     cbs = _callbacks.CallbackList(callbacks, model, {"steps": data.steps})
     test_function = model.make_test_function()
     model.reset_metrics()
@@ -247,13 +257,18 @@ def evaluate_loop(model: Any, x: Any, y: Any, batch_size: Optional[int], sample_
         cbs.on_test_batch_begin(step)
         logs = _python_logs(test_function(tensors(xb), tensors(yb), tensors(swb)))
         cbs.on_test_batch_end(step, logs)
+        if bar is not None:
+            bar.update(step + 1, logs, finalize=False)
+    if bar is not None:
+        bar.update(bar.target or len(logs), logs, finalize=True)
     cbs.on_test_end(logs)
     return logs
 
 
 def predict_loop(model: Any, x: Any, batch_size: Optional[int], steps: Optional[int],
-                 callbacks: Any) -> Any:
+                 callbacks: Any, verbose: Any = 0) -> Any:
     data = batches(x, None, None, batch_size, False, steps)
+    bar = _progbar(verbose, data.steps)
     cbs = _callbacks.CallbackList(callbacks, model, {"steps": data.steps})
     predict_function = model.make_predict_function()
     outputs = []
@@ -263,6 +278,10 @@ def predict_loop(model: Any, x: Any, batch_size: Optional[int], steps: Optional[
         out = nest.map_structure(np.asarray, predict_function(tensors(xb)))
         outputs.append(out)
         cbs.on_predict_batch_end(step, {"outputs": out})
+        if bar is not None:
+            bar.update(step + 1, finalize=False)
+    if bar is not None:
+        bar.update(bar.target or len(outputs), finalize=True)
     cbs.on_predict_end()
     if not outputs:
         raise ValueError("predict() got no data")

@@ -225,7 +225,8 @@ class Model(Functional, Layer):
                  callbacks: Any = None, return_dict: bool = False, **kwargs: Any) -> Any:
         """The loss and metrics over the data: a scalar (loss only), a list, or a dict."""
         self._check_compiled()
-        logs = training.evaluate_loop(self, x, y, batch_size, sample_weight, steps, callbacks)
+        logs = training.evaluate_loop(self, x, y, batch_size, sample_weight, steps, callbacks,
+                                      verbose)
         if return_dict:
             return logs
         values = [logs[name] for name in self.metrics_names if name in logs]
@@ -234,7 +235,7 @@ class Model(Functional, Layer):
     def predict(self, x: Any, batch_size: Optional[int] = None, verbose: Any = "auto",
                 steps: Optional[int] = None, callbacks: Any = None) -> Any:
         """The model's outputs for all of x, as NumPy arrays."""
-        return training.predict_loop(self, x, batch_size, steps, callbacks)
+        return training.predict_loop(self, x, batch_size, steps, callbacks, verbose)
 
     def train_on_batch(self, x: Any, y: Any = None, sample_weight: Any = None,
                        reset_metrics: bool = True, return_dict: bool = False) -> Any:
