@@ -304,6 +304,16 @@ class _Merge(Layer):
             out = self._merge(out, x)
         return out
 
+    def compute_output_shape(self, input_shape: Any) -> TensorShape:
+        """The inputs' shapes broadcast together (None where any is unknown)."""
+        shapes = [TensorShape(s).as_list() for s in input_shape]
+        rank = max(len(s) for s in shapes)
+        out = []
+        for dims in zip(*[[1] * (rank - len(s)) + s for s in shapes]):
+            known = [d for d in dims if d is not None and d != 1]
+            out.append(None if None in dims and not known else (known[0] if known else 1))
+        return TensorShape(out)
+
 
 class Add(_Merge):
     def _merge(self, a: Any, b: Any) -> Any:
@@ -349,6 +359,14 @@ class Concatenate(Layer):
 
     def call(self, inputs: Sequence) -> Any:
         return joining.concat(list(inputs), axis=self.axis)
+
+    def compute_output_shape(self, input_shape: Any) -> TensorShape:
+        shapes = [TensorShape(s).as_list() for s in input_shape]
+        out = list(shapes[0])
+        axis = self.axis % len(out)
+        sizes = [s[axis] for s in shapes]
+        out[axis] = None if None in sizes else sum(sizes)
+        return TensorShape(out)
 
     def get_config(self) -> dict:
         return {**super().get_config(), "axis": self.axis}
