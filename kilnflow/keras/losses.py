@@ -329,7 +329,10 @@ class Loss:
         raise NotImplementedError
 
     def __call__(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> Any:
+        mask = backend.get_keras_mask(y_pred)  # from Embedding(mask_zero) / Masking
         losses = self.call(y_true, y_pred)
+        if mask is not None:
+            sample_weight = apply_mask(sample_weight, mask, losses.dtype, self.reduction)
         return reduce_weighted_values(losses, sample_weight, self.reduction)
 
     def get_config(self) -> dict:
@@ -338,6 +341,20 @@ class Loss:
     @classmethod
     def from_config(cls, config: dict) -> "Loss":
         return cls(**config)
+
+
+def apply_mask(sample_weight: Any, mask: Any, dtype: Any, reduction: Any) -> Any:
+    """Fold a Keras mask into the sample weights. For averaging reductions the kept entries
+    weigh total / kept, so the mean runs over the unmasked entries only (Keras's rule)."""
+    mask = kmath.cast(mask, dtype)
+    if reduction in ("mean", "sum_over_batch_size", "auto"):
+        total = kmath.cast(array.size(mask), dtype)
+        mask = mask * (total / (kreduce.reduce_sum(mask) + backend.epsilon()))
+    if sample_weight is None:
+        return mask
+    weight = kmath.cast(convert_to_tensor(sample_weight), dtype)
+    mask, weight = squeeze_or_expand_to_same_rank(mask, weight)
+    return weight * mask
 
 
 def reduce_weighted_values(values: Any, sample_weight: Any, reduction: Any) -> Any:

@@ -78,3 +78,4 @@ from kilnflow.keras.layers.wrappers import TimeDistributed as TimeDistributed
 from kilnflow.keras.layers.wrappers import Bidirectional as Bidirectional
 from kilnflow.keras.layers.merging import Dot as Dot
 from kilnflow.keras.layers.group_normalization import GroupNormalization as GroupNormalization
+from kilnflow.keras.layers.masking import Masking as Masking

@@ -15,6 +15,7 @@ from kilnflow.keras import initializers as _initializers
 from kilnflow.keras import regularizers as _regularizers
 from kilnflow.keras.layers.base import Layer
 from kilnflow.keras.layers.convolutional import _data_format, conv_output_length
+from kilnflow.ops import math as kmath
 from kilnflow.ops import reduction
 from kilnflow.ops import reshaping
 from kilnflow.shapes import TensorShape
@@ -182,9 +183,17 @@ class _GlobalPooling1D(Layer):
         self.data_format = _data_format(data_format)
         self.keepdims = keepdims
 
-    def call(self, inputs: Any) -> Any:
+    def call(self, inputs: Any, mask: Any = None) -> Any:
         axis = 2 if self.data_format == "channels_first" else 1
+        if mask is not None:
+            return self._masked(inputs, mask, axis)
         return type(self)._reduce(inputs, axis, keepdims=self.keepdims)
+
+    def _masked(self, inputs: Any, mask: Any, axis: int) -> Any:
+        return type(self)._reduce(inputs, axis, keepdims=self.keepdims)
+
+    def compute_mask(self, inputs: Any, mask: Any = None) -> Any:
+        return None  # the steps are gone
 
     def compute_output_shape(self, input_shape: Any) -> TensorShape:
         batch, _, channels = _steps_channels(input_shape, self.data_format)
@@ -198,8 +207,14 @@ class _GlobalPooling1D(Layer):
 
 
 class GlobalAveragePooling1D(_GlobalPooling1D):
-    """The mean over steps: [batch, steps, channels] -> [batch, channels]."""
+    """The mean over steps: [batch, steps, channels] -> [batch, channels]; with a mask
+    (from Embedding(mask_zero=True) or Masking) the mean of the unmasked steps only."""
     _reduce = staticmethod(reduction.reduce_mean)
+
+    def _masked(self, inputs: Any, mask: Any, axis: int) -> Any:
+        weight = reshaping.expand_dims(kmath.cast(mask, inputs.dtype), 3 - axis)
+        total = reduction.reduce_sum(inputs * weight, axis, keepdims=self.keepdims)
+        return total / reduction.reduce_sum(weight, axis, keepdims=self.keepdims)
 
 
 class GlobalMaxPooling1D(_GlobalPooling1D):

@@ -85,6 +85,7 @@ class Dense(Layer):
                  activity_regularizer: Any = None, kernel_constraint: Any = None,
                  bias_constraint: Any = None, **kwargs: Any):
         super().__init__(activity_regularizer=activity_regularizer, **kwargs)
+        self.supports_masking = True
         if int(units) <= 0:
             raise ValueError(f"Received an invalid value for `units`, expected a positive "
                              f"integer. Received: units={units}")
@@ -135,6 +136,7 @@ class Activation(Layer):
 
     def __init__(self, activation: Any, **kwargs: Any):
         super().__init__(**kwargs)
+        self.supports_masking = True
         self.activation = _activations.get(activation)
 
     def call(self, inputs: Any) -> Any:
@@ -206,6 +208,7 @@ class Dropout(Layer):
     def __init__(self, rate: float, noise_shape: Any = None, seed: Optional[int] = None,
                  **kwargs: Any):
         super().__init__(**kwargs)
+        self.supports_masking = True
         if not 0 <= rate <= 1:
             raise ValueError(f"Invalid value received for argument `rate`. Expected a float "
                              f"value between 0 and 1. Received: rate={rate}")
@@ -234,12 +237,11 @@ class Embedding(Layer):
     def __init__(self, input_dim: int, output_dim: int, embeddings_initializer: Any = "uniform",
                  embeddings_regularizer: Any = None, mask_zero: bool = False,
                  input_length: Optional[int] = None, **kwargs: Any):
-        if mask_zero:
-            raise NotImplementedError("Embedding(mask_zero=True): masking is not supported yet")
         if input_length is not None and "input_shape" not in kwargs:
             kwargs["input_shape"] = (input_length,)
         super().__init__(**kwargs)
         self.input_dim, self.output_dim = int(input_dim), int(output_dim)
+        self.mask_zero = bool(mask_zero)
         if embeddings_initializer == "uniform":
             embeddings_initializer = _initializers.RandomUniform(-0.05, 0.05)
         self.embeddings_initializer = _initializers.get(embeddings_initializer)
@@ -256,6 +258,12 @@ class Embedding(Layer):
             inputs = kmath.cast(inputs, _dtypes.int32)
         return slicing.gather(self.embeddings, inputs)
 
+    def compute_mask(self, inputs: Any, mask: Any = None) -> Any:
+        """With mask_zero, index 0 is padding: the mask is inputs != 0."""
+        if not self.mask_zero:
+            return None
+        return kmath.not_equal(inputs, kmath.cast(0, inputs.dtype))
+
     def compute_output_shape(self, input_shape: Any) -> TensorShape:
         return TensorShape(input_shape).concatenate([self.output_dim])
 
@@ -264,7 +272,7 @@ class Embedding(Layer):
 
     def get_config(self) -> dict:
         return {**super().get_config(), "input_dim": self.input_dim,
-                "output_dim": self.output_dim,
+                "output_dim": self.output_dim, "mask_zero": self.mask_zero,
                 "embeddings_initializer": _initializers.serialize(self.embeddings_initializer)}
 
 

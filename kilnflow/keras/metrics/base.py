@@ -13,7 +13,8 @@ import numpy as np
 
 from kilnflow import dtypes as _dtypes
 from kilnflow.context import eager_mode
-from kilnflow.keras.losses import squeeze_or_expand_to_same_rank
+from kilnflow.keras import backend
+from kilnflow.keras.losses import apply_mask, squeeze_or_expand_to_same_rank
 from kilnflow.module import Module, camel_to_snake
 from kilnflow.ops import array
 from kilnflow.ops import math as kmath
@@ -169,7 +170,11 @@ class MeanMetricWrapper(Mean):
         self._fn_kwargs = kwargs
 
     def update_state(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> None:
-        super().update_state(self._fn(y_true, y_pred, **self._fn_kwargs), sample_weight)
+        mask = backend.get_keras_mask(y_pred)
+        values = self._fn(y_true, y_pred, **self._fn_kwargs)
+        if mask is not None:  # masked entries count for nothing, as in Keras
+            sample_weight = apply_mask(sample_weight, mask, values.dtype, "sum")
+        super().update_state(values, sample_weight)
 
     def get_config(self) -> dict:
         return {**super().get_config(), **self._fn_kwargs}
