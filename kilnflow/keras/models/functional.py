@@ -71,6 +71,11 @@ class Functional:
     def outputs(self) -> list:
         return nest.flatten(getattr(self, "_model_outputs", None)) if self._nodes else []
 
+    @property
+    def output_names(self) -> list:
+        """The names of the layers producing the outputs (how dict losses address them)."""
+        return [t._keras_history[0].name for t in self.outputs]
+
     def _run_nodes(self, inputs: Any) -> Any:
         flat_inputs = nest.flatten(self._model_inputs)
         given = nest.flatten(inputs)

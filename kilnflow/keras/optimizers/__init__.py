@@ -127,6 +127,12 @@ class Optimizer(Module):
     def build(self, var_list: list) -> None:
         """Create the slots of each variable (subclasses call add_slot)."""
 
+    def apply(self, grads: list, trainable_variables: Any = None) -> Any:
+        """Keras 3's form of apply_gradients: gradients and variables as two lists."""
+        if trainable_variables is None:
+            raise ValueError("Optimizer.apply needs the variables the gradients are for")
+        return self.apply_gradients(zip(grads, trainable_variables))
+
     def build_slots(self, var_list: list) -> None:
         """build() for the variables that have no slots yet (a restored model's optimizer
         makes its state this way before the saved values are assigned)."""

@@ -210,9 +210,17 @@ def compile_config(model: Any) -> Optional[dict]:
         return None
     ser = serialization.serialize_keras_object
     return {"optimizer": ser(model.optimizer), "loss": ser(model.loss),
-            "loss_weights": None, "metrics": [ser(m) for m in model._metric_specs] or None,
+            "loss_weights": _jsonable_weights(model._loss_weights), "metrics": [ser(m) for m in model._metric_specs] or None,
             "weighted_metrics": None, "run_eagerly": model._run_eagerly,
             "steps_per_execution": 1, "jit_compile": bool(model._jit_compile)}
+
+
+def _jsonable_weights(weights: Any) -> Any:
+    if isinstance(weights, dict):
+        return {k: float(v) for k, v in weights.items()}
+    if isinstance(weights, (list, tuple)):
+        return [float(v) for v in weights]
+    return weights
 
 
 def save_model(model: Any, filepath: Any, overwrite: bool = True,
@@ -246,9 +254,17 @@ def _compile_from_config(model: Any, config: dict, custom_objects: Optional[dict
     from kilnflow.keras import losses, metrics, optimizers
     optimizer = optimizers.get(config["optimizer"]) if isinstance(config["optimizer"], str) \
         else de(config["optimizer"], custom_objects)
+    def one_loss(loss: Any) -> Any:
+        if loss is None or (isinstance(loss, str) and losses._BY_NAME.get(loss)):
+            return loss
+        return de(loss, custom_objects)
     loss = config.get("loss")
-    loss = loss if isinstance(loss, str) and losses._BY_NAME.get(loss) else \
-        de(loss, custom_objects)
+    if isinstance(loss, list):
+        loss = [one_loss(l) for l in loss]
+    elif isinstance(loss, dict) and "class_name" not in loss:
+        loss = {k: one_loss(v) for k, v in loss.items()}
+    else:
+        loss = one_loss(loss)
     specs = []
     for spec in config.get("metrics") or []:
         if isinstance(spec, str) and (spec in ("accuracy", "acc") or spec in metrics._BY_NAME):
@@ -256,6 +272,7 @@ def _compile_from_config(model: Any, config: dict, custom_objects: Optional[dict
         else:
             specs.append(de(spec, custom_objects))
     model.compile(optimizer=optimizer, loss=loss, metrics=specs or None,
+                  loss_weights=config.get("loss_weights"),
                   run_eagerly=config.get("run_eagerly", False),
                   jit_compile=config.get("jit_compile"))
 
