@@ -125,9 +125,40 @@ def set_keras_mask(tensor: Any, mask: Any) -> None:
     _masks[key] = (ref, mask)
 
 
-def get_keras_mask(tensor: Any) -> Any:
-    """The mask attached to `tensor` by a masking layer upstream, else None."""
+class LazyMask:
+    """A mask computed on first use: a mask nobody reads (an Embedding(mask_zero=True)
+    feeding a Conv1D) adds no ops to the graph. `index` picks one of several outputs'."""
+
+    def __init__(self, compute: Any, index: Optional[int] = None):
+        self._compute, self._index = compute, index
+        self._done, self._value = False, None
+
+    def resolve(self) -> Any:
+        if not self._done:
+            value = self._compute()
+            if self._index is not None and isinstance(value, (list, tuple)):
+                value = value[self._index]
+            self._value, self._done = resolve_mask(value), True
+        return self._value
+
+
+def resolve_mask(mask: Any) -> Any:
+    """A mask's value: LazyMasks computed, lists resolved item by item."""
+    if isinstance(mask, LazyMask):
+        return mask.resolve()
+    if isinstance(mask, list):
+        return [resolve_mask(m) for m in mask]
+    return mask
+
+
+def peek_keras_mask(tensor: Any) -> Any:
+    """The mask attached to `tensor` (possibly not computed yet), else None."""
     entry = _masks.get(id(tensor))
     if entry is not None and entry[0]() is tensor:
         return entry[1]
     return None
+
+
+def get_keras_mask(tensor: Any) -> Any:
+    """The mask attached to `tensor` by a masking layer upstream, else None."""
+    return resolve_mask(peek_keras_mask(tensor))

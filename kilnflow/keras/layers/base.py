@@ -372,9 +372,9 @@ class Layer(Module):
         if _any_keras_tensor(args, kwargs):
             return self._functional_call(args, kwargs)
         first = args[0]
-        in_mask = _input_masks(first)
+        in_mask = _input_masks(first)  # lazy: computed only if someone reads it
         if in_mask is not None and "mask" in self._call_params and "mask" not in kwargs:
-            kwargs["mask"] = in_mask
+            kwargs["mask"] = backend.resolve_mask(in_mask)
         inputs = self._convert(first) if isinstance(first, Tensor) else \
             nest.map_structure(self._convert, first)
         # `training`: given here, else inherited from the enclosing layer call.
@@ -400,8 +400,11 @@ class Layer(Module):
                 self._call_losses.append(self._activity_regularizer(out) / batch)
         self._last_output_shape = outputs.shape if isinstance(outputs, Tensor) else \
             nest.map_structure(lambda t: getattr(t, "shape", None), outputs)
-        if in_mask is not None or type(self).compute_mask is not Layer.compute_mask:
-            _attach_masks(outputs, self.compute_mask(inputs, kwargs.get("mask", in_mask)))
+        if (in_mask is not None and self.supports_masking) or \
+                type(self).compute_mask is not Layer.compute_mask:
+            given = kwargs.get("mask", in_mask)
+            _attach_masks(outputs, lambda: self.compute_mask(
+                inputs, backend.resolve_mask(given)))
         return outputs
 
     def compute_mask(self, inputs: Any, mask: Any = None) -> Any:
@@ -536,26 +539,23 @@ class Layer(Module):
 def _input_masks(first: Any) -> Any:
     """The Keras mask of a layer's input (a list of them for list inputs), or None."""
     if isinstance(first, Tensor):
-        return backend.get_keras_mask(first)
+        return backend.peek_keras_mask(first)
     if isinstance(first, (list, tuple)):
-        masks = [backend.get_keras_mask(t) if isinstance(t, Tensor) else None for t in first]
+        masks = [backend.peek_keras_mask(t) if isinstance(t, Tensor) else None for t in first]
         return masks if any(m is not None for m in masks) else None
     return None
 
 
-def _attach_masks(outputs: Any, masks: Any) -> None:
-    """Attach computed masks to the outputs; a None mask leaves a tensor as it is (a model
-    returns its last layer's tensors, which already carry theirs)."""
-    if masks is None:
-        return
+def _attach_masks(outputs: Any, compute: Any) -> None:
+    """Attach the outputs' masks, computed when first read. A model's outputs are its
+    last layer's tensors and already carry their masks: those are left alone."""
     if isinstance(outputs, Tensor):
-        backend.set_keras_mask(outputs, masks[0] if isinstance(masks, list) else masks)
+        if backend.peek_keras_mask(outputs) is None:
+            backend.set_keras_mask(outputs, backend.LazyMask(compute, 0))
         return
-    flat_out = nest.flatten(outputs)
-    flat_masks = masks if isinstance(masks, list) else [masks] * len(flat_out)
-    for out, mask in zip(flat_out, flat_masks):
-        if mask is not None and isinstance(out, Tensor):
-            backend.set_keras_mask(out, mask)
+    for i, out in enumerate(nest.flatten(outputs)):
+        if isinstance(out, Tensor) and backend.peek_keras_mask(out) is None:
+            backend.set_keras_mask(out, backend.LazyMask(compute, i))
 
 
 def _graph_call(call: Any, args: tuple, kwargs: dict) -> Any:

@@ -183,17 +183,9 @@ class _GlobalPooling1D(Layer):
         self.data_format = _data_format(data_format)
         self.keepdims = keepdims
 
-    def call(self, inputs: Any, mask: Any = None) -> Any:
+    def call(self, inputs: Any) -> Any:
         axis = 2 if self.data_format == "channels_first" else 1
-        if mask is not None:
-            return self._masked(inputs, mask, axis)
         return type(self)._reduce(inputs, axis, keepdims=self.keepdims)
-
-    def _masked(self, inputs: Any, mask: Any, axis: int) -> Any:
-        return type(self)._reduce(inputs, axis, keepdims=self.keepdims)
-
-    def compute_mask(self, inputs: Any, mask: Any = None) -> Any:
-        return None  # the steps are gone
 
     def compute_output_shape(self, input_shape: Any) -> TensorShape:
         batch, _, channels = _steps_channels(input_shape, self.data_format)
@@ -211,7 +203,10 @@ class GlobalAveragePooling1D(_GlobalPooling1D):
     (from Embedding(mask_zero=True) or Masking) the mean of the unmasked steps only."""
     _reduce = staticmethod(reduction.reduce_mean)
 
-    def _masked(self, inputs: Any, mask: Any, axis: int) -> Any:
+    def call(self, inputs: Any, mask: Any = None) -> Any:  # type: ignore[override]
+        axis = 2 if self.data_format == "channels_first" else 1
+        if mask is None:
+            return reduction.reduce_mean(inputs, axis, keepdims=self.keepdims)
         weight = reshaping.expand_dims(kmath.cast(mask, inputs.dtype), 3 - axis)
         total = reduction.reduce_sum(inputs * weight, axis, keepdims=self.keepdims)
         return total / reduction.reduce_sum(weight, axis, keepdims=self.keepdims)
