@@ -11,6 +11,7 @@ from kilnflow.keras import metrics as metrics
 from kilnflow.keras import models as models
 from kilnflow.keras import optimizers as optimizers
 from kilnflow.keras import regularizers as regularizers
+from kilnflow.keras import saving as saving
 from kilnflow.keras import utils as utils
 from kilnflow.keras.layers.core import Input as Input
 from kilnflow.keras.models import Model as Model

@@ -8,6 +8,7 @@ import collections
 import contextlib
 import re
 import threading
+import weakref
 from typing import Any, Iterator, Optional
 
 import numpy as np
@@ -102,3 +103,62 @@ def nn() -> Any:
     """kilnflow.ops.nn, imported on first use (it imports nothing from keras)."""
     from kilnflow import nn as nn_ops  # kf.nn: kilnflow.ops.nn and kilnflow.ops.conv
     return nn_ops
+
+
+# ---------------------------------------------------------------- Keras masks
+
+_masks: dict = {}  # id(tensor) -> (weak reference to the tensor, its mask)
+
+
+def set_keras_mask(tensor: Any, mask: Any) -> None:
+    """Attach a mask (a boolean tensor over the leading dims) to `tensor`, as Keras does
+    with `tensor._keras_mask`; kilnflow tensors have fixed slots, so the mask lives in a
+    table that forgets it when the tensor is freed."""
+    key = id(tensor)
+    if mask is None:
+        _masks.pop(key, None)
+        return
+    try:
+        ref = weakref.ref(tensor, lambda _, key=key: _masks.pop(key, None))
+    except TypeError:
+        return  # not a tensor (a Python number): nothing to mask
+    _masks[key] = (ref, mask)
+
+
+class LazyMask:
+    """A mask computed on first use: a mask nobody reads (an Embedding(mask_zero=True)
+    feeding a Conv1D) adds no ops to the graph. `index` picks one of several outputs'."""
+
+    def __init__(self, compute: Any, index: Optional[int] = None):
+        self._compute, self._index = compute, index
+        self._done, self._value = False, None
+
+    def resolve(self) -> Any:
+        if not self._done:
+            value = self._compute()
+            if self._index is not None and isinstance(value, (list, tuple)):
+                value = value[self._index]
+            self._value, self._done = resolve_mask(value), True
+        return self._value
+
+
+def resolve_mask(mask: Any) -> Any:
+    """A mask's value: LazyMasks computed, lists resolved item by item."""
+    if isinstance(mask, LazyMask):
+        return mask.resolve()
+    if isinstance(mask, list):
+        return [resolve_mask(m) for m in mask]
+    return mask
+
+
+def peek_keras_mask(tensor: Any) -> Any:
+    """The mask attached to `tensor` (possibly not computed yet), else None."""
+    entry = _masks.get(id(tensor))
+    if entry is not None and entry[0]() is tensor:
+        return entry[1]
+    return None
+
+
+def get_keras_mask(tensor: Any) -> Any:
+    """The mask attached to `tensor` by a masking layer upstream, else None."""
+    return resolve_mask(peek_keras_mask(tensor))

@@ -58,7 +58,13 @@ class CallbackList:
         if not hook.startswith("on_"):
             raise AttributeError(hook)
 
+        # every hook receives `logs` (a dict, empty when there is nothing to log), as
+        # Keras passes it, so LambdaCallback(on_epoch_begin=lambda epoch, logs: ...) works
+        arity = 2 if ("epoch" in hook or "batch" in hook) else 1
+
         def call(*args: Any) -> None:
+            if len(args) < arity:
+                args = args + ({},)
             for cb in self.callbacks:
                 getattr(cb, hook)(*args)
         return call
@@ -130,6 +136,7 @@ class EarlyStopping(Callback):
             return
         if self.restore_best_weights and self.best_weights is None:
             self.best_weights = self.model.get_weights()
+            self.best_epoch = epoch
         self.wait += 1
         if self.monitor_op(current - self.min_delta, self.best):
             self.best = current
@@ -147,7 +154,8 @@ class EarlyStopping(Callback):
     def on_train_end(self, logs: Optional[dict] = None) -> None:
         if self.stopped_epoch > 0 and self.verbose > 0:
             print(f"Epoch {self.stopped_epoch + 1}: early stopping")
-        if self.restore_best_weights and self.best_weights is not None and self.stopped_epoch:
+        # Keras 3 restores the best epoch's weights whether or not training stopped early
+        if self.restore_best_weights and self.best_weights is not None:
             if self.verbose > 0:
                 print(f"Restoring model weights from the end of the best epoch: "
                       f"{self.best_epoch + 1}.")
@@ -155,21 +163,25 @@ class EarlyStopping(Callback):
 
 
 class ModelCheckpoint(Callback):
-    """Saves the model's weights (a kilnflow checkpoint: `.json` + `.safetensors`) at the
-    end of every epoch, or only when `monitor` improves with save_best_only. `filepath`
-    may contain `{epoch}` and log keys, e.g. 'ckpt/weights.{epoch:02d}-{val_loss:.2f}'."""
+    """Saves the model at the end of every epoch, or only when `monitor` improves with
+    save_best_only. As in Keras 3: the whole model (`model.save`) to a `.keras` path, or
+    with save_weights_only=True the weights (`.weights.h5` with h5py, else a kilnflow
+    checkpoint prefix). `filepath` may contain `{epoch}` and log keys, e.g.
+    'ckpt/model.{epoch:02d}-{val_loss:.2f}.keras'."""
 
     def __init__(self, filepath: str, monitor: str = "val_loss", verbose: int = 0,
-                 save_best_only: bool = False, save_weights_only: bool = True,
+                 save_best_only: bool = False, save_weights_only: bool = False,
                  mode: str = "auto", save_freq: Any = "epoch",
                  initial_value_threshold: Optional[float] = None):
         super().__init__()
         if save_freq != "epoch":
             raise NotImplementedError("ModelCheckpoint supports save_freq='epoch' only")
-        if not save_weights_only:
-            raise NotImplementedError("ModelCheckpoint saves weights only; use "
-                                      "kf.saved_model for whole models")
         self.filepath = os.fspath(filepath)
+        if not save_weights_only and not self.filepath.endswith(".keras"):
+            raise ValueError("The filepath provided must end in `.keras` (Keras model "
+                             "format), or pass save_weights_only=True. Received: "
+                             f"filepath={self.filepath}")
+        self.save_weights_only = save_weights_only
         self.monitor = monitor
         self.verbose = verbose
         self.save_best_only = save_best_only
@@ -194,7 +206,109 @@ class ModelCheckpoint(Callback):
             self.best = current
         elif self.verbose > 0:
             print(f"\nEpoch {epoch + 1}: saving model to {path}")
-        self.model.save_weights(path)
+        if self.save_weights_only:
+            self.model.save_weights(path)
+        else:
+            self.model.save(path)
+
+
+class ReduceLROnPlateau(Callback):
+    """Multiplies the learning rate by `factor` when `monitor` has not improved by
+    `min_delta` for `patience` epochs, then waits `cooldown` epochs; never below
+    `min_lr`."""
+
+    def __init__(self, monitor: str = "val_loss", factor: float = 0.1, patience: int = 10,
+                 verbose: int = 0, mode: str = "auto", min_delta: float = 1e-4,
+                 cooldown: int = 0, min_lr: float = 0.0, **kwargs: Any):
+        super().__init__()
+        if factor >= 1.0:
+            raise ValueError(f"ReduceLROnPlateau does not support a factor >= 1.0. Received "
+                             f"factor={factor}")
+        self.monitor, self.factor, self.patience = monitor, float(factor), patience
+        self.verbose, self.min_delta, self.cooldown = verbose, min_delta, cooldown
+        self.min_lr = float(min_lr)
+        self.mode_op = _monitor_mode(monitor, mode)
+        self._reset()
+
+    def _reset(self) -> None:
+        self.best = np.inf if self.mode_op is np.less else -np.inf
+        self.cooldown_counter = 0
+        self.wait = 0
+
+    def _improved(self, current: float) -> bool:
+        if self.mode_op is np.less:
+            return current < self.best - self.min_delta
+        return current > self.best + self.min_delta
+
+    def on_train_begin(self, logs: Optional[dict] = None) -> None:
+        self._reset()
+
+    def on_epoch_end(self, epoch: int, logs: Optional[dict] = None) -> None:
+        logs = logs if logs is not None else {}
+        optimizer = self.model.optimizer
+        logs["learning_rate"] = float(np.asarray(optimizer.learning_rate.numpy()))
+        current = logs.get(self.monitor)
+        if current is None:
+            print(f"Learning rate reduction is conditioned on metric `{self.monitor}` which "
+                  f"is not available. Available metrics are: {','.join(sorted(logs))}.",
+                  file=sys.stderr)
+            return
+        if self.cooldown_counter > 0:
+            self.cooldown_counter -= 1
+            self.wait = 0
+        if self._improved(current):
+            self.best = current
+            self.wait = 0
+        elif self.cooldown_counter <= 0:
+            self.wait += 1
+            if self.wait >= self.patience:
+                old_lr = logs["learning_rate"]
+                if old_lr > np.float32(self.min_lr):
+                    new_lr = max(old_lr * self.factor, self.min_lr)
+                    optimizer.learning_rate = new_lr
+                    if self.verbose > 0:
+                        print(f"\nEpoch {epoch + 1}: ReduceLROnPlateau reducing learning "
+                              f"rate to {new_lr}.")
+                    self.cooldown_counter = self.cooldown
+                    self.wait = 0
+
+
+class BackupAndRestore(Callback):
+    """Saves the model (weights, optimizer state) to `backup_dir` after each epoch; a
+    `fit` interrupted and started again with the same callback resumes after the last
+    finished epoch. The backup is deleted when training ends normally."""
+
+    def __init__(self, backup_dir: str, save_freq: Any = "epoch",
+                 delete_checkpoint: bool = True, double_checkpoint: bool = False):
+        super().__init__()
+        if save_freq != "epoch":
+            raise NotImplementedError("BackupAndRestore supports save_freq='epoch' only")
+        self.backup_dir = os.fspath(backup_dir)
+        self.delete_checkpoint = delete_checkpoint
+        self._model_path = os.path.join(self.backup_dir, "latest.keras")
+        self._epoch_path = os.path.join(self.backup_dir, "training_metadata.json")
+
+    def on_train_begin(self, logs: Optional[dict] = None) -> None:
+        if not (os.path.exists(self._model_path) and os.path.exists(self._epoch_path)):
+            return
+        import json
+        from kilnflow.keras.saving import archive
+        archive.restore_into(self.model, self._model_path)
+        with open(self._epoch_path) as f:
+            self.model._initial_epoch = int(json.load(f)["epoch"]) + 1
+
+    def on_epoch_end(self, epoch: int, logs: Optional[dict] = None) -> None:
+        import json
+        from kilnflow.saving.fileio import write_atomically
+        os.makedirs(self.backup_dir, exist_ok=True)
+        self.model.save(self._model_path)
+        write_atomically(self._epoch_path, json.dumps({"epoch": epoch}).encode())
+
+    def on_train_end(self, logs: Optional[dict] = None) -> None:
+        if self.delete_checkpoint:  # only reached when fit finished (no exception)
+            for path in (self._model_path, self._epoch_path):
+                if os.path.exists(path):
+                    os.remove(path)
 
 
 class LearningRateScheduler(Callback):
@@ -288,51 +402,38 @@ class LambdaCallback(Callback):
 
 
 class ProgbarLogger(Callback):
-    """The progress bar fit() prints: one bar per epoch that fills as steps finish, with
-    the time per step and the running metrics. It draws only on a terminal (verbose=1);
-    verbose=2 prints one line per epoch anywhere; verbose=0 is silent."""
+    """What fit() prints: "Epoch i/n", then a progress bar filling as steps finish (live on
+    a terminal; one complete line per epoch when output is piped or captured) with the
+    time per step and the metrics, validation ones included. verbose=2 prints only the
+    per-epoch line; verbose=0 nothing."""
 
     def __init__(self, verbose: Any = 1, stream: Any = None, width: int = 30):
         super().__init__()
         self.verbose = verbose
         self.stream = stream
         self.width = width
-
-    def _out(self) -> Any:
-        return self.stream if self.stream is not None else sys.stdout
-
-    def _active(self) -> bool:
-        if self.verbose == 2:
-            return True
-        if self.verbose != 1:
-            return False
-        isatty = getattr(self._out(), "isatty", None)
-        return bool(isatty and isatty())
-
-    def on_train_begin(self, logs: Optional[dict] = None) -> None:
-        self._enabled = self._active()
+        self._bar: Any = None
 
     def on_epoch_begin(self, epoch: int, logs: Optional[dict] = None) -> None:
-        self._start = time.perf_counter()
-        self._last_draw = 0.0
-        self._steps = self.params.get("steps")
-        if self._enabled:
-            self._out().write(f"Epoch {epoch + 1}/{self.params.get('epochs', '?')}\n")
-            self._out().flush()
+        from kilnflow.keras.progbar import Progbar
+        if not self.verbose:
+            return
+        out = self.stream if self.stream is not None else sys.stdout
+        out.write(f"Epoch {epoch + 1}/{self.params.get('epochs', '?')}\n")
+        out.flush()
+        self._bar = Progbar(self.params.get("steps"), self.width, self.verbose,
+                            stateful_metrics=EVERYTHING, stream=self.stream)
+        self._done = 0
 
     def on_train_batch_end(self, batch: int, logs: Optional[dict] = None) -> None:
-        if not self._enabled or self.verbose != 1:
-            return
-        now = time.perf_counter()
-        done = batch + 1
-        if now - self._last_draw < 0.05 and done != self._steps:
-            return  # redraw at most 20 times a second
-        self._last_draw = now
-        self._draw(done, logs or {}, final=False)
+        if self._bar is not None:
+            self._done = batch + 1
+            self._bar.update(self._done, _stateful(logs), finalize=False)
 
     def on_epoch_end(self, epoch: int, logs: Optional[dict] = None) -> None:
-        if self._enabled:
-            self._draw(self._steps or 0, logs or {}, final=True)
+        if self._bar is not None:
+            self._bar.update(self._bar.target or self._done, _stateful(logs), finalize=True)
+            self._bar = None
 
     def _draw(self, done: int, logs: dict, final: bool) -> None:
         total = self._steps
@@ -359,4 +460,23 @@ class ProgbarLogger(Callback):
         else:
             out.write(line + "\n")
         out.flush()
+
+class _Everything:
+    """A set holding every name: the logs fit() reports are running means already."""
+
+    def __contains__(self, name: Any) -> bool:
+        return True
+
+    def __iter__(self) -> Any:
+        return iter(())
+
+
+EVERYTHING = _Everything()
+
+
+def _stateful(logs: Optional[dict]) -> dict:
+    """The logs' numbers (they are running means already: shown as they are)."""
+    return {k: v for k, v in (logs or {}).items() if isinstance(v, (int, float))}
+
+
 from kilnflow.keras.tensorboard import TensorBoard as TensorBoard  # noqa: E402,F401

@@ -162,10 +162,33 @@ def _python_logs(logs: Any) -> dict:
 
 # ---------------------------------------------------------------- loops
 
+def class_weights_to_samples(y: Any, class_weight: dict) -> np.ndarray:
+    """One weight per sample from {class index: weight}: the class is the integer label
+    ((N,) or (N, 1)), or the argmax of one-hot labels; classes not listed weigh 1."""
+    if isinstance(y, (list, dict)):
+        raise ValueError("`class_weight` is only supported for models with a single output")
+    y = np.asarray(y)
+    classes = y.argmax(-1) if y.ndim == 2 and y.shape[1] > 1 else y.reshape(len(y))
+    classes = np.round(classes).astype(np.int64)
+    weights = np.ones(len(y), backend.floatx())
+    for cls, weight in class_weight.items():
+        weights[classes == int(cls)] = weight
+    return weights
+
+
 def fit_loop(model: Any, x: Any, y: Any, batch_size: Optional[int], epochs: int, verbose: Any,
              callbacks: Any, validation_split: float, validation_data: Any, shuffle: bool,
              sample_weight: Any, initial_epoch: int, steps_per_epoch: Optional[int],
-             validation_batch_size: Optional[int], validation_freq: int) -> Any:
+             validation_batch_size: Optional[int], validation_freq: int,
+             class_weight: Optional[dict] = None) -> Any:
+    if class_weight is not None:
+        if _is_batch_iterable(x):
+            raise NotImplementedError("class_weight with a batch iterable is not supported; "
+                                      "weight the batches' samples instead")
+        if sample_weight is not None:
+            raise ValueError("You cannot use `class_weight` and `sample_weight` at the same "
+                             "time.")
+        sample_weight = class_weights_to_samples(arrays(y), class_weight)
     if validation_split and validation_data is None:
         if _is_batch_iterable(x):
             raise ValueError("validation_split needs array inputs, not a batch iterable")
@@ -185,8 +208,11 @@ def fit_loop(model: Any, x: Any, y: Any, batch_size: Optional[int], epochs: int,
                                   {"epochs": epochs, "steps": data.steps, "verbose": verbose})
     train_function = model.make_train_function()
     model.stop_training = False
+    model._initial_epoch = None
     logs: dict = {}
     cbs.on_train_begin()
+    if model._initial_epoch is not None:  # BackupAndRestore resumes an interrupted fit
+        initial_epoch = max(initial_epoch, model._initial_epoch)
     for epoch in range(initial_epoch, epochs):
         model.reset_metrics()
         cbs.on_epoch_begin(epoch)
@@ -209,9 +235,19 @@ def fit_loop(model: Any, x: Any, y: Any, batch_size: Optional[int], epochs: int,
     return history
 
 
+def _progbar(verbose: Any, steps: Optional[int]) -> Any:
+    """A Progbar for evaluate/predict (verbose='auto' means 1, as in Keras), or None."""
+    verbose = 1 if verbose == "auto" else verbose
+    if not verbose:
+        return None
+    from kilnflow.keras.progbar import Progbar
+    return Progbar(steps, verbose=verbose, stateful_metrics=_callbacks.EVERYTHING)
+
+
 def evaluate_loop(model: Any, x: Any, y: Any, batch_size: Optional[int], sample_weight: Any,
-                  steps: Optional[int], callbacks: Any) -> dict:
+                  steps: Optional[int], callbacks: Any, verbose: Any = 0) -> dict:
     data = batches(x, y, sample_weight, batch_size, False, steps)
+    bar = _progbar(verbose, data.steps)
     cbs = _callbacks.CallbackList(callbacks, model, {"steps": data.steps})
     test_function = model.make_test_function()
     model.reset_metrics()
@@ -221,13 +257,18 @@ def evaluate_loop(model: Any, x: Any, y: Any, batch_size: Optional[int], sample_
         cbs.on_test_batch_begin(step)
         logs = _python_logs(test_function(tensors(xb), tensors(yb), tensors(swb)))
         cbs.on_test_batch_end(step, logs)
+        if bar is not None:
+            bar.update(step + 1, logs, finalize=False)
+    if bar is not None:
+        bar.update(bar.target or len(logs), logs, finalize=True)
     cbs.on_test_end(logs)
     return logs
 
 
 def predict_loop(model: Any, x: Any, batch_size: Optional[int], steps: Optional[int],
-                 callbacks: Any) -> Any:
+                 callbacks: Any, verbose: Any = 0) -> Any:
     data = batches(x, None, None, batch_size, False, steps)
+    bar = _progbar(verbose, data.steps)
     cbs = _callbacks.CallbackList(callbacks, model, {"steps": data.steps})
     predict_function = model.make_predict_function()
     outputs = []
@@ -237,6 +278,10 @@ def predict_loop(model: Any, x: Any, batch_size: Optional[int], steps: Optional[
         out = nest.map_structure(np.asarray, predict_function(tensors(xb)))
         outputs.append(out)
         cbs.on_predict_batch_end(step, {"outputs": out})
+        if bar is not None:
+            bar.update(step + 1, finalize=False)
+    if bar is not None:
+        bar.update(bar.target or len(outputs), finalize=True)
     cbs.on_predict_end()
     if not outputs:
         raise ValueError("predict() got no data")

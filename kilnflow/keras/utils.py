@@ -1,4 +1,4 @@
-"""keras.utils: to_categorical and set_random_seed."""
+"""keras.utils: to_categorical, set_random_seed and Progbar."""
 from __future__ import annotations
 
 from typing import Any, Optional
@@ -6,6 +6,7 @@ from typing import Any, Optional
 import numpy as np
 
 from kilnflow.keras.backend import set_random_seed  # noqa: F401 - part of keras.utils
+from kilnflow.keras.progbar import Progbar  # noqa: F401 - part of keras.utils
 
 
 def to_categorical(y: Any, num_classes: Optional[int] = None, dtype: str = "float32") -> Any:

@@ -110,7 +110,8 @@ def test_validation_callbacks_and_csv(tmp_path):
         callbacks=[keras.callbacks.LearningRateScheduler(lambda epoch, lr: 0.05 * 0.5 ** epoch),
                    keras.callbacks.CSVLogger(str(log)),
                    keras.callbacks.LambdaCallback(on_epoch_end=lambda e, logs: seen.append(e)),
-                   keras.callbacks.ModelCheckpoint(str(tmp_path / "w-{epoch:02d}"))])
+                   keras.callbacks.ModelCheckpoint(str(tmp_path / "w-{epoch:02d}"),
+                                                   save_weights_only=True)])
     assert set(history.history) == {"loss", "accuracy", "val_loss", "val_accuracy",
                                     "learning_rate"}
     assert history.history["learning_rate"] == pytest.approx([0.05, 0.025, 0.0125, 0.00625])
@@ -191,12 +192,46 @@ def test_progress_bar_on_a_terminal_only():
     assert "Epoch 1/2" in text and "Epoch 2/2" in text
     assert "4/4 [==============================]" in text
     assert "ms/step" in text and "loss: " in text and "accuracy: " in text
-    pipe = io.StringIO()  # not a terminal: verbose=1 stays quiet
-    model.fit(x, y, epochs=1, verbose=0, callbacks=[keras.callbacks.ProgbarLogger(1, pipe)])
-    assert pipe.getvalue() == ""
+    pipe = io.StringIO()  # not a terminal: one complete line per epoch, no redraws
+    model.fit(x, y, epochs=2, batch_size=16, verbose=0,
+              callbacks=[keras.callbacks.ProgbarLogger(1, pipe)])
+    text = pipe.getvalue()
+    assert "\r" not in text
+    assert text.count("4/4 [==============================]") == 2
+    assert text.splitlines()[0] == "Epoch 1/2" and "loss: " in text.splitlines()[1]
     lines = io.StringIO()  # verbose=2: one line per epoch anywhere
     model.fit(x, y, epochs=2, verbose=0, callbacks=[keras.callbacks.ProgbarLogger(2, lines)])
     assert lines.getvalue().count("ms/step") == 2
+
+
+def test_fit_evaluate_predict_print_when_piped(capsys):
+    x, y = _blobs(64)
+    model = _compile(_mlp())
+    model.fit(x, y, epochs=2, batch_size=32, validation_split=0.25)
+    out = capsys.readouterr().out  # captured: not a terminal
+    lines = out.splitlines()
+    assert lines[0] == "Epoch 1/2" and lines[2] == "Epoch 2/2" and len(lines) == 4
+    assert "val_loss: " in lines[1] and "\r" not in out
+    model.evaluate(x, y)
+    assert "2/2 [" in capsys.readouterr().out
+    model.evaluate(x, y, verbose=0)
+    model.predict(x, verbose=0)
+    assert capsys.readouterr().out == ""
+    model.predict(x)
+    assert "ms/step" in capsys.readouterr().out
+
+
+def test_progbar_utility():
+    out = io.StringIO()
+    bar = keras.utils.Progbar(4, stream=out)
+    for i in range(4):
+        bar.update(i + 1, [("loss", float(i))])
+    assert out.getvalue().count("\n") == 1 and "loss: 1.5000" in out.getvalue()
+    screen = _Terminal()
+    live = keras.utils.Progbar(3, stream=screen, interval=0.0)
+    live.add(1, [("acc", 1.0)])
+    live.add(2, [("acc", 0.5)])
+    assert screen.getvalue().startswith("\r1/3 [") and "acc: 0.6667" in screen.getvalue()
 
 
 def test_summary():

@@ -55,12 +55,21 @@ class KerasTensor:
         from kilnflow.keras.layers.core import Lambda
         return Lambda(fn, name=backend.unique_object_name(name))(self, *others)
 
-    def __add__(self, y): return self._op(lambda a, b: a + b, y, name="add")
-    def __radd__(self, x): return self._op(lambda a, b: b + a, x, name="add")
-    def __sub__(self, y): return self._op(lambda a, b: a - b, y, name="subtract")
-    def __rsub__(self, x): return self._op(lambda a, b: b - a, x, name="subtract")
-    def __mul__(self, y): return self._op(lambda a, b: a * b, y, name="multiply")
-    def __rmul__(self, x): return self._op(lambda a, b: b * a, x, name="multiply")
+    def _merge(self, other: Any, layer_name: str, fn: Any, swap: bool = False) -> Any:
+        """Two KerasTensors combine through the merge layer (Add, Subtract, Multiply), which
+        a saved model can rebuild; anything else becomes a Lambda."""
+        if isinstance(other, KerasTensor):
+            from kilnflow.keras.layers import core
+            pair = [other, self] if swap else [self, other]
+            return getattr(core, layer_name)()(pair)
+        return self._op(fn, other, name=backend.to_snake_case(layer_name))
+
+    def __add__(self, y): return self._merge(y, "Add", lambda a, b: a + b)
+    def __radd__(self, x): return self._merge(x, "Add", lambda a, b: b + a, swap=True)
+    def __sub__(self, y): return self._merge(y, "Subtract", lambda a, b: a - b)
+    def __rsub__(self, x): return self._merge(x, "Subtract", lambda a, b: b - a, swap=True)
+    def __mul__(self, y): return self._merge(y, "Multiply", lambda a, b: a * b)
+    def __rmul__(self, x): return self._merge(x, "Multiply", lambda a, b: b * a, swap=True)
     def __truediv__(self, y): return self._op(lambda a, b: a / b, y, name="truediv")
     def __matmul__(self, y): return self._op(lambda a, b: a @ b, y, name="matmul")
     def __neg__(self): return self._op(lambda a: -a, name="negative")
@@ -363,6 +372,9 @@ class Layer(Module):
         if _any_keras_tensor(args, kwargs):
             return self._functional_call(args, kwargs)
         first = args[0]
+        in_mask = _input_masks(first)  # lazy: computed only if someone reads it
+        if in_mask is not None and "mask" in self._call_params and "mask" not in kwargs:
+            kwargs["mask"] = backend.resolve_mask(in_mask)
         inputs = self._convert(first) if isinstance(first, Tensor) else \
             nest.map_structure(self._convert, first)
         # `training`: given here, else inherited from the enclosing layer call.
@@ -388,7 +400,17 @@ class Layer(Module):
                 self._call_losses.append(self._activity_regularizer(out) / batch)
         self._last_output_shape = outputs.shape if isinstance(outputs, Tensor) else \
             nest.map_structure(lambda t: getattr(t, "shape", None), outputs)
+        if (in_mask is not None and self.supports_masking) or \
+                type(self).compute_mask is not Layer.compute_mask:
+            given = kwargs.get("mask", in_mask)
+            _attach_masks(outputs, lambda: self.compute_mask(
+                inputs, backend.resolve_mask(given)))
         return outputs
+
+    def compute_mask(self, inputs: Any, mask: Any = None) -> Any:
+        """The mask of the outputs: the input mask passed on when the layer supports
+        masking (elementwise and per-step layers), else None."""
+        return mask if self.supports_masking else None
 
     # ---------------------------------------------------------------- functional API
 
@@ -476,6 +498,26 @@ class Layer(Module):
     def from_config(cls, config: dict) -> "Layer":
         return cls(**config)
 
+    def get_build_config(self) -> dict:
+        """What build() was called with, so a loaded layer is built the same way."""
+        shape = self._build_input_shape
+        if shape is None:
+            return {}
+        if isinstance(shape, TensorShape):
+            return {"input_shape": shape.as_list() if shape.rank is not None else None}
+        return {"input_shape": [s.as_list() for s in nest.flatten(shape)]}
+
+    def build_from_config(self, config: dict) -> None:
+        """Build from get_build_config()'s dict (a loaded model's layers)."""
+        shape = config.get("input_shape")
+        if shape is None or self.built:
+            return
+        single = all(d is None or isinstance(d, int) for d in shape)
+        shapes = TensorShape(shape) if single else [TensorShape(s) for s in shape]
+        self._build_input_shape = shapes
+        self.build(shapes)
+        self.built = True
+
     # ---------------------------------------------------------------- checkpoints
 
     def _tracked_children(self) -> list:
@@ -492,6 +534,28 @@ class Layer(Module):
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} name={self.name}, built={self.built}>"
+
+
+def _input_masks(first: Any) -> Any:
+    """The Keras mask of a layer's input (a list of them for list inputs), or None."""
+    if isinstance(first, Tensor):
+        return backend.peek_keras_mask(first)
+    if isinstance(first, (list, tuple)):
+        masks = [backend.peek_keras_mask(t) if isinstance(t, Tensor) else None for t in first]
+        return masks if any(m is not None for m in masks) else None
+    return None
+
+
+def _attach_masks(outputs: Any, compute: Any) -> None:
+    """Attach the outputs' masks, computed when first read. A model's outputs are its
+    last layer's tensors and already carry their masks: those are left alone."""
+    if isinstance(outputs, Tensor):
+        if backend.peek_keras_mask(outputs) is None:
+            backend.set_keras_mask(outputs, backend.LazyMask(compute, 0))
+        return
+    for i, out in enumerate(nest.flatten(outputs)):
+        if isinstance(out, Tensor) and backend.peek_keras_mask(out) is None:
+            backend.set_keras_mask(out, backend.LazyMask(compute, i))
 
 
 def _graph_call(call: Any, args: tuple, kwargs: dict) -> Any:

@@ -27,7 +27,11 @@ class InputLayer(Layer):
 
     def __init__(self, input_shape: Any = None, batch_size: Optional[int] = None,
                  dtype: Any = None, name: Optional[str] = None, batch_input_shape: Any = None,
-                 shape: Any = None, batch_shape: Any = None, **kwargs: Any):
+                 shape: Any = None, batch_shape: Any = None, sparse: Any = None,
+                 ragged: Any = None, **kwargs: Any):
+        if sparse or ragged:
+            raise NotImplementedError("InputLayer(sparse=True / ragged=True) is not "
+                                      "supported: kilnflow has dense tensors only")
         shape = shape if shape is not None else input_shape
         batch_shape = batch_shape if batch_shape is not None else batch_input_shape
         if batch_shape is None:
@@ -45,7 +49,8 @@ class InputLayer(Layer):
         self.output = tensor
 
     def get_config(self) -> dict:
-        return {"batch_shape": self._batch_input_shape, "dtype": self.dtype, "name": self.name}
+        return {"batch_shape": self._batch_input_shape, "dtype": self.dtype,
+                "sparse": False, "name": self.name}
 
 
 def Input(shape: Any = None, batch_size: Optional[int] = None, name: Optional[str] = None,
@@ -80,6 +85,7 @@ class Dense(Layer):
                  activity_regularizer: Any = None, kernel_constraint: Any = None,
                  bias_constraint: Any = None, **kwargs: Any):
         super().__init__(activity_regularizer=activity_regularizer, **kwargs)
+        self.supports_masking = True
         if int(units) <= 0:
             raise ValueError(f"Received an invalid value for `units`, expected a positive "
                              f"integer. Received: units={units}")
@@ -130,6 +136,7 @@ class Activation(Layer):
 
     def __init__(self, activation: Any, **kwargs: Any):
         super().__init__(**kwargs)
+        self.supports_masking = True
         self.activation = _activations.get(activation)
 
     def call(self, inputs: Any) -> Any:
@@ -201,6 +208,7 @@ class Dropout(Layer):
     def __init__(self, rate: float, noise_shape: Any = None, seed: Optional[int] = None,
                  **kwargs: Any):
         super().__init__(**kwargs)
+        self.supports_masking = True
         if not 0 <= rate <= 1:
             raise ValueError(f"Invalid value received for argument `rate`. Expected a float "
                              f"value between 0 and 1. Received: rate={rate}")
@@ -229,12 +237,11 @@ class Embedding(Layer):
     def __init__(self, input_dim: int, output_dim: int, embeddings_initializer: Any = "uniform",
                  embeddings_regularizer: Any = None, mask_zero: bool = False,
                  input_length: Optional[int] = None, **kwargs: Any):
-        if mask_zero:
-            raise NotImplementedError("Embedding(mask_zero=True): masking is not supported yet")
         if input_length is not None and "input_shape" not in kwargs:
             kwargs["input_shape"] = (input_length,)
         super().__init__(**kwargs)
         self.input_dim, self.output_dim = int(input_dim), int(output_dim)
+        self.mask_zero = bool(mask_zero)
         if embeddings_initializer == "uniform":
             embeddings_initializer = _initializers.RandomUniform(-0.05, 0.05)
         self.embeddings_initializer = _initializers.get(embeddings_initializer)
@@ -251,6 +258,12 @@ class Embedding(Layer):
             inputs = kmath.cast(inputs, _dtypes.int32)
         return slicing.gather(self.embeddings, inputs)
 
+    def compute_mask(self, inputs: Any, mask: Any = None) -> Any:
+        """With mask_zero, index 0 is padding: the mask is inputs != 0."""
+        if not self.mask_zero:
+            return None
+        return kmath.not_equal(inputs, kmath.cast(0, inputs.dtype))
+
     def compute_output_shape(self, input_shape: Any) -> TensorShape:
         return TensorShape(input_shape).concatenate([self.output_dim])
 
@@ -259,7 +272,7 @@ class Embedding(Layer):
 
     def get_config(self) -> dict:
         return {**super().get_config(), "input_dim": self.input_dim,
-                "output_dim": self.output_dim,
+                "output_dim": self.output_dim, "mask_zero": self.mask_zero,
                 "embeddings_initializer": _initializers.serialize(self.embeddings_initializer)}
 
 
@@ -298,6 +311,16 @@ class _Merge(Layer):
         for x in inputs[1:]:
             out = self._merge(out, x)
         return out
+
+    def compute_output_shape(self, input_shape: Any) -> TensorShape:
+        """The inputs' shapes broadcast together (None where any is unknown)."""
+        shapes = [TensorShape(s).as_list() for s in input_shape]
+        rank = max(len(s) for s in shapes)
+        out = []
+        for dims in zip(*[[1] * (rank - len(s)) + s for s in shapes]):
+            known = [d for d in dims if d is not None and d != 1]
+            out.append(None if None in dims and not known else (known[0] if known else 1))
+        return TensorShape(out)
 
 
 class Add(_Merge):
@@ -344,6 +367,14 @@ class Concatenate(Layer):
 
     def call(self, inputs: Sequence) -> Any:
         return joining.concat(list(inputs), axis=self.axis)
+
+    def compute_output_shape(self, input_shape: Any) -> TensorShape:
+        shapes = [TensorShape(s).as_list() for s in input_shape]
+        out = list(shapes[0])
+        axis = self.axis % len(out)
+        sizes = [s[axis] for s in shapes]
+        out[axis] = None if None in sizes else sum(sizes)
+        return TensorShape(out)
 
     def get_config(self) -> dict:
         return {**super().get_config(), "axis": self.axis}

@@ -38,6 +38,7 @@ class _Normalization(Layer):
                  beta_initializer: Any, gamma_initializer: Any, beta_regularizer: Any,
                  gamma_regularizer: Any, **kwargs: Any):
         super().__init__(**kwargs)
+        self.supports_masking = True
         self.axis = axis
         self.epsilon = float(epsilon)
         self.center, self.scale = center, scale

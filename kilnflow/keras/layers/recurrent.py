@@ -17,6 +17,7 @@ from kilnflow.keras import backend
 from kilnflow.keras import initializers as _initializers
 from kilnflow.keras import regularizers as _regularizers
 from kilnflow.keras.layers.base import Layer
+from kilnflow.ops import math as kmath
 from kilnflow.ops import array
 from kilnflow.ops import while_loop as while_ops
 from kilnflow.ops.tensor_array import TensorArray
@@ -274,7 +275,8 @@ class RNN(Layer):
             state.set_shape([inputs.shape[0], n])  # zeros([tensor, n]) loses the static n
         return states
 
-    def call(self, inputs: Any, initial_state: Any = None, training: Any = None) -> Any:
+    def call(self, inputs: Any, initial_state: Any = None, training: Any = None,
+             mask: Any = None) -> Any:
         cell = self.cell
         if initial_state is None:
             states = self._initial_states(inputs)
@@ -292,10 +294,23 @@ class RNN(Layer):
         input_weights = cell.input_weights()
         recurrent_weights = cell.recurrent_weights()
 
-        def cell_step(x_proj: Any, states: list) -> tuple:
+        # A masked step keeps the previous states, and its output repeats the previous
+        # output (Keras's rule); the mask is time-major, [time, batch, 1], 1 = a real step.
+        steps_mask = None if mask is None else reshaping.expand_dims(
+            reshaping.transpose(kmath.cast(mask, inputs.dtype), [1, 0]), -1)
+
+        def cell_step(x_proj: Any, states: list, t: Any, last: bool = False) -> tuple:
+            dropped = states
             if recurrent_mask is not None:
-                states = [states[0] * recurrent_mask] + states[1:]
-            return cell.step(x_proj, states, recurrent_weights)
+                dropped = [states[0] * recurrent_mask] + states[1:]
+            out, new = cell.step(x_proj, dropped, recurrent_weights)
+            if steps_mask is None:
+                return out, new
+            keep = steps_mask[t]
+            if last and not self.return_state:  # only the output is still needed
+                new = new[:1]
+            new = [old + keep * (s - old) for s, old in zip(new, states)]
+            return new[0], new  # a cell's output is its first state: kept ones repeat
 
         # Time-major, so that step t reads one contiguous [batch, features] slice.
         time_major = reshaping.transpose(inputs, [1, 0, 2])
@@ -304,7 +319,7 @@ class RNN(Layer):
                                             states)
         else:
             result, states = self._looped(
-                lambda x_t, states: cell_step(cell.project(x_t, input_weights), states),
+                lambda x_t, states, t: cell_step(cell.project(x_t, input_weights), states, t),
                 time_major, states)
         if self.return_sequences:
             result = reshaping.transpose(result, [1, 0, 2])
@@ -332,7 +347,8 @@ class RNN(Layer):
                                                       element_shape=states[0].shape))
 
         def one_step(t: Any, states: list, *outputs: Any) -> list:
-            out, states = step(time_major[length - 1 - t if self.go_backwards else t], states)
+            index = length - 1 - t if self.go_backwards else t
+            out, states = step(time_major[index], states, index)
             return [t + 1, states] + [ta.write(t, out) for ta in outputs]
 
         _, states, *outputs = while_ops.while_loop(
@@ -345,11 +361,24 @@ class RNN(Layer):
             raise ValueError(f"{self.name}: unroll=True needs a known number of time steps "
                              f"(got inputs with time dimension None); use unroll=False")
         steps = joining.unstack(projected, num=projected.shape[0])
+        order = list(range(len(steps)))
         outputs = []
-        for x_t in steps[::-1] if self.go_backwards else steps:
-            out, states = cell_step(x_t, states)
+        order = order[::-1] if self.go_backwards else order
+        for t in order:
+            out, states = cell_step(steps[t], states, t, last=t == order[-1])
             outputs.append(out)
         return (joining.stack(outputs) if self.return_sequences else outputs[-1]), states
+
+    def compute_mask(self, inputs: Any, mask: Any = None) -> Any:
+        """All steps' outputs keep the input mask; a last output or final state has none."""
+        out_mask = mask if self.return_sequences else None
+        if self.return_state:
+            return [out_mask] + [None] * len(self._state_sizes())
+        return out_mask
+
+    def _state_sizes(self) -> list:
+        sizes = self.cell.state_size
+        return sizes if isinstance(sizes, list) else [sizes]
 
     def get_config(self) -> dict:
         return {**super().get_config(), "return_sequences": self.return_sequences,

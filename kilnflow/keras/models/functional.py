@@ -71,6 +71,11 @@ class Functional:
     def outputs(self) -> list:
         return nest.flatten(getattr(self, "_model_outputs", None)) if self._nodes else []
 
+    @property
+    def output_names(self) -> list:
+        """The names of the layers producing the outputs (how dict losses address them)."""
+        return [t._keras_history[0].name for t in self.outputs]
+
     def _run_nodes(self, inputs: Any) -> Any:
         flat_inputs = nest.flatten(self._model_inputs)
         given = nest.flatten(inputs)
@@ -142,3 +147,100 @@ class Functional:
             raise
 
     # ---------------------------------------------------------------- compile
+
+
+# ---------------------------------------------------------------- config
+
+def _history_key(t: KerasTensor, node_map: dict) -> list:
+    layer, node_index, tensor_index = t._keras_history
+    return [layer.name, node_map[(id(layer), node_index)], tensor_index]
+
+
+def functional_config(model: Any) -> dict:
+    """Keras 3's functional config: each layer's config plus its `inbound_nodes` (call
+    arguments with KerasTensors as `__keras_tensor__` references), and the input and
+    output layers as [layer name, node index, tensor index]."""
+    from kilnflow.keras.saving.serialization import _jsonable, serialize_keras_object
+    node_map: dict = {}  # (id(layer), original node index) -> index within this model
+    per_layer: dict = {}
+    for node in model._nodes:
+        index = node.layer._inbound_nodes.index(node)
+        node_map[(id(node.layer), index)] = len(per_layer.setdefault(id(node.layer), []))
+        per_layer[id(node.layer)].append(node)
+
+    def encode(value: Any) -> Any:
+        if isinstance(value, KerasTensor):
+            return {"class_name": "__keras_tensor__", "config": {
+                "shape": value.shape.as_list(), "dtype": value.dtype.name,
+                "keras_history": _history_key(value, node_map)}}
+        if isinstance(value, (list, tuple)):
+            return [encode(v) for v in value]
+        if isinstance(value, dict):
+            return {k: encode(v) for k, v in value.items()}
+        return _jsonable(value)
+    layers = []
+    for layer in model._functional_layers:
+        entry = serialize_keras_object(layer)
+        entry["name"] = layer.name
+        entry["inbound_nodes"] = [] if isinstance(layer, InputLayer) else [
+            {"args": encode(list(n.args)), "kwargs": encode(n.kwargs)}
+            for n in per_layer[id(layer)]]
+        layers.append(entry)
+    return {"name": model.name, "trainable": model.trainable, "layers": layers,
+            "input_layers": [_history_key(t, node_map) for t in model.inputs],
+            "output_layers": [_history_key(t, node_map) for t in model.outputs],
+            "single_input": not isinstance(model._model_inputs, (list, tuple, dict)),
+            "single_output": not isinstance(model._model_outputs, (list, tuple, dict))}
+
+
+def functional_from_config(cls: Any, config: dict, custom_objects: Optional[dict] = None) -> Any:
+    """Rebuild the layers, replay their calls in dependency order, and make the model."""
+    from kilnflow.keras.saving.serialization import deserialize_keras_object
+    layers, pending, tensors = {}, [], {}
+    for entry in config["layers"]:
+        inner = {**entry, "config": {**entry["config"], "name": entry["name"]}}
+        inner.setdefault("module", "keras.layers")
+        inner.pop("build_config", None)  # the replayed calls build the layer
+        layer = deserialize_keras_object(inner, custom_objects)
+        layers[entry["name"]] = layer
+        if isinstance(layer, InputLayer):
+            tensors[(entry["name"], 0, 0)] = layer.output
+        for node in entry["inbound_nodes"]:
+            pending.append((entry["name"], node))
+
+    def decode(value: Any) -> Any:
+        if isinstance(value, dict) and value.get("class_name") == "__keras_tensor__":
+            key = tuple(value["config"]["keras_history"])
+            if key not in tensors:
+                raise LookupError(key)
+            return tensors[key]
+        if isinstance(value, list):
+            return [decode(v) for v in value]
+        if isinstance(value, dict):
+            return {k: decode(v) for k, v in value.items()}
+        return value
+    calls: dict = {}
+    while pending:
+        waiting = []
+        for name, node in pending:
+            try:
+                args, kwargs = decode(node["args"]), decode(node["kwargs"])
+            except LookupError:  # an input is produced by a call not replayed yet
+                waiting.append((name, node))
+                continue
+            out = layers[name](*args, **kwargs)
+            index = calls.get(name, 0)
+            calls[name] = index + 1
+            for i, t in enumerate(nest.flatten(out)):
+                tensors[(name, index, i)] = t
+        if len(waiting) == len(pending):
+            raise ValueError("Functional config: some layer calls refer to tensors that no "
+                             "layer produces")
+        pending = waiting
+
+    def endpoints(keys: list, single: bool) -> Any:
+        found = [tensors[tuple(k)] for k in keys]
+        return found[0] if single and len(found) == 1 else found
+    inputs = endpoints(config["input_layers"], config.get("single_input", True))
+    outputs = endpoints(config["output_layers"], config.get("single_output", True))
+    return cls(inputs, outputs, name=config.get("name"))

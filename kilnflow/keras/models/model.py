@@ -18,7 +18,8 @@ from kilnflow.keras import training
 from kilnflow.keras.layers.base import Layer
 from kilnflow.ops import math as kmath
 from kilnflow.saving import checkpoint as _checkpoint
-from kilnflow.keras.models.functional import Functional
+from kilnflow.keras.models.functional import Functional, functional_config, \
+    functional_from_config
 from kilnflow.keras.summary import print_summary
 
 _MODEL_STATE = frozenset({
@@ -26,7 +27,29 @@ _MODEL_STATE = frozenset({
     "_loss_object", "_metric_specs", "_compiled_metrics", "_loss_tracker", "_run_eagerly",
     "_train_function", "_test_function", "_predict_function", "_is_compiled", "_nodes",
     "_functional_layers", "_model_inputs", "_model_outputs", "_seq_layers",
-    "_metrics_resolved", "_jit_compile"})
+    "_metrics_resolved", "_jit_compile", "_initial_epoch", "_loss_weights"})
+
+
+def _by_output(spec: Any, index: int, names: list) -> Any:
+    """spec's entry for output `index`: a list entry, a dict entry by output name, or the
+    single value shared by every output."""
+    if isinstance(spec, (list, tuple)):
+        return spec[index]
+    if isinstance(spec, dict):
+        if not names:
+            raise ValueError("Losses by output name need a functional model")
+        return spec.get(names[index])
+    return spec
+
+
+def pack_data(x: Any, y: Any, sample_weight: Any) -> tuple:
+    """The batch a train_step / test_step receives, as Keras packs it: (x,), (x, y) or
+    (x, y, sample_weight), so an override can write `x, y = data`."""
+    if y is None and sample_weight is None:
+        return (x,)
+    if sample_weight is None:
+        return (x, y)
+    return (x, y, sample_weight)
 
 
 class Model(Functional, Layer):
@@ -73,11 +96,17 @@ class Model(Functional, Layer):
                 run_eagerly: bool = False, steps_per_execution: int = 1,
                 jit_compile: Any = None, **kwargs: Any) -> None:
         """Configure training: the optimizer, the loss and the metrics to report."""
-        if loss_weights is not None or weighted_metrics is not None:
-            raise NotImplementedError("loss_weights and weighted_metrics are not supported yet")
+        if weighted_metrics is not None:
+            raise NotImplementedError("weighted_metrics is not supported yet")
         self.optimizer = _optimizers.get(optimizer)
         self.loss = loss
-        self._loss_object = _losses.get(loss)
+        self._loss_weights = loss_weights
+        if isinstance(loss, (list, tuple)):  # one loss per output, in output order
+            self._loss_object: Any = [_losses.get(l) for l in loss]
+        elif isinstance(loss, dict):  # one loss per output, by output layer name
+            self._loss_object = {k: _losses.get(v) for k, v in loss.items()}
+        else:
+            self._loss_object = _losses.get(loss)
         self._metric_specs = list(metrics or [])
         self._compiled_metrics = []
         self._metrics_resolved = False
@@ -117,7 +146,11 @@ class Model(Functional, Layer):
         self._metrics_resolved = True
         for spec in self._metric_specs:
             if spec in ("accuracy", "acc"):
-                metric = _metrics.resolve_accuracy(spec, self._loss_object, y, y_pred)
+                loss = self._loss_object
+                if isinstance(loss, (list, dict)):
+                    loss = nest.flatten(loss)[0] if loss else None
+                metric = _metrics.resolve_accuracy(spec, loss, nest.flatten(y)[0],
+                                                   nest.flatten(y_pred)[0])
             else:
                 metric = _metrics.get(spec)
             self._compiled_metrics.append(metric)
@@ -134,12 +167,7 @@ class Model(Functional, Layer):
         """The compiled loss plus the layers' regularization losses."""
         total = None
         if self._loss_object is not None:
-            if isinstance(y_pred, (list, tuple)):
-                parts = [self._loss_object(t, p, sample_weight)
-                         for t, p in zip(nest.flatten(y), y_pred)]
-                total = kmath.add_n(parts)
-            else:
-                total = self._loss_object(y, y_pred, sample_weight)
+            total = self._compiled_loss(y, y_pred, sample_weight)
         extra = self.losses
         if extra:
             reg = kmath.add_n([kmath.cast(l, total.dtype) if total is not None else l
@@ -149,6 +177,31 @@ class Model(Functional, Layer):
             raise ValueError("No loss to compute: compile() the model with a `loss`, or add "
                              "losses with add_loss()")
         return total
+
+    def _compiled_loss(self, y: Any, y_pred: Any, sample_weight: Any) -> Any:
+        """The compiled loss over every output: one loss for all outputs, or a list / dict
+        of them (dicts by output layer name), each scaled by its loss_weights entry."""
+        if not isinstance(y_pred, (list, tuple, dict)) and not isinstance(
+                self._loss_object, (list, dict)):
+            return self._loss_object(y, y_pred, sample_weight)
+        names = list(self.output_names) if self._nodes is not None else []
+        preds = list(y_pred.values()) if isinstance(y_pred, dict) else nest.flatten(y_pred)
+        if isinstance(y, dict):
+            trues = [y[n] for n in (names or list(y))]
+        else:
+            trues = nest.flatten(y)
+        if len(trues) != len(preds):
+            raise ValueError(f"The model has {len(preds)} outputs but {len(trues)} targets "
+                             "were given")
+        parts = []
+        for i, (t, p) in enumerate(zip(trues, preds)):
+            loss = _by_output(self._loss_object, i, names)
+            if loss is None:
+                continue
+            value = loss(t, p, sample_weight)
+            weight = _by_output(self._loss_weights, i, names)
+            parts.append(value if weight is None else value * float(weight))
+        return kmath.add_n(parts)
 
     def compute_metrics(self, x: Any, y: Any, y_pred: Any, sample_weight: Any) -> dict:
         self._resolve_metrics(y, y_pred)
@@ -182,14 +235,14 @@ class Model(Functional, Layer):
     def make_train_function(self, force: bool = False) -> Any:
         if self._train_function is None or force:
             def train_function(x: Any, y: Any, sample_weight: Any) -> dict:
-                return self.train_step((x, y, sample_weight))
+                return self.train_step(pack_data(x, y, sample_weight))
             self._train_function = training.compiled(train_function, self._run_eagerly)
         return self._train_function
 
     def make_test_function(self, force: bool = False) -> Any:
         if self._test_function is None or force:
             def test_function(x: Any, y: Any, sample_weight: Any) -> dict:
-                return self.test_step((x, y, sample_weight))
+                return self.test_step(pack_data(x, y, sample_weight))
             self._test_function = training.compiled(test_function, self._run_eagerly)
         return self._test_function
 
@@ -214,19 +267,18 @@ class Model(Functional, Layer):
             validation_batch_size: Optional[int] = None, validation_freq: int = 1) -> Any:
         """Train for `epochs` passes over the data; returns a History."""
         self._check_compiled()
-        if class_weight is not None:
-            raise NotImplementedError("class_weight is not supported yet; pass sample_weight")
         return training.fit_loop(self, x, y, batch_size, epochs, verbose, callbacks,
                                  validation_split, validation_data, shuffle, sample_weight,
                                  initial_epoch, steps_per_epoch, validation_batch_size,
-                                 validation_freq)
+                                 validation_freq, class_weight)
 
     def evaluate(self, x: Any = None, y: Any = None, batch_size: Optional[int] = None,
                  verbose: Any = "auto", sample_weight: Any = None, steps: Optional[int] = None,
                  callbacks: Any = None, return_dict: bool = False, **kwargs: Any) -> Any:
         """The loss and metrics over the data: a scalar (loss only), a list, or a dict."""
         self._check_compiled()
-        logs = training.evaluate_loop(self, x, y, batch_size, sample_weight, steps, callbacks)
+        logs = training.evaluate_loop(self, x, y, batch_size, sample_weight, steps, callbacks,
+                                      verbose)
         if return_dict:
             return logs
         values = [logs[name] for name in self.metrics_names if name in logs]
@@ -235,7 +287,7 @@ class Model(Functional, Layer):
     def predict(self, x: Any, batch_size: Optional[int] = None, verbose: Any = "auto",
                 steps: Optional[int] = None, callbacks: Any = None) -> Any:
         """The model's outputs for all of x, as NumPy arrays."""
-        return training.predict_loop(self, x, batch_size, steps, callbacks)
+        return training.predict_loop(self, x, batch_size, steps, callbacks, verbose)
 
     def train_on_batch(self, x: Any, y: Any = None, sample_weight: Any = None,
                        reset_metrics: bool = True, return_dict: bool = False) -> Any:
@@ -269,8 +321,15 @@ class Model(Functional, Layer):
 
     def save_weights(self, filepath: str, overwrite: bool = True, save_format: Any = None,
                      options: Any = None) -> None:
-        """Write the model's variables to `filepath` (.json object graph + .safetensors)."""
+        """Write the model's variables: Keras 3's HDF5 layout for a `.weights.h5` path (needs
+        h5py), else a kilnflow checkpoint (.json object graph + .safetensors)."""
         import os
+        if os.fspath(filepath).endswith(".weights.h5"):
+            from kilnflow.keras.saving import archive
+            if not overwrite and os.path.exists(filepath):
+                raise FileExistsError(f"{filepath} exists and overwrite=False")
+            archive.save_weights_h5(self, os.fspath(filepath))
+            return
         prefix = _checkpoint.split_prefix(os.fspath(filepath))
         if not overwrite and os.path.exists(prefix + ".json"):
             raise FileExistsError(f"{prefix}.json exists and overwrite=False")
@@ -280,9 +339,13 @@ class Model(Functional, Layer):
                      options: Any = None) -> Any:
         """Restore weights saved by save_weights, matching by attribute path. Weights of
         layers not built yet are restored when they are built. Returns the load status."""
+        import os
+        if os.fspath(filepath).endswith(".weights.h5"):
+            from kilnflow.keras.saving import archive
+            archive.load_weights_h5(self, os.fspath(filepath), skip_mismatch)
+            return None
         if by_name or skip_mismatch:
             raise NotImplementedError("load_weights(by_name/skip_mismatch) is not supported")
-        import os
         return _checkpoint.restore_checkpoint(self, os.fspath(filepath))
 
     # ---------------------------------------------------------------- summary
@@ -294,7 +357,34 @@ class Model(Functional, Layer):
         print_summary(self, line_length, positions, print_fn, expand_nested, show_trainable)
 
     def get_config(self) -> dict:
+        """A functional model's graph of layer configs; a subclassed model's name and
+        trainable flag (override get_config when __init__ takes other arguments)."""
         if self._nodes is not None:
-            raise NotImplementedError("get_config of functional models is not supported yet")
-        raise NotImplementedError(f"Model {type(self).__name__} is a subclassed model: it has "
-                                  "no config (rebuild it in code, as in Keras)")
+            return functional_config(self)
+        return {"name": self.name, "trainable": self.trainable}
+
+    @classmethod
+    def from_config(cls, config: dict, custom_objects: Optional[dict] = None) -> "Model":
+        if "input_layers" in config and "layers" in config:
+            return functional_from_config(cls, config, custom_objects)
+        try:
+            return cls(**config)
+        except TypeError as exc:
+            raise TypeError(f"Unable to revive model {cls.__name__} from its config "
+                            f"{config}: {exc}. A subclassed model whose __init__ takes other "
+                            "arguments must implement get_config() and from_config().") from exc
+
+    # ---------------------------------------------------------------- whole-model saving
+
+    def save(self, filepath: Any, overwrite: bool = True, zipped: Any = None,
+             **kwargs: Any) -> None:
+        """Save architecture, weights, optimizer state and compile settings to a `.keras`
+        file; keras.models.load_model restores it."""
+        from kilnflow.keras.saving import archive
+        archive.save_model(self, filepath, overwrite=overwrite, **kwargs)
+
+    def to_json(self, **kwargs: Any) -> str:
+        """The model's architecture as Keras 3 JSON (keras.models.model_from_json)."""
+        import json
+        from kilnflow.keras.saving.serialization import serialize_keras_object
+        return json.dumps(serialize_keras_object(self), **kwargs)

@@ -88,17 +88,35 @@ class Sequential(Model):
         return x
 
     def get_config(self) -> dict:
-        return {"name": self.name, "layers": [
-            {"class_name": type(l).__name__, "config": l.get_config()}
-            for l in self._seq_layers]}
+        """Keras 3's Sequential config: the InputLayer (when the input shape is known) then
+        each layer's serialized config."""
+        from kilnflow.keras.saving.serialization import serialize_keras_object
+        layers = []
+        if self._input_spec_shape is not None:
+            layers.append({"module": "keras.layers", "class_name": "InputLayer",
+                           "config": {"batch_shape": list(self._input_spec_shape),
+                                      "dtype": self._input_dtype_name or backend.floatx(),
+                                      "sparse": False, "name": "input_layer"},
+                           "registered_name": None})
+        layers.extend(serialize_keras_object(l) for l in self._seq_layers)
+        config = {"name": self.name, "trainable": self.trainable, "dtype": self.dtype,
+                  "layers": layers}
+        if self._build_input_shape is not None:
+            config["build_input_shape"] = TensorShape(self._build_input_shape).as_list()
+        return config
 
     @classmethod
-    def from_config(cls, config: dict) -> "Sequential":
-        from kilnflow.keras import layers as layers_module
-        model = cls(name=config.get("name"))
+    def from_config(cls, config: dict, custom_objects: Optional[dict] = None) -> "Sequential":
+        from kilnflow.keras.saving.serialization import deserialize_keras_object
+        model = cls(name=config.get("name"), trainable=config.get("trainable", True))
         for entry in config.get("layers", []):
-            layer_cls = getattr(layers_module, entry["class_name"], None)
-            if not (isinstance(layer_cls, type) and issubclass(layer_cls, Layer)):
-                raise ValueError(f"Unknown layer class {entry['class_name']!r} in config")
-            model.add(layer_cls.from_config(entry["config"]))
+            if "module" not in entry and entry.get("class_name") != "InputLayer":
+                entry = {**entry, "module": "keras.layers"}
+            layer = deserialize_keras_object(entry, custom_objects)
+            if not isinstance(layer, Layer):
+                raise ValueError(f"Sequential config entry {entry.get('class_name')!r} is "
+                                 "not a layer")
+            model.add(layer)
+        if not model.built and config.get("build_input_shape") is not None:
+            model.build(config["build_input_shape"])
         return model

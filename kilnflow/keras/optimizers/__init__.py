@@ -24,7 +24,8 @@ from kilnflow.ops.convert import convert_to_tensor
 from kilnflow.variables import Variable
 from kilnflow.ops import reduction
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "get", "schedules"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax",
+           "Nadam", "Ftrl", "Lion", "get", "schedules"]
 
 
 class Optimizer(Module):
@@ -92,12 +93,16 @@ class Optimizer(Module):
     # ---------------------------------------------------------------- slots
 
     def add_slot(self, var: Variable, slot_name: str, initializer: Any = "zeros") -> Variable:
-        """Create (once) the `slot_name` companion of `var`, zeros of its shape and dtype."""
+        """Create (once) the `slot_name` companion of `var`: zeros of its shape and dtype, or
+        filled with `initializer` when that is a number."""
         key = id(var.handle)
         slots = self._slots.setdefault(key, {})
         if slot_name in slots:
             return slots[slot_name]
-        value = np.zeros(var.shape.as_list(), var.dtype.as_numpy_dtype)
+        # a number fills the slot (Adagrad's initial accumulator); the value is the
+        # variable's initial value, so a slot made while tracing is not reset every call
+        fill = 0 if isinstance(initializer, str) else initializer
+        value = np.full(var.shape.as_list(), fill, var.dtype.as_numpy_dtype)
         base = var.name.split(":")[0]
         slot = Variable(value, trainable=False, dtype=var.dtype, name=f"{base}/{slot_name}")
         slots[slot_name] = slot
@@ -121,6 +126,21 @@ class Optimizer(Module):
 
     def build(self, var_list: list) -> None:
         """Create the slots of each variable (subclasses call add_slot)."""
+
+    def apply(self, grads: list, trainable_variables: Any = None) -> Any:
+        """Keras 3's form of apply_gradients: gradients and variables as two lists."""
+        if trainable_variables is None:
+            raise ValueError("Optimizer.apply needs the variables the gradients are for")
+        return self.apply_gradients(zip(grads, trainable_variables))
+
+    def build_slots(self, var_list: list) -> None:
+        """build() for the variables that have no slots yet (a restored model's optimizer
+        makes its state this way before the saved values are assigned)."""
+        new = [v for v in var_list if id(v.handle) not in self._slot_owners]
+        if new:
+            self.build(new)
+            for v in new:
+                self._slot_owners.setdefault(id(v.handle), v)
 
     @property
     def variables(self) -> list:
@@ -184,11 +204,7 @@ class Optimizer(Module):
                           "the loss.", stacklevel=2)
         grads = self._clip([convert_to_tensor(g) for g, _ in kept])
         variables = [v for _, v in kept]
-        new = [v for v in variables if id(v.handle) not in self._slot_owners]
-        if new:
-            self.build(new)
-            for v in new:
-                self._slot_owners.setdefault(id(v.handle), v)
+        self.build_slots(variables)
         lr = self._current_learning_rate()
         for g, v in zip(grads, variables):
             var_lr = lr if lr.dtype is v.dtype else kmath.cast(lr, v.dtype)
@@ -379,7 +395,13 @@ class RMSprop(Optimizer):
                 "epsilon": self.epsilon, "centered": self.centered}
 
 
-_BY_NAME = {"sgd": SGD, "adam": Adam, "adamw": AdamW, "rmsprop": RMSprop}
+# the other optimizers subclass Optimizer, so they are imported once it exists
+from kilnflow.keras.optimizers.adaptive import Adadelta, Adagrad, Adamax, Ftrl, Lion, \
+    Nadam  # noqa: E402
+
+_BY_NAME = {"sgd": SGD, "adam": Adam, "adamw": AdamW, "rmsprop": RMSprop, "adagrad": Adagrad,
+            "adadelta": Adadelta, "adamax": Adamax, "nadam": Nadam, "ftrl": Ftrl,
+            "lion": Lion}
 
 
 def get(identifier: Any) -> Optimizer:
