@@ -4,7 +4,7 @@ differences, second order) cover the composite; TF's own values are in test_tf_r
 import numpy as np
 
 import kilnflow as kf
-from tests.ops.samples import add, pos, rand, rng
+from tests.ops.samples import add, direct, pos, rand, rng
 
 NN = kf.nn
 
@@ -58,3 +58,39 @@ add("ComputeAccidentalHits",
     lambda t, s: (np.array([0, 0, 1, 1], np.int32), np.array([0, 2, 1, 1], np.int64),
                   np.full(4, -np.finfo(np.float32).max, np.float32)),
     static_shape=False)
+
+
+def _windows_max(x, f, kh, kw):
+    n, h, w, c = x.shape
+    out = np.full((n, h - kh + 1, w - kw + 1, c), -np.inf)
+    for i in range(kh):
+        for j in range(kw):
+            out = np.maximum(out, x[:, i:i + out.shape[1], j:j + out.shape[2]] + f[i, j])
+    return out
+
+
+add("MaxPoolWithArgmax", lambda x: NN.max_pool_with_argmax(x, 2, 2, "VALID")[0],
+    (rand(2, 4, 4, 3),), lambda x: x.reshape(2, 2, 2, 2, 2, 3).max(axis=(2, 4)),
+    differentiable=True)
+add("MaxPoolWithArgmax",
+    lambda x: NN.max_pool_with_argmax(x, 2, 2, "VALID", include_batch_in_index=True)[1],
+    (np.arange(16.0).reshape(1, 2, 4, 2),),
+    lambda x: np.array([[[[10, 11], [14, 15]]]], np.int64), name="index")
+add("Dilation2D", lambda x, f: NN.dilation2d(x, f, [1, 1, 1, 1], "VALID"),
+    (rand(1, 4, 4, 2), rand(2, 3, 2)), lambda x, f: _windows_max(x, f, 2, 3),
+    differentiable=True)
+add("Dilation2DBackprop",
+    direct("Dilation2DBackprop", strides=(1, 1), rates=(1, 1), padding="VALID",
+           which="filter"),
+    (rand(1, 3, 3, 1), rand(2, 2, 1), rand(1, 2, 2, 1)),
+    lambda x, f, dy: _dilation_filter_grad(x, f, dy))
+
+
+def _dilation_filter_grad(x, f, dy):
+    out = np.zeros(f.shape)
+    for r in range(2):
+        for s in range(2):
+            scores = x[0, r:r + 2, s:s + 2, 0] + f[..., 0]
+            i, j = np.unravel_index(np.argmax(scores), scores.shape)
+            out[i, j, 0] += dy[0, r, s, 0]
+    return out
