@@ -309,6 +309,31 @@ def space_to_batch(input: Any, block_shape: Any, paddings: Any,  # noqa: A002 - 
                              name=name)
 
 
+def batch_to_space(input: Any, block_shape: Any, crops: Any,  # noqa: A002 - TF's name
+                   name: Optional[str] = None) -> Tensor:
+    """The inverse of space_to_batch: batch blocks back into space, then `crops` removed."""
+    x = convert_to_tensor(input)
+    block = [int(b) for b in np.asarray(block_shape).reshape(-1)]
+    crop = np.asarray(crops, np.int64).reshape(len(block), 2).tolist()
+    m = len(block)
+    if x.shape.rank is None or None in x.shape.as_list()[1:]:
+        raise ValueError("batch_to_space: the input's non-batch dims must be known")
+    dims = x.shape.as_list()
+    spatial, rest = dims[1:1 + m], dims[1 + m:]
+    y = reshaping.reshape(x, block + [-1] + spatial + rest)
+    order = [m]
+    for i in range(m):
+        order += [m + 1 + i, i]
+    order += list(range(2 * m + 1, 2 * m + 1 + len(rest)))
+    y = reshaping.transpose(y, order)
+    y = reshaping.reshape(y, [-1] + [s * b for s, b in zip(spatial, block)] + rest)
+    begin = [0] + [c[0] for c in crop] + [0] * len(rest)
+    size = [-1] + [s * b - c[0] - c[1] for s, b, c in zip(spatial, block, crop)] + \
+        [-1] * len(rest)
+    from kilnflow.ops.slicing import slice as slice_
+    return slice_(y, begin, size, name=name)
+
+
 def collapse_repeated(labels: Any, seq_length: Any, name: Optional[str] = None) -> tuple:
     """(labels with consecutive repeats merged, padded with 0 to the longest result; new
     lengths) per row of [batch, max_len] `labels` within each row's `seq_length`."""

@@ -80,4 +80,13 @@ CASES = {
         np.array([[1, 1, 2, 2, 3], [4, 4, 4, 0, 0]], np.int32), [5, 3])[0],
     "collapse_repeated_lengths": lambda tf, d: tf.nn.collapse_repeated(
         np.array([[1, 1, 2, 2, 3], [4, 4, 4, 0, 0]], np.int32), [5, 3])[1],
+    "saturate_cast": lambda tf, d: tf.saturate_cast(np.array([1e10, -1e10, 3.7, -300.0],
+                                                             np.float32), tf.int32),
+    "saturate_cast_uint8": lambda tf, d: tf.saturate_cast(np.array([-5, 300, 7]), tf.uint8),
+    "truncatemod": lambda tf, d: tf.truncatemod(d["x1"][0] * 5, d["x1"][1]),
+    "truncatediv": lambda tf, d: tf.truncatediv(np.array([-7, 7, 9], np.int32),
+                                                np.array([2, -2, 4], np.int32)),
+    "batch_to_space": lambda tf, d: tf.batch_to_space(d["x"].repeat(2, 0)[:, :2], [2, 2],
+                                                      [[1, 0], [0, 1]]),
+    "space_to_batch_nd": lambda tf, d: tf.space_to_batch_nd(d["x"], [2, 1], [[0, 0], [1, 0]]),
 }
