@@ -84,6 +84,8 @@ from kilnflow.ops.nn_windows import depthwise_conv2d_backprop_input as depthwise
 from kilnflow.ops.nn_windows import depthwise_conv2d_backprop_filter as depthwise_conv2d_backprop_filter
 from kilnflow.ops.nn_windows import space_to_batch as space_to_batch
 from kilnflow.ops.nn_windows import collapse_repeated as collapse_repeated
+from kilnflow.ops.nn_windows import max_pool3d as max_pool3d
+from kilnflow.ops.nn_windows import avg_pool3d as avg_pool3d
 from kilnflow.ops.nn_windows import general_dropout as _general_dropout
 from kilnflow.ops.nn_windows import stateless_dropout as _stateless_dropout
 

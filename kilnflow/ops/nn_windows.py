@@ -237,6 +237,51 @@ def conv3d(input: Any, filters: Any, strides: Any, padding: str,  # noqa: A002 -
     return stack(outputs, axis=1, name=name)
 
 
+def _pool3d(pool2d: Any, combine: Any, input: Any, ksize: Any, strides: Any,  # noqa: A002
+            padding: str, data_format: str, name: Optional[str]) -> Tensor:
+    """A 3-D pool as 2-D pools of the depth slices each output window covers, combined over
+    depth (padding in depth is left out, as TF leaves it out of the max and the mean)."""
+    x = convert_to_tensor(input)
+    if data_format != "NDHWC" or x.shape.rank != 5 or x.shape[1] is None:
+        raise errors.InvalidArgumentError(errors.with_location(
+            f"3-D pooling needs NDHWC 5-D input with a known depth, got {x.shape}"))
+    ksize = [int(k) for k in ([ksize] * 3 if isinstance(ksize, (int, np.integer)) else ksize)]
+    strides = [int(k) for k in ([strides] * 3 if isinstance(strides, (int, np.integer))
+                                else strides)]
+    ksize, strides = (ksize[1:4] if len(ksize) == 5 else ksize,
+                      strides[1:4] if len(strides) == 5 else strides)
+    depth = x.shape[1]
+    out_d, front, _ = _size_and_pads(depth, ksize[0], strides[0], 1, str(padding).upper())
+    slices = [pool2d(x[:, z], ksize[1:], strides[1:], padding) for z in range(depth)]
+    from kilnflow.ops.joining import stack
+    outputs = []
+    for d in range(out_d):
+        taps = [slices[z] for z in range(d * strides[0] - front,
+                                         d * strides[0] - front + ksize[0]) if 0 <= z < depth]
+        outputs.append(combine(taps))
+    return stack(outputs, axis=1, name=name)
+
+
+def max_pool3d(input: Any, ksize: Any, strides: Any, padding: str,  # noqa: A002
+               data_format: str = "NDHWC", name: Optional[str] = None) -> Tensor:
+    """Max over 3-D windows of NDHWC `input`."""
+    from kilnflow.ops.math import maximum
+
+    def combine(taps: list) -> Tensor:
+        out = taps[0]
+        for t in taps[1:]:
+            out = maximum(out, t)
+        return out
+    return _pool3d(conv.max_pool2d, combine, input, ksize, strides, padding, data_format, name)
+
+
+def avg_pool3d(input: Any, ksize: Any, strides: Any, padding: str,  # noqa: A002
+               data_format: str = "NDHWC", name: Optional[str] = None) -> Tensor:
+    """Mean over 3-D windows of NDHWC `input` (SAME: over the unpadded part only)."""
+    return _pool3d(conv.avg_pool2d, lambda taps: add_n(taps) / len(taps) if len(taps) > 1
+                   else taps[0], input, ksize, strides, padding, data_format, name)
+
+
 def _channel_sizes(sizes: Any, channels: Any) -> Tensor:
     sizes = cast(convert_to_tensor(sizes), _dtypes.int32)
     return concat([sizes[:3], [channels]], 0)

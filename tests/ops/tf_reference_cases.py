@@ -89,4 +89,9 @@ CASES = {
     "batch_to_space": lambda tf, d: tf.batch_to_space(d["x"].repeat(2, 0)[:, :2], [2, 2],
                                                       [[1, 0], [0, 1]]),
     "space_to_batch_nd": lambda tf, d: tf.space_to_batch_nd(d["x"], [2, 1], [[0, 0], [1, 0]]),
+    "max_pool3d_same": lambda tf, d: tf.nn.max_pool3d(d["x3"], [1, 2, 3, 2, 1],
+                                                      [1, 2, 2, 1, 1], "SAME"),
+    "avg_pool3d_same": lambda tf, d: tf.nn.avg_pool3d(d["x3"], [1, 2, 3, 2, 1],
+                                                      [1, 2, 2, 1, 1], "SAME"),
+    "avg_pool3d_valid": lambda tf, d: tf.nn.avg_pool3d(d["x3"], 2, 1, "VALID"),
 }

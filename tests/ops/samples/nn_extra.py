@@ -94,3 +94,25 @@ def _dilation_filter_grad(x, f, dy):
             i, j = np.unravel_index(np.argmax(scores), scores.shape)
             out[i, j, 0] += dy[0, r, s, 0]
     return out
+
+
+def _conv3d_valid(x, w):
+    d, h, wd = (x.shape[i] - w.shape[i - 1] + 1 for i in (1, 2, 3))
+    out = np.zeros((x.shape[0], d, h, wd, w.shape[4]))
+    for a in range(d):
+        for b in range(h):
+            for c in range(wd):
+                patch = x[:, a:a + w.shape[0], b:b + w.shape[1], c:c + w.shape[2]]
+                out[:, a, b, c] = np.tensordot(patch, w, axes=([1, 2, 3, 4], [0, 1, 2, 3]))
+    return out
+
+
+add("Conv2D", lambda x, w: NN.conv3d(x, w, [1, 1, 1, 1, 1], "VALID"),
+    (rand(1, 3, 3, 3, 2), rand(2, 2, 2, 2, 2)), _conv3d_valid, differentiable=True,
+    name="conv3d")
+add("MaxPool", lambda x: NN.max_pool3d(x, 2, 2, "VALID"), (rand(1, 2, 4, 4, 1),),
+    lambda x: x.reshape(1, 1, 2, 2, 2, 2, 2, 1).max(axis=(2, 4, 6)), differentiable=True,
+    name="max_pool3d")
+add("AvgPool", lambda x: NN.avg_pool3d(x, 2, 2, "VALID"), (rand(1, 2, 4, 4, 1),),
+    lambda x: x.reshape(1, 1, 2, 2, 2, 2, 2, 1).mean(axis=(2, 4, 6)), differentiable=True,
+    name="avg_pool3d")
