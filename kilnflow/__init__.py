@@ -35,6 +35,7 @@ from kilnflow.dtypes import complex64 as complex64
 from kilnflow.dtypes import complex128 as complex128
 from kilnflow.dtypes import double as double
 from kilnflow.dtypes import float16 as float16
+from kilnflow.dtypes import bfloat16 as bfloat16  # usable with the extra kilnflow[bf16]
 from kilnflow.dtypes import float32 as float32
 from kilnflow.dtypes import float64 as float64
 from kilnflow.dtypes import half as half
@@ -191,6 +192,7 @@ from kilnflow import debugging as debugging  # noqa: E402
 from kilnflow import autograph as autograph  # noqa: E402
 from kilnflow import keras as keras  # noqa: E402
 from kilnflow import saved_model as saved_model  # noqa: E402
+from kilnflow.saving import onnx_export as onnx  # noqa: E402  (kf.onnx.export; extra [onnx])
 from kilnflow import train as train  # noqa: E402
 from kilnflow.keras import initializers as initializers  # noqa: E402
 from kilnflow.keras import losses as losses  # noqa: E402
@@ -199,3 +201,9 @@ from kilnflow.keras import optimizers as optimizers  # noqa: E402
 from kilnflow.module import Module as Module  # noqa: E402
 from kilnflow import nn as nn  # noqa: E402 - the tf.nn namespace
 from kilnflow import random as random  # noqa: E402 - the tf.random namespace
+from kilnflow import strings as strings  # noqa: E402 - the tf.strings namespace
+from kilnflow.ops.strings import as_string as as_string  # noqa: E402
+from kilnflow import data as data  # noqa: E402 - the tf.data namespace
+from kilnflow import summary as summary
+from kilnflow import profiler as profiler
+from kilnflow.debugging import get_logger as get_logger

@@ -359,3 +359,4 @@ class ProgbarLogger(Callback):
         else:
             out.write(line + "\n")
         out.flush()
+from kilnflow.keras.tensorboard import TensorBoard as TensorBoard  # noqa: E402,F401

@@ -14,6 +14,7 @@ from typing import Any, Optional, Sequence
 import numpy as np
 
 from kilnflow import dtypes as _dtypes
+from kilnflow import errors
 from kilnflow.core import rules
 from kilnflow.core.opdef import NO_ATTRS, bind, defop, np_errors_ignored
 from kilnflow.ops import array
@@ -408,6 +409,10 @@ def cast(x: Any, dtype: Any, name: Optional[str] = None) -> Tensor:
     dtype = _dtypes.as_dtype(dtype)
     if x.dtype is dtype:
         return x
+    if _dtypes.string in (x.dtype, dtype):  # TF: kf.strings.to_number / as_string instead
+        raise errors.UnimplementedError(errors.with_location(
+            f"Cast {x.dtype.name} to {dtype.name} is not supported (use kf.strings.to_number "
+            f"or kf.strings.as_string) [Op:Cast]"))
     return bind(CAST, (x,), {"dtype": dtype}, name=name)
 
 

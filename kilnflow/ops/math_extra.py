@@ -157,7 +157,8 @@ def bincount(arr: Any, weights: Any = None, minlength: Any = None, maxlength: An
     >>> kf.math.bincount([1, 1, 3]).numpy().tolist()
     [0, 2, 0, 1]
     """
-    if not isinstance(arr, Tensor) and np.asarray(arr).size == 0:
+    if not isinstance(arr, Tensor) and isinstance(arr, (list, tuple, np.ndarray)) \
+            and len(arr) == 0:
         arr = np.zeros(np.shape(arr), np.int32)  # an empty list counts as int32, as in TF
     arr = convert_to_tensor(arr)
     if axis is None:
