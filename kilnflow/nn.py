@@ -80,8 +80,10 @@ from kilnflow.ops.nn_windows import max_pool_with_argmax as max_pool_with_argmax
 from kilnflow.ops.nn_windows import dilation2d as dilation2d
 from kilnflow.ops.nn_windows import erosion2d as erosion2d
 from kilnflow.ops.nn_windows import conv3d as conv3d
-from kilnflow.ops.nn_windows import depthwise_conv2d_backprop_input as depthwise_conv2d_backprop_input
-from kilnflow.ops.nn_windows import depthwise_conv2d_backprop_filter as depthwise_conv2d_backprop_filter
+from kilnflow.ops.nn_windows import depthwise_conv2d_backprop_input as \
+    depthwise_conv2d_backprop_input
+from kilnflow.ops.nn_windows import depthwise_conv2d_backprop_filter as \
+    depthwise_conv2d_backprop_filter
 from kilnflow.ops.nn_windows import space_to_batch as space_to_batch
 from kilnflow.ops.nn_windows import collapse_repeated as collapse_repeated
 from kilnflow.ops.nn_windows import max_pool3d as max_pool3d
