@@ -160,6 +160,14 @@ from kilnflow.ops.elementwise import sinh as sinh
 from kilnflow.ops.elementwise import tan as tan
 from kilnflow.ops.math_extra import scalar_mul as scalar_mul
 from kilnflow.ops.complex import complex as complex  # noqa: A004
+from kilnflow.ops.elementwise import realdiv as realdiv
+from kilnflow.ops.elementwise import truncatediv as truncatediv
+from kilnflow.ops.elementwise import truncatemod as truncatemod
+from kilnflow.ops.math_extra import saturate_cast as saturate_cast
+from kilnflow.ops.nn_windows import batch_to_space as batch_to_space
+from kilnflow.ops.nn_windows import space_to_batch as space_to_batch
+from kilnflow.ops.nn_windows import space_to_batch as space_to_batch_nd
+from kilnflow.ops.stateless_random import index_shuffle as random_index_shuffle
 from kilnflow.shapes import TensorShape as TensorShape
 from kilnflow.shapes import TensorSpec as TensorSpec
 from kilnflow.tensor import Tensor as Tensor

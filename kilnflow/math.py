@@ -125,3 +125,12 @@ from kilnflow.ops.special import lgamma as lgamma
 from kilnflow.ops.special import ndtri as ndtri
 from kilnflow.ops.special import polygamma as polygamma
 from kilnflow.ops.special import zeta as zeta
+from kilnflow.ops.special import bessel_i0 as bessel_i0
+from kilnflow.ops.special import bessel_i0e as bessel_i0e
+from kilnflow.ops.special import bessel_i1 as bessel_i1
+from kilnflow.ops.special import bessel_i1e as bessel_i1e
+from types import SimpleNamespace as _Namespace  # noqa: E402
+
+# tf.math.special: the functions kilnflow has of TF's list
+special = _Namespace(bessel_i0=bessel_i0, bessel_i0e=bessel_i0e, bessel_i1=bessel_i1,
+                     bessel_i1e=bessel_i1e)

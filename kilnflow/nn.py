@@ -1,4 +1,6 @@
 """The kf.nn namespace (tf.nn): re-exports only."""
+from types import SimpleNamespace as _Namespace
+
 from kilnflow.ops.math import sigmoid as sigmoid
 from kilnflow.ops.math import tanh as tanh
 from kilnflow.ops.conv import avg_pool as avg_pool
@@ -74,3 +76,20 @@ from kilnflow.ops.candidate_sampling import all_candidate_sampler as all_candida
 from kilnflow.ops.candidate_sampling import compute_accidental_hits as compute_accidental_hits
 from kilnflow.ops.candidate_sampling import nce_loss as nce_loss
 from kilnflow.ops.candidate_sampling import sampled_softmax_loss as sampled_softmax_loss
+from kilnflow.ops.nn_windows import max_pool_with_argmax as max_pool_with_argmax
+from kilnflow.ops.nn_windows import dilation2d as dilation2d
+from kilnflow.ops.nn_windows import erosion2d as erosion2d
+from kilnflow.ops.nn_windows import conv3d as conv3d
+from kilnflow.ops.nn_windows import depthwise_conv2d_backprop_input as \
+    depthwise_conv2d_backprop_input
+from kilnflow.ops.nn_windows import depthwise_conv2d_backprop_filter as \
+    depthwise_conv2d_backprop_filter
+from kilnflow.ops.nn_windows import space_to_batch as space_to_batch
+from kilnflow.ops.nn_windows import collapse_repeated as collapse_repeated
+from kilnflow.ops.nn_windows import max_pool3d as max_pool3d
+from kilnflow.ops.nn_windows import avg_pool3d as avg_pool3d
+from kilnflow.ops.nn_windows import general_dropout as _general_dropout
+from kilnflow.ops.nn_windows import stateless_dropout as _stateless_dropout
+
+# tf.nn.experimental
+experimental = _Namespace(general_dropout=_general_dropout, stateless_dropout=_stateless_dropout)

@@ -14,7 +14,7 @@ from kilnflow.core import rules
 from kilnflow.core.opdef import bind, defop, np_errors_ignored
 from kilnflow.ops import array
 from kilnflow.ops.convert import binary, convert_to_tensor
-from kilnflow.ops.math import FLOATS, INEXACT, cast, exp, not_equal, sqrt, square
+from kilnflow.ops.math import FLOATS, INEXACT, REAL, cast, exp, not_equal, sqrt, square
 from kilnflow.ops.math import abs as absolute
 from kilnflow.tensor import Tensor
 
@@ -126,6 +126,31 @@ MUL_NO_NAN = _binary("MulNoNan", lambda x, y: np.where(y == 0, 0, x * y).astype(
                      _mul_no_nan_grad, fusable="where({1} == 0, 0, {0} * {1})")
 
 
+# ---------------------------------------------------------------- truncating division (C's / and %)
+
+
+def _truncate_div_kernel(x: Any, y: Any) -> Any:
+    if x.dtype.kind in "iu":
+        if not np.all(y):
+            raise ZeroDivisionError("Integer division by zero")
+        quotient = np.abs(x) // np.abs(y)
+        return (np.sign(x) * np.sign(y) * quotient).astype(x.dtype)
+    return np.trunc(x / y).astype(x.dtype)
+
+
+def _truncate_mod_kernel(x: Any, y: Any) -> Any:
+    if x.dtype.kind in "iu" and not np.all(y):
+        raise ZeroDivisionError("Integer division by zero")
+    return np.fmod(x, y).astype(x.dtype)
+
+
+TRUNCATE_DIV = defop("TruncateDiv", shape=rules.broadcast(), dtypes=REAL,
+                     kernel=np_errors_ignored(_truncate_div_kernel))
+TRUNCATE_MOD = defop("TruncateMod", shape=rules.broadcast(), dtypes=REAL,
+                     kernel=np_errors_ignored(_truncate_mod_kernel),
+                     grad=lambda op, dy: [dy, -dy * truncatediv(op.inputs[0], op.inputs[1])])
+
+
 # ---------------------------------------------------------------- public functions
 
 def _unary_function(opdef: Any, doc: str):
@@ -165,6 +190,10 @@ nextafter = _binary_function(NEXTAFTER, "The next representable value after x1 t
 xlogy = _binary_function(XLOGY, "Returns 0 where x == 0, else x * log(y).")
 xlog1py = _binary_function(XLOG1PY, "Returns 0 where x == 0, else x * log1p(y).")
 xdivy = _binary_function(XDIVY, "Returns 0 where x == 0, else x / y.")
+truncatediv = _binary_function(TRUNCATE_DIV, "x / y rounded toward zero (C's integer "
+                                            "division).")
+truncatemod = _binary_function(TRUNCATE_MOD, "The remainder of truncatediv: the sign of x "
+                                             "(C's %), unlike floormod.")
 multiply_no_nan = _binary_function(MUL_NO_NAN, "Returns 0 where y == 0 (even if x is inf or "
                                                "NaN), else x * y.")
 
@@ -181,6 +210,13 @@ def divide_no_nan(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
         target = _dtypes.float32 if x.dtype.size <= 2 else _dtypes.float64
         x, y = cast(x, target), cast(y, target)
     return bind(DIV_NO_NAN, (x, y), name=name)
+
+
+def realdiv(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
+    """x / y for floating or complex tensors (TF's RealDiv op, no integer conversion)."""
+    from kilnflow.ops.math import REAL_DIV
+    x, y = binary(x, y)
+    return bind(REAL_DIV, (x, y), name=name)
 
 
 def reciprocal_no_nan(x: Any, name: Optional[str] = None) -> Tensor:

@@ -389,3 +389,29 @@ def approx_min_k(operand: Any, k: int, reduction_dimension: int = -1,
     """(values, indices) of the k smallest entries along the last dimension (exact)."""
     values, indices = approx_max_k(-convert_to_tensor(operand), k, reduction_dimension)
     return -values, indices
+
+
+def saturate_cast(value: Any, dtype: Any, name: Optional[str] = None) -> Tensor:
+    """Casts to `dtype`, clipping to its range first so values saturate instead of wrapping.
+
+    >>> import kilnflow as kf
+    >>> kf.saturate_cast([-5, 300], kf.uint8).numpy().tolist()
+    [0, 255]
+    """
+    from kilnflow.ops.math import maximum, minimum
+    value = convert_to_tensor(value)
+    dtype = _dtypes.as_dtype(dtype)
+    kinds = (value.dtype.is_integer or value.dtype.is_floating,
+             dtype.is_integer or dtype.is_floating)
+    if all(kinds):
+        target = np.iinfo(dtype.as_numpy_dtype) if dtype.is_integer else \
+            np.finfo(dtype.as_numpy_dtype)
+        source = np.iinfo(value.dtype.as_numpy_dtype) if value.dtype.is_integer else \
+            np.finfo(value.dtype.as_numpy_dtype)
+        # the bounds both dtypes hold, in the source dtype (TF's rule)
+        low = np.asarray(max(target.min, source.min)).astype(source.dtype)
+        high = np.asarray(min(target.max, source.max)).astype(source.dtype)
+        while dtype.is_integer and float(high) > target.max:  # float32(2**31 - 1) rounds up
+            high = np.nextafter(high, source.dtype.type(0))
+        value = minimum(maximum(value, convert_to_tensor(low)), convert_to_tensor(high))
+    return cast(value, dtype, name=name)

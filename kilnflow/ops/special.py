@@ -197,6 +197,40 @@ def _betainc_scalar(a: float, b: float, x: float) -> float:
     return front * h
 
 
+def _bessel_scaled_scalar(order: int, x: float) -> float:
+    """exp(-|x|) I_order(|x|) for order 0 or 1 (|x|: callers restore I1's sign): the power
+    series up to 30, Hankel's asymptotic series beyond (no overflow for any x)."""
+    if math.isnan(x):
+        return math.nan
+    if x <= 30:
+        half, term = x / 2, (1.0 if order == 0 else x / 2)
+        total, k = term, 0
+        while term > total * 1e-17:
+            k += 1
+            term *= half * half / (k * (k + order))
+            total += term
+        return total * math.exp(-x)
+    if math.isinf(x):
+        return 0.0
+    mu, term, total = 4.0 * order * order, 1.0, 1.0
+    for k in range(1, 40):
+        term *= -(mu - (2 * k - 1) ** 2) / (k * 8 * x)
+        total += term
+        if abs(term) < 1e-17 * abs(total):
+            break
+    return total / math.sqrt(2 * math.pi * x)
+
+
+def _bessel(order: int, scaled: bool, x: np.ndarray) -> np.ndarray:
+    x = np.asarray(x, np.float64)
+    magnitude = np.abs(x)
+    values = _per_element(lambda v: _bessel_scaled_scalar(order, v), magnitude)
+    if not scaled:
+        with np.errstate(over="ignore"):
+            values = values * np.exp(magnitude)
+    return values * np.sign(x) if order == 1 else values
+
+
 def _as(dtype_of: Any, values: np.ndarray) -> np.ndarray:
     return np.asarray(values).astype(dtype_of.dtype, copy=False)
 
@@ -224,6 +258,33 @@ ERFCINV = _unary("Erfcinv", _erfcinv64,
                  lambda op, dy: [-dy * (_SQRT_PI / 2) * exp(square(op.outputs[0]))])
 NDTRI = _unary("Ndtri", lambda p: -math.sqrt(2) * _erfcinv64(2 * np.asarray(p, np.float64)),
                lambda op, dy: [dy * math.sqrt(2 * math.pi) * exp(square(op.outputs[0]) / 2)])
+def _i1_over_x(op: Any) -> Tensor:
+    """I1(x) / x (scaled alike), with its limit 1/2 at x = 0."""
+    from kilnflow.ops import array
+    from kilnflow.ops.math import equal
+    x, y = op.inputs[0], op.outputs[0]
+    at_zero = equal(x, array.zeros_like(x))
+    safe = array.where(at_zero, array.ones_like(x), x)
+    return array.where(at_zero, 0.5 + array.zeros_like(x), y / safe)
+
+
+BESSEL_I0 = _unary("BesselI0", lambda x: _bessel(0, False, x),
+                   lambda op, dy: [dy * bessel_i1(op.inputs[0])])
+BESSEL_I0E = _unary("BesselI0e", lambda x: _bessel(0, True, x),
+                    lambda op, dy: [dy * (bessel_i1e(op.inputs[0]) -
+                                          _sign(op.inputs[0]) * op.outputs[0])])
+BESSEL_I1 = _unary("BesselI1", lambda x: _bessel(1, False, x),
+                   lambda op, dy: [dy * (bessel_i0(op.inputs[0]) - _i1_over_x(op))])
+BESSEL_I1E = _unary("BesselI1e", lambda x: _bessel(1, True, x),
+                    lambda op, dy: [dy * (bessel_i0e(op.inputs[0]) - _i1_over_x(op) -
+                                          _sign(op.inputs[0]) * op.outputs[0])])
+
+
+def _sign(x: Tensor) -> Tensor:
+    from kilnflow.ops.math import sign
+    return sign(x)
+
+
 POLYGAMMA = _binary("Polygamma", _polygamma64,
                     lambda op, dy: [None, dy * polygamma(op.inputs[0] + 1, op.inputs[1])])
 ZETA = _binary("Zeta", lambda s, q: _per_element(_zeta_scalar, s, q),
@@ -276,6 +337,10 @@ lgamma = _unary_function(LGAMMA, """log|Gamma(x)| elementwise (inf at the poles)
     >>> round(float(kf.math.lgamma(5.0)), 5)   # log(4!)
     3.17805
     """)
+bessel_i0 = _unary_function(BESSEL_I0, "The modified Bessel function I0(x).")
+bessel_i0e = _unary_function(BESSEL_I0E, "exp(-|x|) I0(x), which never overflows.")
+bessel_i1 = _unary_function(BESSEL_I1, "The modified Bessel function I1(x).")
+bessel_i1e = _unary_function(BESSEL_I1E, "exp(-|x|) I1(x), which never overflows.")
 digamma = _unary_function(DIGAMMA, "psi(x), the derivative of lgamma(x).")
 erfinv = _unary_function(ERFINV, "The inverse of erf on (-1, 1) (+-inf at +-1, NaN outside).")
 erfcinv = _unary_function(ERFCINV, "The inverse of erfc on (0, 2).")

@@ -206,7 +206,7 @@ def test_bad_arguments():
         R.normal(kf.constant([2.0]))
 
 
-# ---------------------------------------------------------------- categorical, gamma, poisson, shuffle
+# ---------------------------------------------------------------- categorical, gamma, poisson...
 
 def test_more_stateful_ops_are_random():
     for name in ("Multinomial", "RandomGamma", "RandomPoissonV2", "RandomShuffle"):

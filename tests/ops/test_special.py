@@ -63,3 +63,13 @@ def test_complex_parts_of_real_inputs_follow_tf():
     np.testing.assert_allclose(M.angle(x).numpy(), [np.pi, 0.0])
     z = kf.complex(kf.constant([1.0], kf.float64), kf.constant([-1.0], kf.float64))
     assert z.dtype is kf.complex128 and M.conj(z).numpy().tolist() == [1 + 1j]
+
+
+def test_bessel_functions_for_large_arguments_and_the_special_namespace():
+    x = kf.constant([-800.0, 50.0], kf.float64)
+    scaled = M.bessel_i0e(x).numpy()
+    ax = np.abs(x.numpy())
+    np.testing.assert_allclose(scaled, (1 + 1 / (8 * ax)) / np.sqrt(2 * np.pi * ax), rtol=1e-4)
+    assert M.bessel_i0(x).numpy()[0] == np.inf
+    assert M.bessel_i1e(x).numpy()[0] < 0  # odd
+    assert M.special.bessel_i1 is M.bessel_i1

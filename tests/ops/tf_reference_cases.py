@@ -8,7 +8,8 @@ def inputs() -> dict:
     rng = np.random.default_rng(0)
     f32 = lambda *s: rng.standard_normal(s).astype(np.float32)  # noqa: E731
     return {"x": f32(2, 4, 4, 3), "dw": f32(3, 3, 3, 2), "pw": f32(1, 1, 6, 4),
-            "tw": f32(3, 3, 5, 3), "dy": f32(2, 2, 2, 3), "w1": f32(3, 3, 4), "x1": f32(2, 6, 3)}
+            "tw": f32(3, 3, 5, 3), "dy": f32(2, 2, 2, 3), "w1": f32(3, 3, 4), "x1": f32(2, 6, 3),
+            "x3": f32(1, 3, 4, 4, 2), "w3": f32(2, 3, 3, 2, 3)}
 
 
 CASES = {
@@ -59,4 +60,38 @@ CASES = {
     "rint": lambda tf, d: tf.math.rint(np.array([0.5, 1.5, 2.5, -0.5, -2.5], np.float32)),
     "divide_no_nan": lambda tf, d: tf.math.divide_no_nan(d["x1"][0], np.where(
         d["x1"][1] > 0, d["x1"][1], 0).astype(np.float32)),
+    "max_pool_with_argmax_values": lambda tf, d: tf.nn.max_pool_with_argmax(
+        d["x"][:, :, :3], 2, 2, "SAME")[0],
+    "max_pool_with_argmax_index": lambda tf, d: tf.nn.max_pool_with_argmax(
+        d["x"][:, :, :3], 2, 2, "SAME", include_batch_in_index=True)[1],
+    "dilation2d": lambda tf, d: tf.nn.dilation2d(d["x"], d["dw"][..., 0], [1, 1, 1, 1],
+                                                 "SAME", "NHWC", [1, 2, 1, 1]),
+    "erosion2d": lambda tf, d: tf.nn.erosion2d(d["x"], d["dw"][:2, :, :, 0], [1, 1, 1, 1],
+                                               "VALID", "NHWC", [1, 1, 1, 1]),
+    "conv3d_same": lambda tf, d: tf.nn.conv3d(d["x3"], d["w3"], [1, 2, 1, 1, 1], "SAME"),
+    "conv3d_valid": lambda tf, d: tf.nn.conv3d(d["x3"], d["w3"], [1, 1, 1, 1, 1], "VALID"),
+    "depthwise_backprop_input": lambda tf, d: tf.nn.depthwise_conv2d_backprop_input(
+        [2, 4, 4, 3], d["dw"], d["x"].repeat(2, -1), [1, 1, 1, 1], "SAME"),
+    "depthwise_backprop_filter": lambda tf, d: tf.nn.depthwise_conv2d_backprop_filter(
+        d["x"], [3, 3, 3, 2], d["x"].repeat(2, -1), [1, 1, 1, 1], "SAME"),
+    "space_to_batch": lambda tf, d: tf.nn.space_to_batch(d["x"][:, :3], [2, 2],
+                                                         [[1, 0], [0, 0]]),
+    "collapse_repeated_labels": lambda tf, d: tf.nn.collapse_repeated(
+        np.array([[1, 1, 2, 2, 3], [4, 4, 4, 0, 0]], np.int32), [5, 3])[0],
+    "collapse_repeated_lengths": lambda tf, d: tf.nn.collapse_repeated(
+        np.array([[1, 1, 2, 2, 3], [4, 4, 4, 0, 0]], np.int32), [5, 3])[1],
+    "saturate_cast": lambda tf, d: tf.saturate_cast(np.array([1e10, -1e10, 3.7, -300.0],
+                                                             np.float32), tf.int32),
+    "saturate_cast_uint8": lambda tf, d: tf.saturate_cast(np.array([-5, 300, 7]), tf.uint8),
+    "truncatemod": lambda tf, d: tf.truncatemod(d["x1"][0] * 5, d["x1"][1]),
+    "truncatediv": lambda tf, d: tf.truncatediv(np.array([-7, 7, 9], np.int32),
+                                                np.array([2, -2, 4], np.int32)),
+    "batch_to_space": lambda tf, d: tf.batch_to_space(d["x"].repeat(2, 0)[:, :2], [2, 2],
+                                                      [[1, 0], [0, 1]]),
+    "space_to_batch_nd": lambda tf, d: tf.space_to_batch_nd(d["x"], [2, 1], [[0, 0], [1, 0]]),
+    "max_pool3d_same": lambda tf, d: tf.nn.max_pool3d(d["x3"], [1, 2, 3, 2, 1],
+                                                      [1, 2, 2, 1, 1], "SAME"),
+    "avg_pool3d_same": lambda tf, d: tf.nn.avg_pool3d(d["x3"], [1, 2, 3, 2, 1],
+                                                      [1, 2, 2, 1, 1], "SAME"),
+    "avg_pool3d_valid": lambda tf, d: tf.nn.avg_pool3d(d["x3"], 2, 1, "VALID"),
 }

@@ -68,3 +68,13 @@ ERRORS.extend([
     ErrorSample("Atan2", M.atan2, (rand(3), rand(3).astype(np.float32)),
                 errors.InvalidArgumentError, ("Atan2",)),
 ])
+
+add("TruncateDiv", kf.truncatediv, (ints(2, 3), np.array([2, -3, 4], np.int32)),
+    lambda x, y: (np.sign(x) * np.sign(y) * (np.abs(x) // np.abs(y))).astype(np.int32))
+add("TruncateDiv", kf.truncatediv, (rand(4) * 5, rand(4)), lambda x, y: np.trunc(x / y),
+    name="float")
+add("TruncateMod", kf.truncatemod, (rand(2, 3) * 5, pos(3)), np.fmod, differentiable=True)
+add("TruncateMod", kf.truncatemod, (ints(4), np.array([3, -3, 2, 5], np.int32)),
+    lambda x, y: np.fmod(x, y).astype(np.int32), name="int32")
+add("RealDiv", kf.realdiv, (rand(3), pos(3)), np.true_divide, differentiable=True,
+    name="realdiv")

@@ -4,7 +4,7 @@ differences, second order) cover the composite; TF's own values are in test_tf_r
 import numpy as np
 
 import kilnflow as kf
-from tests.ops.samples import add, pos, rand, rng
+from tests.ops.samples import add, direct, pos, rand, rng
 
 NN = kf.nn
 
@@ -58,3 +58,61 @@ add("ComputeAccidentalHits",
     lambda t, s: (np.array([0, 0, 1, 1], np.int32), np.array([0, 2, 1, 1], np.int64),
                   np.full(4, -np.finfo(np.float32).max, np.float32)),
     static_shape=False)
+
+
+def _windows_max(x, f, kh, kw):
+    n, h, w, c = x.shape
+    out = np.full((n, h - kh + 1, w - kw + 1, c), -np.inf)
+    for i in range(kh):
+        for j in range(kw):
+            out = np.maximum(out, x[:, i:i + out.shape[1], j:j + out.shape[2]] + f[i, j])
+    return out
+
+
+add("MaxPoolWithArgmax", lambda x: NN.max_pool_with_argmax(x, 2, 2, "VALID")[0],
+    (rand(2, 4, 4, 3),), lambda x: x.reshape(2, 2, 2, 2, 2, 3).max(axis=(2, 4)),
+    differentiable=True)
+add("MaxPoolWithArgmax",
+    lambda x: NN.max_pool_with_argmax(x, 2, 2, "VALID", include_batch_in_index=True)[1],
+    (np.arange(16.0).reshape(1, 2, 4, 2),),
+    lambda x: np.array([[[[10, 11], [14, 15]]]], np.int64), name="index")
+add("Dilation2D", lambda x, f: NN.dilation2d(x, f, [1, 1, 1, 1], "VALID"),
+    (rand(1, 4, 4, 2), rand(2, 3, 2)), lambda x, f: _windows_max(x, f, 2, 3),
+    differentiable=True)
+add("Dilation2DBackprop",
+    direct("Dilation2DBackprop", strides=(1, 1), rates=(1, 1), padding="VALID",
+           which="filter"),
+    (rand(1, 3, 3, 1), rand(2, 2, 1), rand(1, 2, 2, 1)),
+    lambda x, f, dy: _dilation_filter_grad(x, f, dy))
+
+
+def _dilation_filter_grad(x, f, dy):
+    out = np.zeros(f.shape)
+    for r in range(2):
+        for s in range(2):
+            scores = x[0, r:r + 2, s:s + 2, 0] + f[..., 0]
+            i, j = np.unravel_index(np.argmax(scores), scores.shape)
+            out[i, j, 0] += dy[0, r, s, 0]
+    return out
+
+
+def _conv3d_valid(x, w):
+    d, h, wd = (x.shape[i] - w.shape[i - 1] + 1 for i in (1, 2, 3))
+    out = np.zeros((x.shape[0], d, h, wd, w.shape[4]))
+    for a in range(d):
+        for b in range(h):
+            for c in range(wd):
+                patch = x[:, a:a + w.shape[0], b:b + w.shape[1], c:c + w.shape[2]]
+                out[:, a, b, c] = np.tensordot(patch, w, axes=([1, 2, 3, 4], [0, 1, 2, 3]))
+    return out
+
+
+add("Conv2D", lambda x, w: NN.conv3d(x, w, [1, 1, 1, 1, 1], "VALID"),
+    (rand(1, 3, 3, 3, 2), rand(2, 2, 2, 2, 2)), _conv3d_valid, differentiable=True,
+    name="conv3d")
+add("MaxPool", lambda x: NN.max_pool3d(x, 2, 2, "VALID"), (rand(1, 2, 4, 4, 1),),
+    lambda x: x.reshape(1, 1, 2, 2, 2, 2, 2, 1).max(axis=(2, 4, 6)), differentiable=True,
+    name="max_pool3d")
+add("AvgPool", lambda x: NN.avg_pool3d(x, 2, 2, "VALID"), (rand(1, 2, 4, 4, 1),),
+    lambda x: x.reshape(1, 1, 2, 2, 2, 2, 2, 1).mean(axis=(2, 4, 6)), differentiable=True,
+    name="avg_pool3d")

@@ -80,3 +80,23 @@ ERRORS.extend([
     ErrorSample("Complex", kf.complex, (ints(2), ints(2)), errors.InvalidArgumentError,
                 ("Complex", "int32")),
 ])
+
+
+def _bessel_series(order, x, terms=80):
+    """sum_k (x/2)^(2k+order) / (k! (k+order)!): the defining series, term by term."""
+    total = np.zeros_like(x)
+    for k in range(terms):
+        total = total + (x / 2) ** (2 * k + order) / (math.factorial(k) *
+                                                      math.factorial(k + order))
+    return total
+
+
+_B = np.array([-3.2, -0.4, 0.6, 2.5, 7.0])
+add("BesselI0", M.bessel_i0, (_B,), lambda x: _bessel_series(0, x), differentiable=True)
+add("BesselI1", M.bessel_i1, (_B,), lambda x: _bessel_series(1, x), differentiable=True)
+add("BesselI0e", M.bessel_i0e, (_B,), lambda x: _bessel_series(0, x) * np.exp(-np.abs(x)),
+    differentiable=True)
+add("BesselI1e", M.bessel_i1e, (_B,), lambda x: _bessel_series(1, x) * np.exp(-np.abs(x)),
+    differentiable=True)
+add("BesselI1", M.bessel_i1, (np.array([0.0, 1e-3]),), lambda x: _bessel_series(1, x),
+    differentiable=True, name="at_zero")
