@@ -179,3 +179,7 @@ from kilnflow.keras import optimizers as optimizers  # noqa: E402
 from kilnflow.module import Module as Module  # noqa: E402
 from kilnflow import nn as nn  # noqa: E402 - the tf.nn namespace
 from kilnflow import random as random  # noqa: E402 - the tf.random namespace
+from kilnflow import distribute as distribute  # noqa: E402 - the tf.distribute namespace
+from kilnflow.distribute.reduce_util import VariableAggregation as VariableAggregation
+from kilnflow.distribute.reduce_util import VariableSynchronization as \
+    VariableSynchronization

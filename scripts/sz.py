@@ -32,6 +32,8 @@ CAPS: Dict[str, Tuple[int, str]] = {
     "autograph": (3_200, "converters, pyct and operators (2.7k today)"),
     "compat": (800, "the TF1 surface (v1 Graph/Session); will grow with get_variable, Saver"),
     "saving": (2_000, "checkpoints, saved models, the graph format, safe file I/O"),
+    "distribute": (1_600, "strategies, replica contexts, distributed input and variables, "
+                          "cluster resolvers, the Ray worker runner (the distributed extra)"),
     "keras": (5_000, "Keras layers, models, training (3.8k); grows with the layer list"),
 }
 
