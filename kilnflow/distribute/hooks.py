@@ -17,9 +17,10 @@ from __future__ import annotations
 from typing import Any, Callable, Optional
 
 from kilnflow import nest
+from kilnflow.context import quiet_ops
 from kilnflow.distribute import strategy as _strategy
 from kilnflow.distribute.reduce_util import ReduceOp
-from kilnflow.distribute.values import DistributedValues
+from kilnflow.distribute.values import DistributedValues, map_values
 from kilnflow.ops import math as kmath
 from kilnflow.ops import reduction as kreduction
 from kilnflow.ops.array import shape as kshape
@@ -100,6 +101,7 @@ def run_step(strategy: Any, step_fn: Callable[[Any], Any], batch: Any) -> Any:
     per_replica = strategy.experimental_distribute_values_from_function(
         lambda value_context: nest.map_structure(
             lambda t: _shard(t, value_context.replica_id_in_sync_group, n), batch))
-    outputs = strategy.run(step_fn, args=(per_replica,))
-    return nest.map_structure(
-        lambda v: v.values[-1] if isinstance(v, DistributedValues) else v, outputs)
+    # The logs of all but the last replica are dropped on purpose: not worth a warning.
+    with quiet_ops():
+        outputs = strategy.run(step_fn, args=(per_replica,))
+    return map_values(lambda v: v[-1] if isinstance(v, DistributedValues) else v, outputs)

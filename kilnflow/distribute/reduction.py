@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from typing import Any, Optional, Sequence
 
-from kilnflow import nest
 from kilnflow.distribute.reduce_util import ReduceOp, as_reduce_op
-from kilnflow.distribute.values import DistributedValues
+from kilnflow.distribute.values import DistributedValues, map_values
 from kilnflow.ops import math as kmath
 from kilnflow.ops import reduction as kreduction
 from kilnflow.ops.array import shape as kshape
@@ -46,11 +45,11 @@ def reduce_leaf(reduce_op: Any, value: Any, num_replicas: int) -> Any:
 
 def local_first(value: Any) -> Any:
     """Replica 0's component of a DistributedValues (the value itself otherwise)."""
-    return value.values[0] if isinstance(value, DistributedValues) else value
+    return value[0] if isinstance(value, DistributedValues) else value
 
 
 def reduce_structure(reduce_op: Any, structure: Any, num_replicas: int) -> Any:
-    return nest.map_structure(lambda v: reduce_leaf(reduce_op, v, num_replicas), structure)
+    return map_values(lambda v: reduce_leaf(reduce_op, v, num_replicas), structure)
 
 
 def reduce_with_axis(reduce_op: Any, components: Sequence[Any], axis: Optional[int]) -> Any:

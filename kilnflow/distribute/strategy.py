@@ -18,7 +18,7 @@ from kilnflow.distribute import distribution_context as dctx
 from kilnflow.distribute import input_lib
 from kilnflow.distribute import reduction
 from kilnflow.distribute.reduce_util import ReduceOp, as_reduce_op
-from kilnflow.distribute.values import DistributedValues, PerReplica, local_results
+from kilnflow.distribute.values import DistributedValues, local_results, map_values
 from kilnflow.distribute.values import regroup, select_replica
 from kilnflow.ops.joining import concat
 
@@ -82,7 +82,7 @@ class ReplicaContext:
     def all_gather(self, value: Any, axis: int, options: Any = None) -> Any:
         """The replicas' values concatenated along `axis`, on every replica."""
         def gather(strategy: "Strategy", v: Any) -> Any:
-            return nest.map_structure(
+            return map_values(
                 lambda leaf: concat(list(local_results(leaf)), axis) if isinstance(
                     leaf, DistributedValues) else concat([leaf] * strategy.num_replicas_in_sync,
                                                          axis), v)
@@ -229,8 +229,8 @@ class Strategy:
     def experimental_local_results(self, value: Any) -> tuple:
         """The per-replica components of `value` as a tuple (a 1-tuple when not
         distributed)."""
-        return nest.map_structure(local_results, value) if nest.is_nested(value) \
-            else local_results(value)
+        return local_results(value) if isinstance(value, DistributedValues) or not \
+            nest.is_nested(value) else map_values(local_results, value)
 
     def gather(self, value: Any, axis: int) -> Any:
         """Concatenate the per-replica values along `axis` (cross-replica context)."""
