@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import io
 import os
-import weakref
+import sys
 from typing import Any, Callable, Optional
 
 import numpy as np
@@ -112,9 +112,9 @@ class MultiWorkerMirroredStrategy(Strategy):
 
     def shutdown(self) -> None:
         """Stop the worker processes (a later `run` starts new ones)."""
-        for worker in self._workers or []:
-            self._ray.kill(worker)
-        self._workers = None
+        for actor in (self._workers or []) + [self._rendezvous] * bool(self._rendezvous):
+            self._ray.kill(actor)
+        self._workers = self._rendezvous = None
 
     # ---------------------------------------------------------------- shipping
 
@@ -136,6 +136,13 @@ class MultiWorkerMirroredStrategy(Strategy):
                     return (ray_worker.STRATEGY_TAG, 0)
                 return None
 
+        # The user's own module (a script, a test) may not be importable on the workers:
+        # ship its functions and classes by value.
+        module = sys.modules.get(getattr(fn, "__module__", None) or "")
+        filename = getattr(module, "__file__", None) or ""
+        if module is not None and not module.__name__.startswith("kilnflow") and \
+                "site-packages" not in filename and module.__name__ not in sys.builtin_module_names:
+            cloudpickle.register_pickle_by_value(module)
         buffer = io.BytesIO()
         Pickler(buffer).dump(fn)
         return buffer.getvalue()
@@ -183,18 +190,26 @@ class MultiWorkerMirroredStrategy(Strategy):
                                       for v in flatten_values(out)]) for out, _ in outputs]
 
     def _gather(self, calls: list) -> list:
+        """Every worker's output; on the first failure the workers are stopped (the
+        others would wait for the failed one forever) and the error raised."""
         ray = self._ray
-        outputs = []
-        for rank, call in enumerate(calls):
+        outputs: dict = {}
+        pending = list(calls)
+        while pending:
+            ready, pending = ray.wait(pending, num_returns=1)
+            rank = calls.index(ready[0])
             try:
-                outputs.append(ray.get(call))
+                outputs[rank] = ray.get(ready[0])
             except (ray.exceptions.RayActorError, ray.exceptions.WorkerCrashedError) as exc:
                 self.shutdown()
                 raise errors.UnavailableError(
                     f"Worker /job:worker/replica:0/task:{rank} died during the step "
                     f"({type(exc).__name__}); the driver keeps the variables of the last "
                     "completed step, and the next run starts new workers") from None
-        return outputs
+            except BaseException:
+                self.shutdown()
+                raise
+        return [outputs[rank] for rank in range(len(calls))]
 
     def _pull(self, pulled: dict) -> None:
         with eager_mode():
