@@ -25,6 +25,7 @@ from kilnflow.distribute import ray_worker
 from kilnflow.distribute.cluster_resolver import TFConfigClusterResolver
 from kilnflow.distribute.distributed_variables import MirroredVariable, SyncOnReadVariable
 from kilnflow.distribute.strategy import Strategy
+from kilnflow.function.api import Function
 from kilnflow.distribute.values import flatten_values, pack_values, regroup, select_replica
 from kilnflow.ops.convert import convert_to_tensor
 from kilnflow.tensor import is_tensor
@@ -135,6 +136,16 @@ class MultiWorkerMirroredStrategy(Strategy):
                 if obj is strategy:
                     return (ray_worker.STRATEGY_TAG, 0)
                 return None
+
+            def reducer_override(self, obj: Any) -> Any:
+                # A kf.function travels as its Python function and options (its traces,
+                # compiled code and locks stay here); the worker traces its own.
+                if isinstance(obj, Function):
+                    return Function, (obj.python_function, obj.input_signature,
+                                      getattr(obj, "_autograph", True),
+                                      getattr(obj, "_reduce_retracing", False),
+                                      obj.jit_compile, obj.__name__)
+                return super().reducer_override(obj)
 
         # The user's own module (a script, a test) may not be importable on the workers:
         # ship its functions and classes by value.

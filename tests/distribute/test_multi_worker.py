@@ -118,6 +118,31 @@ def test_killed_worker_is_unavailable_and_training_resumes(two_workers, tmp_path
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.slow
+def test_replica_function_may_call_a_kf_function(two_workers):
+    with two_workers.scope():
+        w = kf.Variable(np.ones((3, 1), np.float32))
+
+    @kf.function
+    def gradient(x):
+        with kf.GradientTape() as tape:
+            loss = kf.distribute.compute_average_loss(
+                kf.reduce_sum(kf.square(kf.matmul(x, w)), axis=1), global_batch_size=4)
+        return tape.gradient(loss, w)
+
+    def step(x):
+        hooks.apply_gradients(lambda pairs: [v.assign_sub(0.1 * g) for g, v in pairs],
+                              [(gradient(x), w)])
+        return kf.distribute.get_replica_context().replica_id_in_sync_group
+
+    x = np.arange(12, dtype=np.float32).reshape(4, 3) / 10
+    (batch,) = two_workers.experimental_distribute_dataset([x])
+    ranks = two_workers.run(step, args=(batch,))
+    assert [int(r) for r in two_workers.experimental_local_results(ranks)] == [0, 1]
+    expected = np.ones((3, 1), np.float32) - 0.1 * (2 * x.T @ (x @ np.ones((3, 1)))) / 4
+    np.testing.assert_allclose(w.numpy(), expected, rtol=1e-5)
+
+
 def test_without_ray_the_error_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "ray", None)
     with pytest.raises(kf.errors.UnimplementedError, match="distributed"):
