@@ -84,7 +84,10 @@ class WorkerReplicaContext(ReplicaContext):
         self._rendezvous = rendezvous
         self._step = step
         self._calls = 0
-        self._mirrored: set = set()  # ids of tensors every worker holds equal copies of
+        # ids of tensors every worker holds equal copies of (all-reduce results), and the
+        # tensors themselves, kept for the step so that their ids are not reused
+        self._mirrored: set = set()
+        self._mirrored_tensors: list = []
 
     def _exchange(self, arrays: list) -> list:
         """All workers' `arrays` lists, in rank order."""
@@ -105,7 +108,7 @@ class WorkerReplicaContext(ReplicaContext):
             for j, i in enumerate(positions):
                 out[i] = reduction.reduce_components(reduce_op, [g[j] for g in gathered])
                 self._mirrored.add(id(out[i]))
-        self._keep = out  # the ids above stay valid while the step runs
+                self._mirrored_tensors.append(out[i])
         return pack_values(value, out)
 
     def merge_call(self, merge_fn: Callable, args: tuple = (), kwargs: Optional[dict] = None
@@ -117,7 +120,9 @@ class WorkerReplicaContext(ReplicaContext):
         positions = [i for i, v in enumerate(flat)
                      if (is_tensor(v) or isinstance(v, np.ndarray)) and id(v) not in
                      self._mirrored and not isinstance(v, Variable)]
-        gathered = self._exchange([np.asarray(flat[i]) for i in positions])
+        # Every worker runs the same code, so all of them skip (or make) this exchange.
+        gathered = self._exchange([np.asarray(flat[i]) for i in positions]) if positions \
+            else []
         with eager_mode():
             for j, i in enumerate(positions):
                 flat[i] = PerReplica(*[convert_to_tensor(g[j]) for g in gathered])
