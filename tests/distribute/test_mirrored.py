@@ -185,3 +185,20 @@ def test_scope_contexts_and_default_strategy():
     assert kf.distribute.get_strategy() is default
     with pytest.raises(ValueError, match="duplicate"):
         kf.distribute.MirroredStrategy(["/cpu:0", "/cpu:0"])
+
+
+def test_replica_functions_are_converted_by_autograph_when_traced():
+    strategy = kf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+
+    def clipped_total(x):
+        total = kf.reduce_sum(x)
+        if total > 4.0:  # a tensor condition: a cond op inside the traced replica
+            total = total * 0.0 + 4.0
+        return total
+
+    @kf.function
+    def step(batch):
+        return strategy.reduce("SUM", strategy.run(clipped_total, args=(batch,)), axis=None)
+
+    (batch,) = strategy.experimental_distribute_dataset([np.array([1.0, 2.0, 3.0, 4.0])])
+    assert float(step(batch)) == 3.0 + 4.0  # replica 0: 1+2, replica 1: min(7, 4)
