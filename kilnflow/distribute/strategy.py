@@ -204,6 +204,10 @@ class Strategy:
         of the results (or the plain result with one replica)."""
         if not callable(fn):
             raise TypeError(f"strategy.run expects a callable fn, got {fn!r}")
+        top = dctx.top()
+        if top is not None and top[1] is not None and top[1].num_replicas_in_sync > 1:
+            raise RuntimeError("strategy.run was called inside a replica function: call it "
+                               "from the cross-replica context (outside strategy.run)")
         kwargs = dict(kwargs or {})
         with self.scope():
             results = self._run_replicas(fn, tuple(args), kwargs)

@@ -202,3 +202,17 @@ def test_replica_functions_are_converted_by_autograph_when_traced():
 
     (batch,) = strategy.experimental_distribute_dataset([np.array([1.0, 2.0, 3.0, 4.0])])
     assert float(step(batch)) == 3.0 + 4.0  # replica 0: 1+2, replica 1: min(7, 4)
+
+
+def test_nested_run_and_failing_merge_functions_are_reported():
+    strategy = kf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+    with pytest.raises(RuntimeError, match="inside a replica function"):
+        strategy.run(lambda: strategy.run(lambda: kf.constant(1.0)))
+
+    def bad_merge(strat, value):
+        raise ZeroDivisionError("in the merge")
+
+    with pytest.raises(ZeroDivisionError, match="in the merge"):
+        strategy.run(lambda: kf.distribute.get_replica_context().merge_call(
+            bad_merge, args=(kf.constant(1.0),)))
+    assert float(strategy.reduce("SUM", strategy.run(lambda: kf.constant(1.0)), None)) == 2.0
