@@ -102,6 +102,7 @@ class MultiWorkerMirroredStrategy(Strategy):
         self._rendezvous = ray.remote(num_cpus=0)(ray_worker.Rendezvous).remote(world)
         actor = ray.remote(num_cpus=0)(ray_worker.Worker)
         self._workers = [actor.remote(rank, world, self._rendezvous) for rank in range(world)]
+        ray.get([w.pid.remote() for w in self._workers])  # started: timeouts count steps only
         self._synced = {}
         self._shipped = {}
 
@@ -206,8 +207,14 @@ class MultiWorkerMirroredStrategy(Strategy):
         ray = self._ray
         outputs: dict = {}
         pending = list(calls)
+        timeout = getattr(self._communication_options, "timeout_seconds", None)
         while pending:
-            ready, pending = ray.wait(pending, num_returns=1)
+            ready, pending = ray.wait(pending, num_returns=1, timeout=timeout)
+            if not ready:
+                self.shutdown()
+                raise errors.DeadlineExceededError(
+                    f"MultiWorkerMirroredStrategy: no worker finished the step within "
+                    f"{timeout} s (communication_options.timeout_seconds); workers stopped")
             rank = calls.index(ready[0])
             try:
                 outputs[rank] = ray.get(ready[0])

@@ -162,3 +162,24 @@ def test_run_inside_a_function_is_refused():
         return strategy.run(one)
     with pytest.raises(kf.errors.UnimplementedError, match="eagerly"):
         compiled()
+
+
+@pytest.mark.slow
+def test_a_step_past_the_timeout_is_a_deadline_error(two_workers):
+    options = kf.distribute.experimental.CommunicationOptions(timeout_seconds=2)
+    strategy = kf.distribute.MultiWorkerMirroredStrategy(
+        communication_options=options, cluster_resolver=two_workers.cluster_resolver)
+
+    def stuck():  # replica 1 never reaches the all-reduce replica 0 waits in
+        ctx = kf.distribute.get_replica_context()
+        if ctx.replica_id_in_sync_group == 0:
+            ctx.all_reduce("SUM", kf.constant(1.0))
+        else:
+            import time
+            time.sleep(60)
+        return kf.constant(0.0)
+
+    with pytest.raises(kf.errors.DeadlineExceededError, match="timeout_seconds"):
+        strategy.run(stuck)
+    assert float(strategy.reduce("SUM", strategy.run(lambda: kf.constant(1.0)), None)) == 2.0
+    strategy.shutdown()
