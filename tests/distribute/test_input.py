@@ -71,3 +71,21 @@ def test_compiled_function_returns_per_replica_values():
     result = step()
     assert isinstance(result, kf.distribute.DistributedValues)
     assert [int(v) for v in strategy.experimental_local_results(result)] == [1, 3]
+
+
+def test_a_kf_data_pipeline_is_split_per_replica():
+    data = getattr(kf, "data", None)
+    if data is None or not hasattr(data, "Dataset"):
+        pytest.skip("kf.data is not on this branch")
+    strategy = kf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+    x = np.arange(12, dtype=np.float32).reshape(6, 2)
+    dataset = data.Dataset.from_tensor_slices((x, np.arange(6))).batch(4)
+    batches = list(strategy.experimental_distribute_dataset(dataset))
+    assert [[v.numpy().tolist() for v in y.values] for _, y in batches] == [
+        [[0, 1], [2, 3]], [[4], [5]]]
+
+    def dataset_fn(input_context):
+        return data.Dataset.from_tensor_slices(np.arange(8.0)).batch(
+            input_context.get_per_replica_batch_size(4))
+    elements = list(strategy.distribute_datasets_from_function(dataset_fn))
+    assert [v.numpy().tolist() for v in elements[1].values] == [[4.0, 5.0], [6.0, 7.0]]
