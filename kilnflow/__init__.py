@@ -207,3 +207,7 @@ from kilnflow import data as data  # noqa: E402 - the tf.data namespace
 from kilnflow import summary as summary
 from kilnflow import profiler as profiler
 from kilnflow.debugging import get_logger as get_logger
+from kilnflow import distribute as distribute  # noqa: E402 - the tf.distribute namespace
+from kilnflow.distribute.reduce_util import VariableAggregation as VariableAggregation
+from kilnflow.distribute.reduce_util import VariableSynchronization as \
+    VariableSynchronization
