@@ -224,6 +224,9 @@ class Optimizer(Module):
             if g.dtype is not v.dtype:
                 g = kmath.cast(g, v.dtype)
             self.update_step(g, v, var_lr)
+            constraint = getattr(v, "constraint", None)
+            if constraint is not None:
+                v.assign(constraint(v.read_value()))
         if self.use_ema:
             self._update_moving_averages(variables)
         self.iterations.assign_add(np.int64(1))
