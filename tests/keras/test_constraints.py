@@ -46,3 +46,23 @@ def test_optimizer_applies_constraints_after_each_step(run_eagerly):
     conv = keras.layers.Conv2D(2, 3, kernel_constraint="unit_norm")
     assert isinstance(keras.layers.Conv2D.from_config(conv.get_config()).kernel_constraint,
                       C.UnitNorm)
+
+
+def test_constraints_of_attention_prelu_and_group_norm_layers():
+    rng = np.random.default_rng(2)
+    x = rng.normal(size=(8, 4, 6)).astype(np.float32)
+    inputs = keras.Input((4, 6))
+    mha = keras.layers.MultiHeadAttention(2, 3, kernel_constraint="non_neg")
+    h = mha(inputs, inputs)
+    prelu = keras.layers.PReLU(alpha_constraint=C.MaxNorm(0.01, axis=[0, 1]))
+    h = prelu(h)
+    norm = keras.layers.GroupNormalization(2, gamma_constraint="non_neg")
+    model = keras.Model(inputs, norm(h))
+    model.compile(keras.optimizers.SGD(0.5), "mse")
+    model.fit(x, rng.normal(size=(8, 4, 6)) * 5, epochs=2, verbose=0)
+    for layer in (mha.query_dense, mha.key_dense, mha.value_dense, mha.output_dense):
+        assert np.all(layer.kernel.numpy() >= 0)
+    assert np.linalg.norm(prelu.alpha.numpy()) <= 0.01 + 1e-6
+    assert np.all(norm.gamma.numpy() >= 0)
+    assert isinstance(keras.layers.MultiHeadAttention.from_config(mha.get_config())
+                      .kernel_constraint, C.NonNeg)
