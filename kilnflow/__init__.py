@@ -35,6 +35,7 @@ from kilnflow.dtypes import complex64 as complex64
 from kilnflow.dtypes import complex128 as complex128
 from kilnflow.dtypes import double as double
 from kilnflow.dtypes import float16 as float16
+from kilnflow.dtypes import bfloat16 as bfloat16  # usable with the extra kilnflow[bf16]
 from kilnflow.dtypes import float32 as float32
 from kilnflow.dtypes import float64 as float64
 from kilnflow.dtypes import half as half
@@ -147,6 +148,18 @@ from kilnflow.ops.math import subtract as subtract
 from kilnflow.ops.math import tanh as tanh
 from kilnflow.ops.linalg import tensordot as tensordot
 from kilnflow.ops.math import truediv as truediv
+from kilnflow.ops.elementwise import acos as acos
+from kilnflow.ops.elementwise import acosh as acosh
+from kilnflow.ops.elementwise import asin as asin
+from kilnflow.ops.elementwise import asinh as asinh
+from kilnflow.ops.elementwise import atan as atan
+from kilnflow.ops.elementwise import atan2 as atan2
+from kilnflow.ops.elementwise import atanh as atanh
+from kilnflow.ops.elementwise import cosh as cosh
+from kilnflow.ops.elementwise import sinh as sinh
+from kilnflow.ops.elementwise import tan as tan
+from kilnflow.ops.math_extra import scalar_mul as scalar_mul
+from kilnflow.ops.complex import complex as complex  # noqa: A004
 from kilnflow.shapes import TensorShape as TensorShape
 from kilnflow.shapes import TensorSpec as TensorSpec
 from kilnflow.tensor import Tensor as Tensor
@@ -171,6 +184,7 @@ from kilnflow import debugging as debugging  # noqa: E402
 from kilnflow import autograph as autograph  # noqa: E402
 from kilnflow import keras as keras  # noqa: E402
 from kilnflow import saved_model as saved_model  # noqa: E402
+from kilnflow.saving import onnx_export as onnx  # noqa: E402  (kf.onnx.export; extra [onnx])
 from kilnflow import train as train  # noqa: E402
 from kilnflow.keras import initializers as initializers  # noqa: E402
 from kilnflow.keras import losses as losses  # noqa: E402
@@ -179,3 +193,9 @@ from kilnflow.keras import optimizers as optimizers  # noqa: E402
 from kilnflow.module import Module as Module  # noqa: E402
 from kilnflow import nn as nn  # noqa: E402 - the tf.nn namespace
 from kilnflow import random as random  # noqa: E402 - the tf.random namespace
+from kilnflow import strings as strings  # noqa: E402 - the tf.strings namespace
+from kilnflow.ops.strings import as_string as as_string  # noqa: E402
+from kilnflow import data as data  # noqa: E402 - the tf.data namespace
+from kilnflow import summary as summary
+from kilnflow import profiler as profiler
+from kilnflow.debugging import get_logger as get_logger

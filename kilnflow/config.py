@@ -4,6 +4,8 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any, Dict, List
 
+from kilnflow.context import allocation_limit as _allocation_limit
+from kilnflow.context import set_allocation_limit as _set_allocation_limit
 from kilnflow.function.api import functions_run_eagerly as functions_run_eagerly
 from kilnflow.function.api import run_functions_eagerly as run_functions_eagerly
 from kilnflow.passes import pipeline as _pipeline
@@ -37,3 +39,6 @@ threading = SimpleNamespace(set_intra_op_parallelism_threads=_set_threads,
 
 optimizer = SimpleNamespace(set_experimental_options=_set_experimental_options,
                             get_experimental_options=_pipeline.get_options)
+
+experimental = SimpleNamespace(set_allocation_limit=_set_allocation_limit,
+                               get_allocation_limit=_allocation_limit)

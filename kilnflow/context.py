@@ -7,6 +7,7 @@ Imports nothing from kilnflow.
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 import weakref
 from typing import Any, Iterator
@@ -14,7 +15,14 @@ from typing import Any, Iterator
 
 # run_functions_eagerly is process-wide, as in TF; every thread's precomputed `plain_call`
 # flag is refreshed when it changes (each thread's attribute dict, kept by its thread).
-_process = {"run_functions_eagerly": False}
+def _physical_memory() -> int:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        return 1 << 40
+
+
+_process = {"run_functions_eagerly": False, "allocation_limit": _physical_memory()}
 _thread_states: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 _states_lock = threading.Lock()
 
@@ -74,6 +82,20 @@ class _Context(threading.local):
 
 
 ctx = _Context()
+
+
+def allocation_limit() -> int:
+    """Bytes one op output may take (process-wide); larger ones raise
+    ResourceExhaustedError before anything is allocated."""
+    return _process["allocation_limit"]
+
+
+def set_allocation_limit(limit_bytes=None) -> None:
+    """Set the per-output allocation limit; None restores the default (physical memory)."""
+    if limit_bytes is not None and (not isinstance(limit_bytes, int) or limit_bytes <= 0):
+        raise ValueError(f"set_allocation_limit: expected a positive int of bytes or None, "
+                         f"got {limit_bytes!r}")
+    _process["allocation_limit"] = _physical_memory() if limit_bytes is None else limit_bytes
 
 
 def executing_eagerly() -> bool:

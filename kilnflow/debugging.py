@@ -1,4 +1,9 @@
-"""The kf.debugging namespace (tf.debugging): re-exports only."""
+"""The kf.debugging namespace (tf.debugging): re-exports (compare_modes and check_numerics
+live in kilnflow/profiler/), plus get_logger and AutoGraph's verbosity."""
+from __future__ import annotations
+
+import logging
+
 from kilnflow.ops.checks import assert_all_finite as assert_all_finite
 from kilnflow.ops.checks import assert_equal as assert_equal
 from kilnflow.ops.checks import assert_greater as assert_greater
@@ -18,3 +23,32 @@ from kilnflow.ops.logging import Assert as Assert
 from kilnflow.ops.math import is_finite as is_finite
 from kilnflow.ops.math import is_inf as is_inf
 from kilnflow.ops.math import is_nan as is_nan
+from kilnflow.profiler.modes import ModeComparison as ModeComparison
+from kilnflow.profiler.modes import ModeMismatchWarning as ModeMismatchWarning
+from kilnflow.profiler.modes import compare_modes as compare_modes
+from kilnflow.profiler.modes import disable_compare_modes as disable_compare_modes
+from kilnflow.profiler.modes import enable_compare_modes as enable_compare_modes
+from kilnflow.profiler.numerics import disable_check_numerics as disable_check_numerics
+from kilnflow.profiler.numerics import enable_check_numerics as enable_check_numerics
+
+
+def get_logger() -> logging.Logger:
+    """kf.get_logger(): the 'kilnflow' logger (tf.get_logger's 'tensorflow')."""
+    return logging.getLogger("kilnflow")
+
+
+_verbosity = {"level": 0}
+
+
+def set_verbosity(level: int, alsologtostdout: bool = False) -> None:
+    """AutoGraph's verbosity (kf.autograph.set_verbosity): 0 is quiet; higher levels log
+    conversions on the 'kilnflow.autograph' logger at DEBUG."""
+    _verbosity["level"] = int(level)
+    logger = logging.getLogger("kilnflow.autograph")
+    logger.setLevel(logging.DEBUG if level > 0 else logging.NOTSET)
+    if alsologtostdout and not logger.handlers:
+        logger.addHandler(logging.StreamHandler())
+
+
+def get_verbosity() -> int:
+    return _verbosity["level"]

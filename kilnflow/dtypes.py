@@ -104,6 +104,28 @@ variant = DType("variant", np.object_, "v")
 half = float16
 double = float64
 
+
+class Unavailable(DType):
+    """bfloat16 without the optional extra: the dtype exists, using it raises ImportError."""
+
+    def __init__(self, name: str, extra: str, package: str):
+        self.name, self.kind = name, "f"
+        self._missing = f"{name} needs the optional extra kilnflow[{extra}] ({package})"
+
+    @property
+    def as_numpy_dtype(self):  # type: ignore[override]
+        raise ModuleNotFoundError(self._missing)
+
+    _np = as_numpy_dtype
+    __slots__ = ("_missing",)
+
+
+try:  # NumPy has no bfloat16; ml_dtypes (the optional extra kilnflow[bf16]) adds it
+    from ml_dtypes import bfloat16 as _ml_bfloat16
+    bfloat16 = DType("bfloat16", _ml_bfloat16, "f")
+except ImportError:
+    bfloat16 = Unavailable("bfloat16", "bf16", "ml_dtypes")
+
 ALL = (float16, float32, float64, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
        bool, complex64, complex128)
 FLOATS = frozenset((float16, float32, float64))
@@ -114,9 +136,14 @@ REAL = FLOATS | INTEGERS
 
 _by_name = {d.name: d for d in ALL}
 _by_name.update(half=float16, double=float64, float=float32, int=int32, string=string,
-                variant=variant)
+                variant=variant, bfloat16=bfloat16)
 # NumPy dtype -> DType; the hot path looks up `array.dtype` here.
 _by_numpy = {d._np: d for d in ALL}
+if not isinstance(bfloat16, Unavailable):
+    _by_numpy[bfloat16._np] = bfloat16
+# Strings are bytes objects in an object array (TF's tf.string); `variant` values are never
+# user-visible, so an object array reads as a string tensor.
+_by_numpy[np.dtype(object)] = string
 
 
 def from_numpy(np_dtype: np.dtype) -> DType:
@@ -147,3 +174,20 @@ def as_dtype(value: Any) -> DType:
     except TypeError:
         raise TypeError(f"Cannot convert {value!r} to a DType") from None
 
+
+
+def string_array(value: Any) -> np.ndarray:
+    """`value` (str, bytes, nested lists of them, or a NumPy str/bytes/object array) as TF
+    holds strings: an object array of bytes, str encoded as UTF-8. TypeError names the first
+    element that is not a string."""
+    array = np.array(value, dtype=object)
+    flat = array.reshape(-1)
+    for i, item in enumerate(flat):
+        if isinstance(item, str):
+            flat[i] = item.encode("utf-8")
+        elif isinstance(item, bytes):
+            flat[i] = bytes(item)  # np.bytes_ -> plain bytes, as TF's numpy() gives
+        else:
+            raise TypeError(f"Expected string, but got {item!r} of type "
+                            f"'{type(item).__name__}'")
+    return array

@@ -95,6 +95,17 @@ class UnauthenticatedError(OpError):
     pass
 
 
+def class_for(exc: BaseException) -> type:
+    """TF's class for a kernel's failure: ResourceExhaustedError when memory ran out,
+    InvalidArgumentError otherwise."""
+    return ResourceExhaustedError if isinstance(exc, MemoryError) else InvalidArgumentError
+
+
+class OperatorNotAllowedInGraphError(TypeError):
+    """A symbolic tensor used where Python needs its value (`bool(t)`, `if t:` in
+    unconverted code, iterating a tensor of unknown length): TF's class for it."""
+
+
 _DEMO = os.path.join(_PACKAGE_DIR, "demo.py")  # the demo plays the user
 
 

@@ -24,6 +24,31 @@ def camel_to_snake(name: str) -> str:
     return _CAMEL_BOUNDARY.sub(r"_\1", name).lower()
 
 
+# Where an object keeps its attach hooks (values a checkpoint restore holds for attributes
+# assigned later). Kept on the object, not in a global table: a hook refers back to the
+# restored objects, and a cycle among them is collected with them.
+ATTACH_HOOKS_ATTR = "_kf_attach_hooks"
+
+
+def add_attach_hook(obj: Any, hook: Callable[[str, Any], bool]) -> None:
+    """Call `hook(name, value)` after each attribute assignment on `obj` (a Module, or any
+    object whose __setattr__ calls `notify_attached`) until the hook returns False."""
+    try:
+        hooks = vars(obj).setdefault(ATTACH_HOOKS_ATTR, [])
+    except TypeError:  # no __dict__: nothing can be attached to it later
+        return
+    hooks.append(hook)
+
+
+def notify_attached(obj: Any, name: str, value: Any) -> None:
+    """Run the attach hooks of `obj` for `obj.name = value`; drop those that are done."""
+    hooks = obj.__dict__.get(ATTACH_HOOKS_ATTR)
+    if hooks and name != ATTACH_HOOKS_ATTR:
+        hooks[:] = [hook for hook in list(hooks) if hook(name, value)]
+        if not hooks:
+            del obj.__dict__[ATTACH_HOOKS_ATTR]
+
+
 def _is_module(x: Any) -> bool:
     return isinstance(x, Module)
 
@@ -117,7 +142,8 @@ class Module:
         """(name, value) pairs searched for variables and submodules (and followed by
         checkpoints): the attributes, sorted, minus the ignored ones."""
         attributes = vars(self)
-        names = [k for k in attributes if k not in self._MODULE_IGNORED_PROPERTIES]
+        names = [k for k in attributes
+                 if k not in self._MODULE_IGNORED_PROPERTIES and k != ATTACH_HOOKS_ATTR]
         if self._SORT_ATTRIBUTES:
             names.sort()
         return [(k, attributes[k]) for k in names]
@@ -163,6 +189,11 @@ class Module:
         return wrapped
 
     # ---------------------------------------------------------------- checkpoints
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        object.__setattr__(self, name, value)
+        if ATTACH_HOOKS_ATTR in self.__dict__:  # restored values waiting for this attribute
+            notify_attached(self, name, value)
 
     def _checkpoint_children(self) -> list:
         """(name, value) pairs a checkpoint follows; values may be nested containers."""

@@ -264,8 +264,8 @@ class SymbolicTensor(Tensor):
         return sess.run(self, feed_dict)
 
     def __bool__(self) -> bool:
-        from kilnflow.errors import with_location
-        raise TypeError(with_location(
+        from kilnflow.errors import OperatorNotAllowedInGraphError, with_location
+        raise OperatorNotAllowedInGraphError(with_location(
             f"Using a symbolic tf.Tensor ({self.name}) as a Python `bool` is not allowed: its "
             "value is only known when the graph runs. Inside @kf.function, AutoGraph converts "
             "`if`/`while` on tensors for you; elsewhere use kf.cond / kf.while_loop."))
@@ -280,8 +280,10 @@ class SymbolicTensor(Tensor):
     def __iter__(self):
         d = self._shape[0] if self._shape.rank else None
         if d is None:
-            raise TypeError(f"Iterating over a symbolic tf.Tensor ({self.name}) of unknown "
-                            "length is not allowed; use kf.range / a tensor loop in AutoGraph.")
+            from kilnflow.errors import OperatorNotAllowedInGraphError
+            raise OperatorNotAllowedInGraphError(
+                f"Iterating over a symbolic tf.Tensor ({self.name}) of unknown "
+                "length is not allowed; use kf.range / a tensor loop in AutoGraph.")
         return (self[i] for i in range(d))
 
     def __index__(self) -> int:

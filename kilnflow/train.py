@@ -15,9 +15,10 @@ import numpy as np
 from kilnflow import dtypes as _dtypes
 from kilnflow import errors
 from kilnflow.context import eager_mode
-from kilnflow.module import leaves_with_paths
+from kilnflow.module import leaves_with_paths, notify_attached
 from kilnflow.saving import checkpoint as _ckpt
 from kilnflow.saving.checkpoint import CheckpointLoadStatus, latest_checkpoint
+from kilnflow.saving.tf_checkpoint import TFCheckpoint, is_tf_checkpoint
 from kilnflow.variables import Variable
 
 __all__ = ["Checkpoint", "CheckpointManager", "CheckpointLoadStatus", "latest_checkpoint",
@@ -54,6 +55,10 @@ class Checkpoint:
             setattr(self, name, value)
         self._save_counter: Optional[Variable] = None
         self._last_saved: List[str] = []
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        object.__setattr__(self, name, value)
+        notify_attached(self, name, value)  # values restored before `name` was attached
 
     def _checkpoint_children(self) -> list:
         children = [(k, v) for k, v in vars(self).items() if not k.startswith("_")]
@@ -275,7 +280,14 @@ class CheckpointReader:
     """
 
     def __init__(self, ckpt_dir_or_file: str):
-        self._source = _resolve(ckpt_dir_or_file)
+        self._source = _ckpt.split_prefix(_resolve(ckpt_dir_or_file))
+        self._tf = None
+        if is_tf_checkpoint(self._source):  # written by TensorFlow: every key, read lazily
+            self._tf = TFCheckpoint(self._source)
+            self._entries = {k: {**info, "key": k} for k, info in self._tf.keys.items()}
+            self._by_path = {e["path"]: self._entries[self._tf.key_of(e["path"])]
+                             for e in self._tf.entries.values()}
+            return
         index, self._tensors = _ckpt.read_checkpoint(self._source)
         self._entries = {_ckpt.tf_key(e): e for e in index["variables"] + index["slots"]}
         self._by_path = {e["path"]: e for e in self._entries.values()}
@@ -284,7 +296,8 @@ class CheckpointReader:
         return {key: list(e["shape"]) for key, e in self._entries.items()}
 
     def get_variable_to_dtype_map(self) -> Dict[str, Any]:
-        return {key: _dtypes.as_dtype(e["dtype"]) for key, e in self._entries.items()}
+        return {key: _dtypes.as_dtype(e["dtype"]) for key, e in self._entries.items()
+                if e["dtype"] != "string"}
 
     def has_tensor(self, name: str) -> bool:
         return name in self._entries or name in self._by_path
@@ -294,6 +307,10 @@ class CheckpointReader:
         if entry is None:
             raise errors.NotFoundError(f"Key {name} not found in checkpoint {self._source}; it "
                                        f"has {sorted(self._entries)}")
+        if self._tf is not None:
+            value = self._tf.tensor(entry["key"])
+            return value.copy() if value.dtype == object else \
+                value.astype(value.dtype.newbyteorder("="), copy=True)
         return self._tensors[entry["path"]].copy()
 
 

@@ -69,3 +69,79 @@ def test_user_frame_skips_kilnflow_frames():
     assert filename == __file__ and function == "test_user_frame_skips_kilnflow_frames"
     assert errors.user_location().startswith(__file__ + ":")
     assert errors.with_location("msg").startswith("msg (at " + __file__)
+
+
+# ---------------------------------------------------------------- conversion names the op and argument
+
+@pytest.mark.parametrize("call, op, argument", [
+    (lambda a: kf.matmul(a, None), "matmul", "b"),
+    (lambda a: kf.add(a, {"not": "a tensor"}), "add", "y"),
+    (lambda a: kf.concat([a, [[1.0, 2.0], [3.0]]], 0), "concat", "values"),
+    (lambda a: kf.nn.relu(object()), "Relu", "features"),
+    (lambda a: kf.reduce_sum(None), "Sum", "input_tensor"),
+])
+def test_conversion_errors_name_the_op_and_argument(call, op, argument):
+    a = kf.constant([[1.0, 2.0]])
+    with pytest.raises((TypeError, ValueError)) as info:
+        call(a)
+    message = str(info.value)
+    assert message.startswith(f"{op}: argument `{argument}`"), message
+    assert __file__ in message  # the user's line
+
+
+def test_none_gets_tfs_wording():
+    with pytest.raises(TypeError, match=r"matmul: argument `b` cannot be None; expected a "
+                                        r"tensor or array-like"):
+        kf.matmul(kf.constant([[1.0]]), None)
+
+
+def test_conversion_inside_a_function_names_the_op_too():
+    @kf.function
+    def f(x):
+        return kf.add(x, {"not": "a tensor"})
+
+    with pytest.raises(TypeError, match=r"add: argument `y`"):
+        f(kf.constant(1.0))
+
+
+# ---------------------------------------------------------------- allocation limit
+
+@pytest.fixture
+def small_allocation_limit():
+    kf.config.experimental.set_allocation_limit(1_000_000)
+    yield
+    kf.config.experimental.set_allocation_limit(None)
+
+
+@pytest.mark.parametrize("build", [
+    lambda: kf.zeros([1000, 1000]),
+    lambda: kf.fill([600, 600], 1.0),
+    lambda: kf.tile(kf.ones([10, 10]), [100, 100]),
+    lambda: kf.one_hot(kf.range(1000), 1000),
+    lambda: kf.function(lambda x: kf.broadcast_to(x, [1000, 1000]))(kf.ones([1])),
+])
+def test_outputs_over_the_allocation_limit_raise_before_allocating(small_allocation_limit,
+                                                                   build):
+    with pytest.raises(kf.errors.ResourceExhaustedError, match=r"OOM when allocating tensor "
+                                                               r"with shape \(1000, 1000\)|600"):
+        build()
+
+
+def test_allocation_limit_is_validated_and_restored():
+    with pytest.raises(ValueError, match="positive int"):
+        kf.config.experimental.set_allocation_limit(-1)
+    default = kf.config.experimental.get_allocation_limit()
+    kf.config.experimental.set_allocation_limit(123)
+    assert kf.config.experimental.get_allocation_limit() == 123
+    kf.config.experimental.set_allocation_limit(None)
+    assert kf.config.experimental.get_allocation_limit() == default
+
+
+def test_astronomical_sizes_are_resource_exhausted_not_memory_error():
+    with pytest.raises(kf.errors.ResourceExhaustedError, match=r"\[Op:Fill\]"):
+        kf.zeros([2 ** 40, 2 ** 20])
+
+
+def test_a_kernel_running_out_of_memory_raises_resource_exhausted():
+    assert kf.errors.class_for(MemoryError()) is kf.errors.ResourceExhaustedError
+    assert kf.errors.class_for(ValueError()) is kf.errors.InvalidArgumentError

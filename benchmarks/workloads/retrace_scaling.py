@@ -13,6 +13,7 @@ from typing import Any, Callable, Iterator
 
 import kilnflow as kf
 from benchmarks.harness import Case, Config, Target, Variant
+from benchmarks.workloads._common import peer_variants, peers_note
 
 NAME = "retrace_scaling"
 DESCRIPTION = "time per new trace with 10, 1k and 10k existing traces"
@@ -35,13 +36,28 @@ def _tracer(existing: int) -> Callable[[], Any]:
     return one_more
 
 
+def _tf_tracer(existing: int) -> Callable[[Any], Callable[[], Any]]:
+    """The same with tf.function, when TensorFlow is installed."""
+    def build(tf: Any) -> Callable[[], Any]:
+        f = tf.function(lambda x, n: x + n)
+        x = tf.constant(1.0)
+        for n in range(existing):
+            f(x, n)
+        counter = itertools.count(existing)
+        return lambda: f(x, next(counter))
+    return build
+
+
 def cases(config: Config) -> Iterator[Case]:
     sizes = config.pick((10, 1_000, 10_000), (10, 300, 1_000), (10, 20, 30))
     variants = [Variant(f"kilnflow, {n} existing traces", _tracer(n)) for n in sizes]
+    variants += peer_variants([(f"TF tf.function, {n} existing traces", "tensorflow",
+                                _tf_tracer(n)) for n in sizes])
     yield Case("one more trace of a kf.function", variants,
                floor=f"kilnflow, {sizes[0]} existing traces",
                targets=[Target("a retrace costs the same with many existing traces",
                                f"kilnflow, {sizes[-1]} existing traces", "ratio", 1.5)],
                notes=["each timed call traces a new Python value of n (so a row holds at "
                       "least N traces); TF 2.21 grows from "
-                      "1 ms to 28 ms per trace between 1k and 10k traces (issue 19's probe)"])
+                      "1 ms to 28 ms per trace between 1k and 10k traces (issue 19's probe)",
+                      peers_note()])

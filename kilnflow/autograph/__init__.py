@@ -10,6 +10,7 @@ from .operators import set_loop_options as _set_loop_options
 
 from .api import ConversionError as ConversionError
 from .api import ConversionOptions as ConversionOptions
+from .api import Feature as _Feature
 from .api import convert as convert
 from .api import converted_call as converted_call
 from .api import do_not_convert as do_not_convert
@@ -19,4 +20,4 @@ from .api import to_code as to_code
 from .api import to_graph as to_graph
 
 experimental = _types.SimpleNamespace(do_not_convert=do_not_convert,
-                                      set_loop_options=_set_loop_options)
+                                      set_loop_options=_set_loop_options, Feature=_Feature)

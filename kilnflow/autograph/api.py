@@ -9,6 +9,7 @@ code object. function/ calls AutoGraph only through converted_call().
 import ast
 import collections
 import copy
+import enum
 import functools
 import inspect
 import linecache
@@ -331,6 +332,34 @@ def convert(f):
     return f if target is None else target
 
 
+class Feature(enum.Enum):
+    """TF's tf.autograph.experimental.Feature: optional conversions a caller may ask for.
+
+    kilnflow always applies all of them (lists, asserts, builtins, equality operators and
+    name scopes are converted whenever tensors are involved), so these are accepted and
+    checked, never needed.
+    """
+    ALL = "ALL"
+    AUTO_CONTROL_DEPS = "AUTO_CONTROL_DEPS"
+    ASSERT_STATEMENTS = "ASSERT_STATEMENTS"
+    BUILTIN_FUNCTIONS = "BUILTIN_FUNCTIONS"
+    EQUALITY_OPERATORS = "EQUALITY_OPERATORS"
+    LISTS = "LISTS"
+    NAME_SCOPES = "NAME_SCOPES"
+
+
+def check_features(features) -> tuple:
+    """`features` (None, one Feature or a sequence of them) as a tuple; TypeError else."""
+    if features is None:
+        return ()
+    items = (features,) if isinstance(features, Feature) else tuple(features)
+    for item in items:
+        if not isinstance(item, Feature):
+            raise TypeError(f"experimental_optional_features: expected "
+                            f"kf.autograph.experimental.Feature members, got {item!r}")
+    return items
+
+
 def to_graph(entity, recursive: bool = True, experimental_optional_features=None):
     """TF's tf.autograph.to_graph: the converted version of a function, method or lambda.
 
@@ -345,7 +374,7 @@ def to_graph(entity, recursive: bool = True, experimental_optional_features=None
     >>> to_graph(countdown)(10)
     -2
     """
-    del experimental_optional_features  # accepted for TF compatibility
+    check_features(experimental_optional_features)  # all are always on
     converted = convert(entity)
     if recursive or converted is entity:
         return converted

@@ -13,7 +13,7 @@ from typing import Any, Callable, FrozenSet, Optional, Sequence, Tuple
 import numpy as np
 
 from kilnflow import errors
-from kilnflow.context import ctx
+from kilnflow.context import allocation_limit, ctx
 from kilnflow.tensor import EagerTensor, wrap
 
 _new_eager = EagerTensor.__new__
@@ -244,13 +244,23 @@ def infer(op: OpDef, inputs: Sequence, attrs: dict) -> list:
         raise TypeError(errors.with_location(f"{exc} [Op:{op.name}]")) from None
     except (ValueError, IndexError) as exc:
         raise errors.InvalidArgumentError(errors.with_location(f"{exc} [Op:{op.name}]")) from None
-    return list(specs) if isinstance(specs, (list, tuple)) else [specs]
+    specs = list(specs) if isinstance(specs, (list, tuple)) else [specs]
+    limit = allocation_limit()
+    for spec in specs:
+        count = spec.shape.num_elements() if spec.shape.rank is not None else None
+        if count is not None and count * spec.dtype.size > limit:
+            raise errors.ResourceExhaustedError(errors.with_location(
+                f"OOM when allocating tensor with shape {spec.shape} and type "
+                f"{spec.dtype.name}: {count * spec.dtype.size} bytes exceed the allocation "
+                f"limit of {limit} (kf.config.experimental.set_allocation_limit) "
+                f"[Op:{op.name}]"))
+    return specs
 
 
 def kernel_error(op: OpDef, inputs: Sequence, attrs: dict, exc: Exception) -> Exception:
     """The error to raise when a kernel fails: the shape rule's, else NumPy's, with the op."""
     infer(op, inputs, attrs)  # raises the clearer message when the rule can tell
-    return errors.InvalidArgumentError(errors.with_location(
+    return errors.class_for(exc)(errors.with_location(
         f"{type(exc).__name__}: {exc} [Op:{op.name}]"))
 
 

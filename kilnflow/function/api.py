@@ -21,8 +21,9 @@ from kilnflow.function import diagnostics, tracing
 from kilnflow.function.tracing import BoundPython, call_python, flatten_up_to, signature_of
 from kilnflow.function.concrete import ConcreteFunction
 from kilnflow.function.func_graph import FuncGraph
-from kilnflow.function.trace_key import key_matches, make_key, relax
+from kilnflow.function.trace_key import key_matches, make_key, relax, variable_handles
 from kilnflow.ops.convert import convert_to_tensor
+from kilnflow.runtime import profile
 from kilnflow.tensor import EagerTensor
 
 RETRACE_WARNING_THRESHOLD = 5
@@ -42,8 +43,11 @@ class Function:
 
     def __init__(self, python_function: Callable, input_signature: Optional[Sequence] = None,
                  autograph: bool = True, reduce_retracing: bool = False,
-                 jit_compile: Optional[bool] = None, name: Optional[str] = None):
+                 jit_compile: Optional[bool] = None, name: Optional[str] = None,
+                 experimental_profile: bool = False):
         self.python_function = python_function
+        # per-op timings of every call, kept here (runtime/profile.py; kf.profiler reads it)
+        self.experimental_profile = profile.Recorder() if experimental_profile else None
         self._autograph = autograph
         self._reduce_retracing = reduce_retracing
         self.jit_compile = jit_compile
@@ -58,6 +62,7 @@ class Function:
         self._variables_created = False
         self._warned: set = set()
         self._bound: Dict[int, tuple] = {}
+        self._rebound: Dict[tuple, ConcreteFunction] = {}  # (trace, handles) -> rebound
         self._lock = threading.RLock()  # held while tracing: one trace per signature
         functools.update_wrapper(self, python_function)
 
@@ -112,8 +117,29 @@ class Function:
         concrete = self._cache.get(key)
         if concrete is None:
             with self._lock:  # concurrent first calls of one signature trace it once
-                return self._concrete_for_locked(args, kwargs, key, tensors, keep), tensors
+                concrete = self._concrete_for_locked(args, kwargs, key, tensors, keep)
+        if keep:
+            concrete = self._for_variables(concrete, variable_handles(keep))
         return concrete, tensors
+
+    def _for_variables(self, concrete: ConcreteFunction, handles: tuple) -> ConcreteFunction:
+        """The trace for these variable arguments: variables are traced by spec, so a
+        trace made with others of the same dtype and shape is rebound to these."""
+        traced = concrete.argument_handles
+        if len(traced) == len(handles) and all(a is b for a, b in zip(traced, handles)):
+            return concrete
+        key = (id(concrete), tuple(id(h) for h in handles))
+        found = self._rebound.get(key)
+        if found is None:
+            with self._lock:
+                found = self._rebound.get(key)
+                if found is None:
+                    # the entry holds the handles (argument_handles): their ids stay unique
+                    found = concrete.with_variables(handles)
+                    if self.experimental_profile is not None:
+                        profile.register(found, pinned=self.experimental_profile)
+                    self._rebound[key] = found
+        return found
 
     def _concrete_for_locked(self, args: tuple, kwargs: dict, key: Any, tensors: list,
                              keep: list) -> ConcreteFunction:
@@ -130,6 +156,7 @@ class Function:
                 if relaxed is not None:
                     trace_key = relaxed
             concrete = self._trace(args, kwargs, key, trace_key)
+            concrete.argument_handles = variable_handles(keep)
             self._keepers[key] = keep
             if trace_key is not key:
                 self._general.append((trace_key, concrete))
@@ -230,6 +257,8 @@ class Function:
 
         concrete = tracing.trace(self._name, self.python_function, args, kwargs, trace_key,
                                  self._arg_names(len(args)), self._autograph, on_variable)
+        if self.experimental_profile is not None:
+            profile.register(concrete, pinned=self.experimental_profile)
         self._tracing_count += 1
         return concrete
 
@@ -254,10 +283,13 @@ class Function:
                 concrete = self._cache.get(key)
                 if concrete is None:
                     concrete = self._trace(args, kwargs, key, key)
+                    concrete.argument_handles = variable_handles(keep)
                     self._cache[key] = concrete
                     self._keepers[key] = keep
                     if _has_unknown_dims(key):  # later calls of any matching size use it
                         self._general.append((key, concrete))
+        if keep:
+            concrete = self._for_variables(concrete, variable_handles(keep))
         return concrete
 
     def traced_concrete_functions(self) -> list:
@@ -287,6 +319,7 @@ class Function:
                          input_signature=self.input_signature, autograph=self._autograph,
                          reduce_retracing=self._reduce_retracing, name=self._name)
         bound.python_function = BoundPython(self.python_function, instance)
+        bound.experimental_profile = self.experimental_profile  # one profile per method
         bound._signature = signature_of(bound.python_function)
         try:
             ref = weakref.ref(instance, lambda _, k=id(instance): self._bound.pop(k, None))
@@ -309,18 +342,21 @@ def _has_unknown_dims(key: Any) -> bool:
 def function(func: Optional[Callable] = None, input_signature: Optional[Sequence] = None,
              autograph: bool = True, jit_compile: Optional[bool] = None,
              reduce_retracing: bool = False, experimental_relax_shapes: Optional[bool] = None,
-             name: Optional[str] = None, **unused_tf_args: Any) -> Any:
+             name: Optional[str] = None, experimental_profile: bool = False,
+             **unused_tf_args: Any) -> Any:
     """Compiles a Python function into graphs: `@kf.function` or `kf.function(f)`.
 
     Python side effects run only while tracing; kf.print, kf.random and variable updates
-    run on every call, in program order. See Function.
+    run on every call, in program order. See Function. `experimental_profile=True` records
+    per-op timings of every call in `f.experimental_profile` (kf.profiler formats them).
     """
     if experimental_relax_shapes is not None:
         reduce_retracing = reduce_retracing or experimental_relax_shapes
 
     def decorate(f: Callable) -> Function:
         return Function(f, input_signature=input_signature, autograph=autograph,
-                        reduce_retracing=reduce_retracing, jit_compile=jit_compile, name=name)
+                        reduce_retracing=reduce_retracing, jit_compile=jit_compile, name=name,
+                        experimental_profile=experimental_profile)
     return decorate if func is None else decorate(func)
 
 

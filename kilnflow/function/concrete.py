@@ -14,7 +14,7 @@ import numpy as np
 
 from kilnflow import errors, nest
 from kilnflow.passes import pipeline
-from kilnflow.runtime import codegen, loader
+from kilnflow.runtime import codegen, loader, profile
 from kilnflow.tensor import EagerTensor, Tensor, wrap
 
 _new_eager = EagerTensor.__new__
@@ -42,9 +42,22 @@ class ConcreteFunction:
         source, globals_, self._origins = codegen.generate(
             _identifier(name), self.graph.operations, self.graph.inputs, self.graph.outputs)
         self.code = source
-        self._fn = loader.load(source, globals_, name)
+        self._fn = self._plain_fn = loader.load(source, globals_, name)
         self._filename = self._fn.__code__.co_filename
         self._single = isinstance(output_template, OutputSlot)
+        self.argument_handles: tuple = ()  # the variable arguments it was traced with
+        profile.register(self)  # while a profile records, _fn is a timed twin
+
+    def with_variables(self, handles: tuple) -> "ConcreteFunction":
+        """This trace for other variable arguments of the same specs (handles in argument
+        order): the graph rebound to them, the Python function not run again."""
+        from kilnflow.function.rebind import with_handles
+        mapping = {id(old): new for old, new in zip(self.argument_handles, handles)}
+        rebound = ConcreteFunction(self.name, with_handles(self.traced_graph, mapping),
+                                   self._arg_names, self._input_specs,
+                                   self._output_template, self.structured_input_signature)
+        rebound.argument_handles = tuple(handles)
+        return rebound
 
     # ---------------------------------------------------------------- calling
 
@@ -119,7 +132,7 @@ class ConcreteFunction:
         if op is None:
             return exc
         where = f" (created at {op.location[0]}:{op.location[1]})" if op.location else ""
-        return errors.InvalidArgumentError(
+        return errors.class_for(exc)(
             f"{type(exc).__name__}: {exc}\n\t [[node {op.name} ({op.type}){where}]] "
             f"[Op:{self.name}]")
 

@@ -13,6 +13,7 @@ import warnings
 from typing import Any, Callable, List, Optional
 
 from kilnflow.function.trace_key import describe_change
+from kilnflow.graph import PLACEHOLDER
 from kilnflow.passes.prune import needed_ops
 
 
@@ -177,12 +178,33 @@ def _expected_to_be_unused(op: Any) -> bool:
             or "autograph_decision/" in op.name)
 
 
+def _state_views(graph: Any) -> set:
+    """ids of the ops computed only from state: variable reads, stateful ops' outputs and
+    constants. Their pruning is no news either: `metric(y, p)` and `v.assign_add(x)` return
+    such a view of the updated state, and the quickstart's train_step ignores it."""
+    sources: set = set()
+    views: set = set()
+    for op in graph.operations:  # topological order: inputs are classified first
+        if op.opdef.stateful or op.opdef.watch_attr is not None:
+            sources.add(id(op))
+            continue
+        feeders = [t.op for t in op.inputs]
+        if feeders and all(id(f) in sources or id(f) in views
+                           or (not f.inputs and f.opdef is not PLACEHOLDER) for f in feeders) \
+                and any(id(f) in sources or id(f) in views for f in feeders):
+            views.add(id(op))
+    return views
+
+
 def warn_pruned(name: str, graph: Any) -> bool:
     """Warn when a traced function computes work nothing uses (the forgotten `return`);
-    True when it warned."""
+    True when it warned. Views of state (a metric's result after its update) are not
+    dead work: the call that returned them did its work through its stateful ops."""
     needed = needed_ops(graph)
+    views = _state_views(graph)
     dropped = [op for op in graph.operations
-               if id(op) not in needed and not _expected_to_be_unused(op)]
+               if id(op) not in needed and id(op) not in views
+               and not _expected_to_be_unused(op)]
     if not dropped:
         return False
     where = next((op.location for op in dropped if op.location), None)

@@ -10,6 +10,7 @@ from typing import Any, Dict, List, Optional
 
 from kilnflow import errors
 from kilnflow.graph import Graph, Operation
+from kilnflow.runtime import profile_dot
 from kilnflow.runtime.interpreter import evaluate
 from kilnflow.tensor import SymbolicTensor
 
@@ -31,6 +32,14 @@ class FuncGraph(Graph):
         # so gradients reach the variable through the cond/while op's inputs.
         self.hoist_reads = False
         self.hoisted: Dict[int, Any] = {}
+
+    def to_dot(self, timings: Optional[Dict[str, int]] = None) -> str:
+        """Graphviz DOT text: nodes clustered by name scope and user line (profile_dot)."""
+        return profile_dot.to_dot(self, timings)
+
+    def to_svg(self, timings: Optional[Dict[str, int]] = None) -> str:
+        """SVG of to_dot(), when the `graphviz` package and binary are installed."""
+        return profile_dot.to_svg(self, timings)
 
     def create_op(self, opdef: Any, inputs: Any, attrs: dict,
                   name: Optional[str] = None) -> Operation:

@@ -1,6 +1,8 @@
 """Arguments -> a hashable trace key, plus the tensors to feed.
 
-Tensors (and ndarrays) key by shape and dtype; Variables by identity; Python scalars and
+Tensors (and ndarrays) key by shape and dtype; Variables by dtype, shape and which earlier
+variable argument they alias (TF traces variables by spec: another variable of the same
+spec reuses the trace, rebound to it, see Function); Python scalars and
 strings by value; lists, tuples, dicts and namedtuples by structure; other objects by
 identity. The key also names each argument path, for retracing explanations.
 """
@@ -52,10 +54,18 @@ def key_of(value: Any, tensors: list, keep: list) -> Any:
         keys = sorted(value, key=repr)
         return ("dict", tuple((k, key_of(value[k], tensors, keep)) for k in keys))
     if _is_variable(value):
-        keep.append(value)  # the cache entry keeps it alive, so its id stays unique
-        return (VARIABLE, id(value._handle), value.dtype, value.shape)
+        earlier = [k for k in keep if _is_variable(k)]
+        alias = next((i for i, k in enumerate(earlier) if k._handle is value._handle),
+                     len(earlier))
+        keep.append(value)
+        return (VARIABLE, value.dtype, value.shape, alias)
     keep.append(value)
     return (OBJECT, id(value))
+
+
+def variable_handles(keep: list) -> tuple:
+    """The handles of the variable arguments a make_key call saw, in argument order."""
+    return tuple(k._handle for k in keep if _is_variable(k))
 
 
 def python_values(key: Any) -> List[Any]:
@@ -133,7 +143,10 @@ def describe_change(path: str, old: Any, new: Any) -> List[str]:
             return [f"{path}: Python value {old[2]!r} -> {new[2]!r} (Python values are part "
                     f"of the trace key; pass a tensor to avoid retracing)"]
         if old[0] == VARIABLE and new[0] == VARIABLE:
-            return [f"{path}: a different kf.Variable"]
+            if old[1:3] != new[1:3]:
+                return [f"{path}: a kf.Variable of dtype {old[1].name}, shape {old[2]} -> "
+                        f"dtype {new[1].name}, shape {new[2]}"]
+            return [f"{path}: a variable aliasing another argument (or no longer)"]
         if old[0] == OBJECT and new[0] == OBJECT:
             return [f"{path}: a different Python object"]
         if old[0] == new[0] and isinstance(old[1], tuple) and isinstance(new[1], tuple) \

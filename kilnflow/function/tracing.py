@@ -87,6 +87,15 @@ def signature_of(fn: Callable) -> Optional[inspect.Signature]:
 
 
 def call_python(fn: Callable, args: tuple, kwargs: dict, autograph: bool) -> Any:
+    target = fn.__func__ if isinstance(fn, BoundPython) else fn
+    if inspect.isgeneratorfunction(target) or inspect.iscoroutinefunction(target):
+        code = target.__code__
+        raise NotImplementedError(
+            f"kf.function cannot trace {target.__name__!r} at {code.co_filename}:"
+            f"{code.co_firstlineno}: it is a generator (or async) function, and a traced "
+            "graph returns tensors, not a generator; collect the values in a list or a "
+            "kf.TensorArray and return them, or feed a generator through "
+            "kf.data.Dataset.from_generator")
     if autograph:
         # AutoGraph sits above function/ (its operators build graphs through it): the one
         # sanctioned late import of this layer

@@ -435,6 +435,31 @@ class ProgbarLogger(Callback):
             self._bar.update(self._bar.target or self._done, _stateful(logs), finalize=True)
             self._bar = None
 
+    def _draw(self, done: int, logs: dict, final: bool) -> None:
+        total = self._steps
+        elapsed = time.perf_counter() - self._start
+        per_step = elapsed / max(done, 1)
+        if total:
+            filled = int(self.width * done / total)
+            arrow = ">" if filled < self.width else ""
+            bar = "[" + "=" * max(filled - len(arrow), 0) + arrow + \
+                "." * (self.width - filled) + "]"
+            head = f"{done:>{len(str(total))}}/{total} {bar}"
+        else:
+            head = f"{done}"
+        if final or not total:
+            timing = f"{elapsed:.0f}s {per_step * 1000:.0f}ms/step"
+        else:
+            timing = f"ETA: {per_step * (total - done):.0f}s"
+        metrics = " - ".join(f"{k}: {v:.4f}" for k, v in logs.items()
+                             if isinstance(v, (int, float)))
+        line = f"{head} - {timing}" + (f" - {metrics}" if metrics else "")
+        out = self._out()
+        if self.verbose == 1:
+            out.write("\r" + line + ("\n" if final else ""))
+        else:
+            out.write(line + "\n")
+        out.flush()
 
 class _Everything:
     """A set holding every name: the logs fit() reports are running means already."""
@@ -452,3 +477,6 @@ EVERYTHING = _Everything()
 def _stateful(logs: Optional[dict]) -> dict:
     """The logs' numbers (they are running means already: shown as they are)."""
     return {k: v for k, v in (logs or {}).items() if isinstance(v, (int, float))}
+
+
+from kilnflow.keras.tensorboard import TensorBoard as TensorBoard  # noqa: E402,F401

@@ -6,7 +6,8 @@ from types import SimpleNamespace
 
 from kilnflow import tensor as _tensor
 from kilnflow.ops import args, array, bitwise, convert, joining, math  # noqa: F401 - registers ops
-from kilnflow.ops import checks, cond, conv, custom_gradient, logging, nn  # noqa: F401
+from kilnflow.ops import checks, cond, conv, custom_gradient, decompositions  # noqa: F401
+from kilnflow.ops import iterator, logging, nn  # noqa: F401
 from kilnflow.ops import random, reshaping, slicing  # noqa: F401
 from kilnflow.ops import linalg, scatter, segment, signal, sorting, state  # noqa: F401
 from kilnflow.ops import subgraph, tensor_array, while_loop  # noqa: F401

@@ -97,7 +97,8 @@ def stop_gradient(input: Any, name: Optional[str] = None) -> Tensor:  # noqa: A0
 
 # ---------------------------------------------------------------- filling
 
-FILL = defop("Fill", shape=lambda *, shape, value, dtype: TensorSpec(shape, dtype),
+FILL = defop("Fill", check_eager=True,
+             shape=lambda *, shape, value, dtype: TensorSpec(shape, dtype),
              kernel=lambda *, shape, value, dtype: np.full(shape, value, dtype.as_numpy_dtype))
 DYNAMIC_FILL = defop(
     "DynamicFill", shape=lambda s, *, value, dtype: TensorSpec(dims_from(s), dtype),
@@ -176,7 +177,7 @@ def _eye_kernel(*, num_rows: int, num_columns: int, batch_shape: tuple,
     return np.broadcast_to(matrix, batch_shape + matrix.shape).copy()
 
 
-EYE = defop("Eye", kernel=_eye_kernel,
+EYE = defop("Eye", check_eager=True, kernel=_eye_kernel,
             shape=lambda *, num_rows, num_columns, batch_shape, dtype: TensorSpec(
                 list(batch_shape) + [num_rows, num_columns], dtype))
 
@@ -231,7 +232,7 @@ def _linspace_grad(op: Any, dy: Any) -> list:
     return [reduce_sum(dy * (1 - t), axis), reduce_sum(dy * t, axis)]
 
 
-LINSPACE = defop("LinSpace", shape=_linspace_rule, kernel=_linspace_kernel,
+LINSPACE = defop("LinSpace", check_eager=True, shape=_linspace_rule, kernel=_linspace_kernel,
                  grad=_linspace_grad, dtypes=_dtypes.FLOATS)
 
 
@@ -271,7 +272,7 @@ def _dynamic_range_kernel(start: Any, limit: Any, delta: Any) -> Any:
     return np.arange(start, limit, delta, dtype=start.dtype)
 
 
-RANGE = defop("Range", shape=lambda *, start, limit, delta, dtype: TensorSpec(
+RANGE = defop("Range", check_eager=True, shape=lambda *, start, limit, delta, dtype: TensorSpec(
     [_range_length(start, limit, delta)], dtype),
     kernel=lambda *, start, limit, delta, dtype: np.arange(start, limit, delta,
                                                            dtype=dtype.as_numpy_dtype))
@@ -335,7 +336,8 @@ def _one_hot_kernel(indices: Any, on: Any, off: Any, *, depth: int, axis: int) -
     return np.moveaxis(np.where(hot, on, off), -1, axis)
 
 
-ONE_HOT = defop("OneHot", shape=_one_hot_rule, kernel=_one_hot_kernel, same_dtype=(1, 2),
+ONE_HOT = defop("OneHot", check_eager=True,
+                shape=_one_hot_rule, kernel=_one_hot_kernel, same_dtype=(1, 2),
                 dtypes=INTEGERS)
 
 

@@ -67,6 +67,8 @@ def _if_grad(op: Any, *dys: Any) -> list:
     dys = [d if d is not None else array.zeros_like(o)
            for d, o in zip(dys[:n_user], op.outputs[:n_user])]
 
+    connected = [False] * len(captured)  # a differentiable path in some traced branch
+
     def branch_grads(branch: Subgraph, first: int, count: int) -> Callable:
         def grads() -> list:
             from kilnflow.autodiff.tape import GradientTape
@@ -77,6 +79,8 @@ def _if_grad(op: Any, *dys: Any) -> list:
                 tape.watch(captured)
                 outs = replay(branch.graph, inputs, known)[:n_user]
             found = tape.gradient(outs, captured, output_gradients=dys)
+            for index, g in enumerate(found):
+                connected[index] = connected[index] or g is not None
             return [g if g is not None else array.zeros_like(c)
                     for g, c in zip(found, captured)]
         return grads
@@ -87,7 +91,9 @@ def _if_grad(op: Any, *dys: Any) -> list:
     grads = cond(pred, branch_grads(op.attrs["then_branch"], n_user, n_then),
                  branch_grads(op.attrs["else_branch"], n_user + n_then, n_else))
     grads = grads if isinstance(grads, (list, tuple)) else [grads]
-    return [None] + [g if ok else None for g, ok in zip(grads, differentiable)]
+    # None, not zeros, for an input no branch reaches: the rule eager mode follows too
+    return [None] + [g if ok and linked else None
+                     for g, ok, linked in zip(grads, differentiable, connected)]
 
 
 IF = defop("If", shape=_if_rule, kernel=_if_kernel, grad=_if_grad, multi_output=True,

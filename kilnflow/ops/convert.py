@@ -6,6 +6,9 @@ that cannot be represented in that dtype raises TypeError.
 """
 from __future__ import annotations
 
+import inspect
+import os
+import sys
 from typing import Any, Optional
 
 import numpy as np
@@ -20,20 +23,78 @@ from kilnflow.tensor import EagerTensor, Tensor, wrap
 
 _PYTHON_SCALARS = (int, float, bool, complex)
 _INT32 = np.iinfo(np.int32)
+_OPS_DIR = os.path.dirname(os.path.abspath(__file__))
+_PACKAGE_DIR = os.path.dirname(_OPS_DIR)
+_HELPERS = {os.path.join(_OPS_DIR, "convert.py"), os.path.join(_OPS_DIR, "args.py")}
 
 
+def _holds(candidate: Any, value: Any) -> bool:
+    if candidate is value:
+        return True
+    return isinstance(candidate, (list, tuple)) and any(c is value for c in candidate)
+
+
+def _argument_of(value: Any) -> Optional[tuple]:
+    """(op, argument) of the innermost public op function whose argument holds `value`
+    (read off the stack, on the error path only, so conversion costs nothing more); the
+    conversion function itself when the user called it directly."""
+    frame = sys._getframe(2)
+    direct = None
+    while frame is not None:
+        code = frame.f_code
+        inside = code.co_filename.startswith(_OPS_DIR)
+        if inside and code.co_filename not in _HELPERS \
+                and not code.co_name.startswith(("_", "<")):
+            return _holder(frame, value)
+        if inside and code.co_name in ("convert_to_tensor", "constant"):
+            direct = frame  # the outermost one counts
+        if not code.co_filename.startswith(_PACKAGE_DIR):
+            break  # the user's code: no op above this
+        frame = frame.f_back
+    return _holder(direct, value) if direct is not None else None
+
+
+def _holder(frame: Any, value: Any) -> Optional[tuple]:
+    """(function name, parameter) of `frame`'s argument that holds `value`."""
+    code = frame.f_code
+    count = code.co_argcount + code.co_kwonlyargcount
+    count += bool(code.co_flags & inspect.CO_VARARGS)  # *values: an argument too
+    local = frame.f_locals
+    name = code.co_name
+    if name == "apply" and hasattr(local.get("opdef"), "name"):
+        name = local["opdef"].name  # an op function made by a family's factory
+    for param in code.co_varnames[:count]:
+        if _holds(local.get(param), value):
+            return name, param
+    return None
+
+
+def conversion_error(kind: type, message: str, value: Any) -> Exception:
+    """`kind(message)` naming the op and argument being converted and the user's line:
+    "matmul: argument `b` cannot be None; expected a tensor or array-like"."""
+    found = _argument_of(value)
+    if found is not None:
+        op, param = found
+        if value is None:
+            message = f"{op}: argument `{param}` cannot be None; expected a tensor or array-like"
+        else:
+            message = f"{op}: argument `{param}`: {message}"
+    return kind(errors.with_location(message))
 
 
 def _python_to_array(value: Any, dtype: Optional[_dtypes.DType]) -> Any:
     try:
         array = np.asarray(value)
     except ValueError as exc:  # ragged nested lists
-        raise ValueError(f"Can't convert non-rectangular Python sequence to Tensor: {exc}") \
-            from None
+        raise conversion_error(ValueError, "Can't convert non-rectangular Python sequence to "
+                               f"Tensor: {exc}", value) from None
     kind = array.dtype.kind
+    if kind in "US" or dtype is _dtypes.string or kind == "O" and any(
+            isinstance(item, (str, bytes)) for item in array.reshape(-1)):
+        return _strings(value, dtype)
     if kind not in "biufc":
-        raise TypeError(f"Cannot convert {value!r} to a Tensor: unsupported type "
-                        f"{type(value).__name__}")
+        raise conversion_error(TypeError, f"Cannot convert {value!r} to a Tensor: unsupported "
+                               f"type {type(value).__name__}", value)
     if dtype is None:
         if kind == "f":
             return array.astype(np.float32)
@@ -45,16 +106,29 @@ def _python_to_array(value: Any, dtype: Optional[_dtypes.DType]) -> Any:
     return _cast_exactly(value, array, dtype)
 
 
+def _strings(value: Any, dtype: Optional[_dtypes.DType]) -> Any:
+    """Strings become an object array of bytes (tf.string); no cast to or from numbers."""
+    if dtype is not None and dtype is not _dtypes.string:
+        raise conversion_error(TypeError, f"Cannot convert {value!r} to EagerTensor of dtype "
+                               f"{dtype.name}", value)
+    try:
+        return _dtypes.string_array(value)
+    except TypeError as exc:
+        raise conversion_error(TypeError, str(exc), value) from None
+
+
 def _cast_exactly(value: Any, array: Any, dtype: _dtypes.DType) -> Any:
     target = dtype.as_numpy_dtype
     if array.dtype.kind == "c" and dtype.kind != "c" or array.dtype.kind == "b" and \
             dtype.kind != "b" and dtype.kind != "s":
-        raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype {dtype.name}")
+        raise conversion_error(TypeError, f"Cannot convert {value!r} to EagerTensor of dtype "
+                               f"{dtype.name}", value)
     with np.errstate(all="ignore"):
         cast = array.astype(target)
     if dtype.kind in "iu" and array.dtype.kind in "fiu":
         if not np.array_equal(cast.astype(array.dtype), array):
-            raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype {dtype.name}")
+            raise conversion_error(TypeError, f"Cannot convert {value!r} to EagerTensor of "
+                                   f"dtype {dtype.name}", value)
     return cast
 
 
@@ -68,16 +142,20 @@ def convert_to_tensor(value: Any, dtype: Any = None, dtype_hint: Any = None,
     """
     if isinstance(value, Tensor):
         if dtype is not None and value.dtype is not _dtypes.as_dtype(dtype):
-            raise ValueError(f"Tensor conversion requested dtype {_dtypes.as_dtype(dtype).name} "
-                             f"for Tensor with dtype {value.dtype.name}: {value!r}")
+            raise conversion_error(ValueError, "Tensor conversion requested dtype "
+                                   f"{_dtypes.as_dtype(dtype).name} for Tensor with dtype "
+                                   f"{value.dtype.name}: {value!r}", value)
         return value
     as_tensor = getattr(value, "_as_tensor", None)
     if as_tensor is not None:  # Variables, and anything else that reads into a tensor
         return convert_to_tensor(as_tensor(), dtype)
     dtype = _dtypes.as_dtype(dtype) if dtype is not None else None
     if isinstance(value, (np.ndarray, np.generic)):
+        if value.dtype.kind in "USO" or dtype is _dtypes.string:
+            return wrap(_strings(value, dtype))
         if value.dtype.kind not in "biufc":
-            raise TypeError(f"Cannot convert an array of dtype {value.dtype} to a Tensor")
+            raise conversion_error(TypeError, f"Cannot convert an array of dtype {value.dtype} "
+                                   "to a Tensor", value)
         if dtype is not None and value.dtype != dtype.as_numpy_dtype:
             value = _cast_exactly(value, value, dtype)
         elif isinstance(value, np.ndarray) and value.flags.writeable:
@@ -106,8 +184,8 @@ def operand(value: Any, dtype: _dtypes.DType) -> Tensor:
         try:
             return wrap(_python_to_array(value, dtype))
         except TypeError:
-            raise TypeError(errors.with_location(
-                f"Cannot convert {value!r} to EagerTensor of dtype {dtype.name}")) from None
+            raise conversion_error(TypeError, f"Cannot convert {value!r} to EagerTensor of "
+                                   f"dtype {dtype.name}", value) from None
     return convert_to_tensor(value)
 
 

@@ -193,6 +193,8 @@ def split(value: Any, num_or_size_splits: Any, axis: int = 0, num: Optional[int]
     x = convert_to_tensor(value)
     if x.shape.rank is None:
         raise ValueError(errors.with_location("split needs a tensor of known rank"))
+    if x.shape.rank == 0:
+        raise invalid_argument("split: `value` must have rank >= 1, got a scalar", "SplitV")
     axis = axis_arg(axis, x.shape.rank, "SplitV")
     d = x.shape[axis]
     pieces = num_or_size_splits

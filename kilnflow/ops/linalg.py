@@ -13,6 +13,7 @@ from kilnflow import dtypes as _dtypes
 from kilnflow import errors
 from kilnflow.core.opdef import bind, defop
 from kilnflow.ops import array, reshaping
+from kilnflow.ops.args import invalid_argument
 from kilnflow.ops.convert import binary, convert_to_tensor
 from kilnflow.shapes import TensorSpec
 from kilnflow.tensor import Tensor
@@ -169,6 +170,11 @@ def tensordot(a: Any, b: Any, axes: Any, name: Optional[str] = None) -> Tensor:
         axes_a, axes_b = axes
         axes_a = [axes_a] if isinstance(axes_a, int) else list(axes_a)
         axes_b = [axes_b] if isinstance(axes_b, int) else list(axes_b)
+    if len(axes_a) != len(axes_b) or any(not -ra <= x < ra for x in axes_a) \
+            or any(not -rb <= x < rb for x in axes_b):
+        raise invalid_argument(f"tensordot: axes {axes!r} do not fit inputs of rank {ra} and "
+                               f"{rb} (as many axes of `a` as of `b`, each within the rank)",
+                               "MatMul")
     axes_a = [x % ra for x in axes_a] if ra else axes_a
     axes_b = [x % rb for x in axes_b] if rb else axes_b
     free_a = [i for i in range(ra) if i not in axes_a]
@@ -196,7 +202,7 @@ def tensordot(a: Any, b: Any, axes: Any, name: Optional[str] = None) -> Tensor:
 
 # ---------------------------------------------------------------- matrix functions
 
-def _square(x: Any, op: str) -> None:
+def require_square(x: Any, op: str) -> None:
     """Matrix ops need [..., n, n] inputs (dims may be unknown)."""
     if x.shape.rank is not None:
         if x.shape.rank < 2:
@@ -207,12 +213,12 @@ def _square(x: Any, op: str) -> None:
 
 
 def _square_rule(x: Any) -> TensorSpec:
-    _square(x, "matrix op")
+    require_square(x, "matrix op")
     return TensorSpec(x.shape, x.dtype)
 
 
 def _batch_rule(x: Any) -> TensorSpec:
-    _square(x, "matrix op")
+    require_square(x, "matrix op")
     return TensorSpec(None if x.shape.rank is None else x.shape[:-2], x.dtype)
 
 
@@ -266,7 +272,7 @@ LOG_MATRIX_DETERMINANT = defop(
 
 
 def _solve_rule(a: Any, b: Any, *, adjoint: bool) -> TensorSpec:
-    _square(a, "MatrixSolve")
+    require_square(a, "MatrixSolve")
     if b.shape.rank is not None and b.shape.rank < 2:
         raise ValueError(f"MatrixSolve: rhs must have rank >= 2, got shape {b.shape}")
     return TensorSpec(b.shape, b.dtype)
@@ -325,7 +331,7 @@ def _diag_kernel(x: Any) -> Any:
     return out
 
 
-MATRIX_DIAG = defop("MatrixDiag", shape=_diag_rule, kernel=_diag_kernel,
+MATRIX_DIAG = defop("MatrixDiag", check_eager=True, shape=_diag_rule, kernel=_diag_kernel,
                     grad=lambda op, dy: [diag_part(dy)])
 
 
@@ -374,52 +380,6 @@ MATRIX_BAND_PART = defop("MatrixBandPart", shape=_band_rule, kernel=_band_kernel
                          grad=lambda op, dy: [bind(MATRIX_BAND_PART, (dy,), op.attrs)])
 
 
-# ---------------------------------------------------------------- decompositions
-
-def _qr_rule(x: Any, *, full_matrices: bool) -> list:
-    if x.shape.rank is None:
-        return [TensorSpec(None, x.dtype), TensorSpec(None, x.dtype)]
-    *batch, m, n = x.shape.as_list()
-    k = None if m is None or n is None else (m if full_matrices else min(m, n))
-    return [TensorSpec(batch + [m, k], x.dtype), TensorSpec(batch + [k, n], x.dtype)]
-
-
-QR = defop("Qr", shape=_qr_rule, multi_output=True, dtypes=_dtypes.INEXACT,
-           kernel=lambda x, *, full_matrices: tuple(np.linalg.qr(
-               x, mode="complete" if full_matrices else "reduced")))
-
-
-def _svd_rule(x: Any, *, full_matrices: bool) -> list:
-    if x.shape.rank is None:
-        return [TensorSpec(None, x.dtype)] * 3
-    *batch, m, n = x.shape.as_list()
-    k = None if m is None or n is None else min(m, n)
-    um = m if full_matrices else k
-    vn = n if full_matrices else k
-    real = x.dtype.real_dtype
-    return [TensorSpec(batch + [k], real), TensorSpec(batch + [m, um], x.dtype),
-            TensorSpec(batch + [n, vn], x.dtype)]
-
-
-def _svd_kernel(x: Any, *, full_matrices: bool) -> tuple:
-    u, s, vh = np.linalg.svd(x, full_matrices=full_matrices)
-    return s, u, np.conj(vh.mT)  # TF returns v, not v^H
-
-
-SVD = defop("Svd", shape=_svd_rule, kernel=_svd_kernel, multi_output=True,
-            dtypes=_dtypes.INEXACT)
-
-
-def _eigh_rule(x: Any) -> list:
-    _square(x, "SelfAdjointEigV2")
-    batch = None if x.shape.rank is None else x.shape[:-1]
-    return [TensorSpec(batch, x.dtype), TensorSpec(x.shape, x.dtype)]
-
-
-SELF_ADJOINT_EIG = defop("SelfAdjointEigV2", shape=_eigh_rule, multi_output=True,
-                         dtypes=_dtypes.INEXACT, kernel=lambda x: tuple(np.linalg.eigh(x)))
-
-
 # ---------------------------------------------------------------- public functions
 
 def inv(input: Any, adjoint: bool = False, name: Optional[str] = None) -> Tensor:  # noqa: A002
@@ -430,7 +390,7 @@ def inv(input: Any, adjoint: bool = False, name: Optional[str] = None) -> Tensor
     [[0.5, 0.0], [0.0, 0.25]]
     """
     x = convert_to_tensor(input)
-    _square(x, "MatrixInverse")
+    require_square(x, "MatrixInverse")
     out = bind(MATRIX_INVERSE, (x,), name=name)
     return matrix_transpose(out) if adjoint else out
 
@@ -438,14 +398,14 @@ def inv(input: Any, adjoint: bool = False, name: Optional[str] = None) -> Tensor
 def det(input: Any, name: Optional[str] = None) -> Tensor:  # noqa: A002
     """The determinant of each square matrix in `input`."""
     x = convert_to_tensor(input)
-    _square(x, "MatrixDeterminant")
+    require_square(x, "MatrixDeterminant")
     return bind(MATRIX_DETERMINANT, (x,), name=name)
 
 
 def slogdet(input: Any, name: Optional[str] = None) -> tuple:  # noqa: A002
     """(sign, log|det|) of each square matrix in `input`, stable for large determinants."""
     x = convert_to_tensor(input)
-    _square(x, "LogMatrixDeterminant")
+    require_square(x, "LogMatrixDeterminant")
     return bind(LOG_MATRIX_DETERMINANT, (x,), name=name)
 
 
@@ -460,7 +420,7 @@ def matrix_solve(matrix: Any, rhs: Any, adjoint: bool = False,
                  name: Optional[str] = None) -> Tensor:
     """X with matrix @ X = rhs (adjoint: matrix^H @ X = rhs)."""
     a, b = binary(matrix, rhs)
-    _square(a, "MatrixSolve")
+    require_square(a, "MatrixSolve")
     return bind(MATRIX_SOLVE, (a, b), {"adjoint": bool(adjoint)}, name=name)
 
 
@@ -487,7 +447,7 @@ def lstsq(matrix: Any, rhs: Any, l2_regularizer: Any = 0.0, fast: bool = True,
 def cholesky(input: Any, name: Optional[str] = None) -> Tensor:  # noqa: A002
     """The lower-triangular Cholesky factor L (L @ L^H = input) of each matrix."""
     x = convert_to_tensor(input)
-    _square(x, "Cholesky")
+    require_square(x, "Cholesky")
     return bind(CHOLESKY, (x,), name=name)
 
 
@@ -496,7 +456,8 @@ def matrix_transpose(a: Any, conjugate: bool = False, name: Optional[str] = None
     x = convert_to_tensor(a)
     rank = x.shape.rank
     if rank is None or rank < 2:
-        raise ValueError(f"matrix_transpose needs a tensor of known rank >= 2, got {x.shape}")
+        raise ValueError(errors.with_location(
+            f"matrix_transpose: `a` needs a known rank >= 2, got shape {x.shape}"))
     perm = list(range(rank - 2)) + [rank - 1, rank - 2]
     return reshaping.transpose(x, perm, conjugate=conjugate, name=name)
 
@@ -528,27 +489,6 @@ def band_part(input: Any, num_lower: int, num_upper: int,  # noqa: A002
 def trace(x: Any, name: Optional[str] = None) -> Tensor:
     """The sum of each matrix's main diagonal."""
     return _reduce_sum(diag_part(x), -1, name=name)
-
-
-def qr(input: Any, full_matrices: bool = False, name: Optional[str] = None) -> tuple:  # noqa: A002
-    """(q, r) with input = q @ r (no gradient yet)."""
-    x = convert_to_tensor(input)
-    return bind(QR, (x,), {"full_matrices": bool(full_matrices)}, name=name)
-
-
-def svd(tensor: Any, full_matrices: bool = False, compute_uv: bool = True,
-        name: Optional[str] = None) -> Any:
-    """(s, u, v) with tensor = u @ diag(s) @ v^H, or s alone (no gradient yet)."""
-    x = convert_to_tensor(tensor)
-    s, u, v = bind(SVD, (x,), {"full_matrices": bool(full_matrices)}, name=name)
-    return (s, u, v) if compute_uv else s
-
-
-def eigh(tensor: Any, name: Optional[str] = None) -> tuple:
-    """(eigenvalues ascending, eigenvectors) of self-adjoint matrices (no gradient yet)."""
-    x = convert_to_tensor(tensor)
-    _square(x, "SelfAdjointEigV2")
-    return bind(SELF_ADJOINT_EIG, (x,), name=name)
 
 
 def norm(tensor: Any, ord: Any = "euclidean", axis: Any = None,  # noqa: A002

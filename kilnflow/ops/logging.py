@@ -77,6 +77,9 @@ def _spacing(dim: int, ndim: int) -> str:
 
 
 def _append_dim(array: Any, dim: int, ends: int, parts: list) -> None:
+    if not isinstance(array, np.ndarray):  # an element of a string (object) array: bytes
+        parts.append(format_element(array))
+        return
     if array.ndim == 0:
         parts.append(format_element(array[()]))
         return

@@ -14,6 +14,7 @@ from typing import Any, Optional, Sequence
 import numpy as np
 
 from kilnflow import dtypes as _dtypes
+from kilnflow import errors
 from kilnflow.core import rules
 from kilnflow.core.opdef import NO_ATTRS, bind, defop, np_errors_ignored
 from kilnflow.ops import array
@@ -270,16 +271,18 @@ def clip_by_value(t: Any, clip_value_min: Any, clip_value_max: Any,
 
 # ---------------------------------------------------------------- comparisons and logic
 
-def _comparison(name: str, kernel: Any, fusable: str):
-    return _binary(name, kernel, None, NUMERIC | BOOL, fusable, out_dtype=_dtypes.bool)
+def _comparison(name: str, kernel: Any, fusable: str, extra: frozenset = frozenset()):
+    return _binary(name, kernel, None, NUMERIC | BOOL | extra, fusable,
+                   out_dtype=_dtypes.bool)
 
 
 LESS = _comparison("Less", np.less, "({0} < {1})")
 LESS_EQUAL = _comparison("LessEqual", np.less_equal, "({0} <= {1})")
 GREATER = _comparison("Greater", np.greater, "({0} > {1})")
 GREATER_EQUAL = _comparison("GreaterEqual", np.greater_equal, "({0} >= {1})")
-EQUAL = _comparison("Equal", np.equal, "({0} == {1})")
-NOT_EQUAL = _comparison("NotEqual", np.not_equal, "({0} != {1})")
+EQUAL = _comparison("Equal", np.equal, "({0} == {1})", frozenset({_dtypes.string}))
+NOT_EQUAL = _comparison("NotEqual", np.not_equal, "({0} != {1})",
+                        frozenset({_dtypes.string}))
 LOGICAL_AND = _binary("LogicalAnd", np.logical_and, None, BOOL, "({0} & {1})")
 LOGICAL_OR = _binary("LogicalOr", np.logical_or, None, BOOL, "({0} | {1})")
 LOGICAL_NOT = _unary("LogicalNot", np.logical_not, None, BOOL, "(~{0})")
@@ -408,6 +411,10 @@ def cast(x: Any, dtype: Any, name: Optional[str] = None) -> Tensor:
     dtype = _dtypes.as_dtype(dtype)
     if x.dtype is dtype:
         return x
+    if _dtypes.string in (x.dtype, dtype):  # TF: kf.strings.to_number / as_string instead
+        raise errors.UnimplementedError(errors.with_location(
+            f"Cast {x.dtype.name} to {dtype.name} is not supported (use kf.strings.to_number "
+            f"or kf.strings.as_string) [Op:Cast]"))
     return bind(CAST, (x,), {"dtype": dtype}, name=name)
 
 

@@ -220,7 +220,8 @@ def sigmoid_cross_entropy_with_logits(labels: Any = None, logits: Any = None,
     """Elementwise logistic loss max(x, 0) - x * z + log(1 + exp(-|x|)) for logits x and
     labels z (which may be probabilities); stable for large |x|."""
     if labels is None or logits is None:
-        raise ValueError("Both labels and logits must be provided.")
+        raise ValueError(errors.with_location(
+            "sigmoid_cross_entropy_with_logits: both `labels` and `logits` must be provided"))
     labels, logits = binary(labels, logits)
     return bind(SIGMOID_XENT, (labels, logits), name=name)
 

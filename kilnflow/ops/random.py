@@ -144,7 +144,7 @@ def _stream(kind: str, seed: Optional[int], key: tuple) -> RandomStream:
 
 # ---------------------------------------------------------------- shape argument and rule
 
-def _shape_input(shape: Any) -> tuple:
+def shape_argument(shape: Any) -> tuple:
     """(int tensor, static key) for a shape argument: list, TensorShape or int tensor."""
     if isinstance(shape, TensorShape):
         shape = shape.as_list()
@@ -172,8 +172,13 @@ def _shape_input(shape: Any) -> tuple:
     return convert_to_tensor(dims, _dtypes.int32), tuple(dims)
 
 
-def _random_rule(shape: Any, *extra: Any, dtype: _dtypes.DType, stream: RandomStream) -> \
+def random_shape(shape: Any, *extra: Any, dtype: _dtypes.DType, stream: RandomStream) -> \
         TensorSpec:
+    return shape_spec(shape, dtype)
+
+
+def shape_spec(shape: Any, dtype: _dtypes.DType) -> TensorSpec:
+    """The spec of a tensor whose shape is the value of 1-D int tensor `shape`."""
     value = rules.constant_value(shape)
     if value is not None:
         return TensorSpec([int(d) for d in value.reshape(-1)], dtype)
@@ -186,7 +191,7 @@ def _size(shape: Any) -> tuple:
     return tuple(int(d) for d in shape)
 
 
-def _float_draw(draw: Any, shape: Any, dtype: _dtypes.DType) -> np.ndarray:
+def float_draw(draw: Any, shape: Any, dtype: _dtypes.DType) -> np.ndarray:
     """Generators draw float32/float64 directly; float16 is drawn as float32 then cast."""
     if dtype is _dtypes.float16:
         return draw(_size(shape), dtype=np.float32).astype(np.float16)
@@ -194,11 +199,11 @@ def _float_draw(draw: Any, shape: Any, dtype: _dtypes.DType) -> np.ndarray:
 
 
 def _standard_normal(shape: Any, *, dtype: _dtypes.DType, stream: RandomStream) -> np.ndarray:
-    return _float_draw(stream.generator.standard_normal, shape, dtype)
+    return float_draw(stream.generator.standard_normal, shape, dtype)
 
 
 def _uniform(shape: Any, *, dtype: _dtypes.DType, stream: RandomStream) -> np.ndarray:
-    return _float_draw(stream.generator.random, shape, dtype)
+    return float_draw(stream.generator.random, shape, dtype)
 
 
 def _uniform_int(shape: Any, minval: Any, maxval: Any, *, dtype: _dtypes.DType,
@@ -210,24 +215,29 @@ def _uniform_int(shape: Any, minval: Any, maxval: Any, *, dtype: _dtypes.DType,
     return stream.generator.integers(lo, hi, _size(shape), dtype=dtype.as_numpy_dtype)
 
 
-def _truncated_normal(shape: Any, *, dtype: _dtypes.DType, stream: RandomStream) -> np.ndarray:
+def truncated_normal_draw(generator: np.random.Generator, shape: Any,
+                          dtype: _dtypes.DType) -> np.ndarray:
     """Standard normal values more than 2 standard deviations out are drawn again."""
-    out = _float_draw(stream.generator.standard_normal, shape, dtype)
+    out = float_draw(generator.standard_normal, shape, dtype)
     flat = out.reshape(-1)
     bad = np.flatnonzero(np.abs(flat) > 2)
     while bad.size:
-        flat[bad] = _float_draw(stream.generator.standard_normal, [bad.size], dtype)
+        flat[bad] = float_draw(generator.standard_normal, [bad.size], dtype)
         bad = bad[np.abs(flat[bad]) > 2]
     return out
 
 
-RANDOM_STANDARD_NORMAL = defop("RandomStandardNormal", shape=_random_rule,
+def _truncated_normal(shape: Any, *, dtype: _dtypes.DType, stream: RandomStream) -> np.ndarray:
+    return truncated_normal_draw(stream.generator, shape, dtype)
+
+
+RANDOM_STANDARD_NORMAL = defop("RandomStandardNormal", shape=random_shape,
                                kernel=_standard_normal, random=True, same_dtype=False)
-RANDOM_UNIFORM = defop("RandomUniform", shape=_random_rule, kernel=_uniform, random=True,
+RANDOM_UNIFORM = defop("RandomUniform", shape=random_shape, kernel=_uniform, random=True,
                        same_dtype=False)
-RANDOM_UNIFORM_INT = defop("RandomUniformInt", shape=_random_rule, kernel=_uniform_int,
+RANDOM_UNIFORM_INT = defop("RandomUniformInt", shape=random_shape, kernel=_uniform_int,
                            random=True, same_dtype=(1, 2))
-TRUNCATED_NORMAL = defop("TruncatedNormal", shape=_random_rule, kernel=_truncated_normal,
+TRUNCATED_NORMAL = defop("TruncatedNormal", shape=random_shape, kernel=_truncated_normal,
                          random=True, same_dtype=False)
 
 
@@ -261,7 +271,7 @@ def normal(shape: Any, mean: Any = 0.0, stddev: Any = 1.0, dtype: Any = _dtypes.
     TensorShape([2, 3])
     """
     dtype = _float_dtype(dtype, "random.normal")
-    shape_t, key = _shape_input(shape)
+    shape_t, key = shape_argument(shape)
     stream = _stream("normal", seed, (key, dtype))
     values = bind(RANDOM_STANDARD_NORMAL, (shape_t,), {"dtype": dtype, "stream": stream},
                   name=name)
@@ -273,7 +283,7 @@ def truncated_normal(shape: Any, mean: Any = 0.0, stddev: Any = 1.0,
                      name: Optional[str] = None) -> Tensor:
     """Normal values with `mean` and `stddev`, redrawn when more than 2 stddevs from `mean`."""
     dtype = _float_dtype(dtype, "random.truncated_normal")
-    shape_t, key = _shape_input(shape)
+    shape_t, key = shape_argument(shape)
     stream = _stream("truncated_normal", seed, (key, dtype))
     values = bind(TRUNCATED_NORMAL, (shape_t,), {"dtype": dtype, "stream": stream}, name=name)
     return _scale_and_shift(values, stddev, mean)
@@ -290,7 +300,7 @@ def uniform(shape: Any, minval: Any = 0, maxval: Any = None, dtype: Any = _dtype
     True
     """
     dtype = _dtypes.as_dtype(dtype)
-    shape_t, key = _shape_input(shape)
+    shape_t, key = shape_argument(shape)
     if dtype in _INT_DTYPES:
         if maxval is None:
             raise ValueError(f"Must specify maxval for integer dtype {dtype.name}")
@@ -310,3 +320,134 @@ def uniform(shape: Any, minval: Any = 0, maxval: Any = None, dtype: Any = _dtype
         return _scale_and_shift(values, maxval - minval, minval)
     lo = convert_to_tensor(minval, dtype)
     return add(multiply(values, convert_to_tensor(maxval, dtype) - lo), lo)
+
+
+# ---------------------------------------------------------------- categorical, gamma, poisson...
+
+def draw_categorical(generator: np.random.Generator, logits: np.ndarray, num_samples: int,
+                     dtype: _dtypes.DType) -> np.ndarray:
+    """Class indices [batch, num_samples] drawn by inverse CDF from the softmax of logits;
+    classes with -inf logits are never drawn."""
+    logits = logits.astype(np.float64)
+    top = np.max(logits, axis=1, keepdims=True)
+    weights = np.exp(logits - np.where(np.isfinite(top), top, 0.0))
+    cdf = np.cumsum(weights, axis=1)
+    uniforms = generator.random((logits.shape[0], num_samples))
+    out = np.empty((logits.shape[0], num_samples), dtype.as_numpy_dtype)
+    for row in range(logits.shape[0]):
+        targets = uniforms[row] * cdf[row, -1]
+        index = np.searchsorted(cdf[row], targets, side="right")
+        out[row] = np.minimum(index, logits.shape[1] - 1)
+    return out
+
+
+def _categorical_shape(logits: Any, num_samples: Any, *, dtype: _dtypes.DType,
+                       stream: RandomStream) -> TensorSpec:
+    if logits.shape.rank is not None and logits.shape.rank != 2:
+        raise ValueError(f"logits should be a matrix, got shape {logits.shape}")
+    batch = logits.shape[0] if logits.shape.rank is not None else None
+    count = rules.constant_value(num_samples)
+    return TensorSpec([batch, None if count is None else int(count)], dtype)
+
+
+def _categorical(logits: Any, num_samples: Any, *, dtype: _dtypes.DType,
+                 stream: RandomStream) -> np.ndarray:
+    if int(num_samples) < 0:
+        raise errors.InvalidArgumentError(errors.with_location(
+            f"num_samples should be nonnegative, got {int(num_samples)} [Op:Multinomial]"))
+    return draw_categorical(stream.generator, logits, int(num_samples), dtype)
+
+
+def _batched_shape(shape: Any, param: Any, *, dtype: _dtypes.DType,
+                   stream: RandomStream) -> TensorSpec:
+    """shape + param.shape: one draw of the requested shape per parameter value."""
+    spec = shape_spec(shape, dtype)
+    return TensorSpec(spec.shape.concatenate(param.shape), dtype)
+
+
+def _gamma(shape: Any, alpha: Any, *, dtype: _dtypes.DType, stream: RandomStream) -> np.ndarray:
+    a = alpha.astype(np.float64)
+    size = _size(shape) + a.shape
+    with np.errstate(invalid="ignore"):  # alpha <= 0 gives NaN, as TF's kernel does
+        draws = stream.generator.standard_gamma(np.where(a > 0, a, 1.0), size)
+    return np.where(a > 0, draws, np.nan).astype(dtype.as_numpy_dtype)
+
+
+def _poisson(shape: Any, rate: Any, *, dtype: _dtypes.DType, stream: RandomStream) -> np.ndarray:
+    rate = rate.astype(np.float64)
+    if np.any(~(rate >= 0)):
+        raise errors.InvalidArgumentError(errors.with_location(
+            "random.poisson: lam must be >= 0 [Op:RandomPoissonV2]"))
+    return stream.generator.poisson(rate, _size(shape) + rate.shape).astype(
+        dtype.as_numpy_dtype)
+
+
+def _shuffle(value: Any, *, stream: RandomStream) -> np.ndarray:
+    if value.ndim == 0:
+        return value.copy()
+    return value[stream.generator.permutation(value.shape[0])]
+
+
+MULTINOMIAL = defop("Multinomial", shape=_categorical_shape, kernel=_categorical, random=True,
+                    same_dtype=False, dtypes=_dtypes.FLOATS, check_eager=True)
+RANDOM_GAMMA = defop("RandomGamma", shape=_batched_shape, kernel=_gamma, random=True,
+                     same_dtype=False)
+RANDOM_POISSON = defop("RandomPoissonV2", shape=_batched_shape, kernel=_poisson, random=True,
+                       same_dtype=False)
+RANDOM_SHUFFLE = defop("RandomShuffle", shape=lambda value, *, stream: TensorSpec(
+    value.shape, value.dtype), kernel=_shuffle, random=True)
+
+
+def categorical(logits: Any, num_samples: Any, dtype: Any = None, seed: Optional[int] = None,
+                name: Optional[str] = None) -> Tensor:
+    """Class indices [batch, num_samples] drawn from unnormalized log-probabilities `logits`
+    [batch, classes] (int64 unless `dtype` says int32).
+
+    >>> import kilnflow as kf
+    >>> kf.random.categorical(kf.math.log([[0.0, 1.0]]), 4).numpy().tolist()
+    [[1, 1, 1, 1]]
+    """
+    dtype = _dtypes.int64 if dtype is None else _dtypes.as_dtype(dtype)
+    if dtype not in _INT_DTYPES:
+        raise TypeError(f"random.categorical: dtype must be int32 or int64, got {dtype.name}")
+    logits = convert_to_tensor(logits)
+    count = convert_to_tensor(num_samples, _dtypes.int32)
+    stream = _stream("categorical", seed, (repr(logits.shape), dtype))
+    return bind(MULTINOMIAL, (logits, count), {"dtype": dtype, "stream": stream}, name=name)
+
+
+def gamma(shape: Any, alpha: Any, beta: Any = None, dtype: Any = _dtypes.float32,
+          seed: Optional[int] = None, name: Optional[str] = None) -> Tensor:
+    """Gamma(alpha, beta) draws of shape `shape + broadcast(alpha, beta).shape` (beta is the
+    rate). Not differentiable with respect to alpha here."""
+    dtype = _float_dtype(dtype, "random.gamma")
+    alpha = convert_to_tensor(alpha, dtype)
+    if beta is not None:
+        beta = convert_to_tensor(beta, dtype)
+        alpha = add(alpha, multiply(beta, convert_to_tensor(0, dtype)))  # broadcast shapes
+    shape_t, key = shape_argument(shape)
+    stream = _stream("gamma", seed, (key, dtype))
+    values = bind(RANDOM_GAMMA, (shape_t, alpha), {"dtype": dtype, "stream": stream}, name=name)
+    if beta is None:
+        return values
+    from kilnflow.ops.math import truediv
+    return truediv(values, beta)
+
+
+def poisson(shape: Any, lam: Any, dtype: Any = _dtypes.float32, seed: Optional[int] = None,
+            name: Optional[str] = None) -> Tensor:
+    """Poisson draws of shape `shape + lam.shape` with rates `lam`."""
+    dtype = _dtypes.as_dtype(dtype)
+    lam = convert_to_tensor(lam)
+    if not lam.dtype.is_floating:
+        lam = cast(lam, _dtypes.float32)
+    shape_t, key = shape_argument(shape)
+    stream = _stream("poisson", seed, (key, dtype))
+    return bind(RANDOM_POISSON, (shape_t, lam), {"dtype": dtype, "stream": stream}, name=name)
+
+
+def shuffle(value: Any, seed: Optional[int] = None, name: Optional[str] = None) -> Tensor:
+    """`value` with its first dimension randomly permuted."""
+    value = convert_to_tensor(value)
+    stream = _stream("shuffle", seed, (repr(value.shape), value.dtype))
+    return bind(RANDOM_SHUFFLE, (value,), {"stream": stream}, name=name)

@@ -93,7 +93,7 @@ def _broadcast_to_rule(x: Any, *, shape: tuple) -> TensorSpec:
     return TensorSpec(shape, x.dtype)
 
 
-BROADCAST_TO = defop("BroadcastTo", shape=_broadcast_to_rule,
+BROADCAST_TO = defop("BroadcastTo", check_eager=True, shape=_broadcast_to_rule,
                      kernel=lambda x, *, shape: np.broadcast_to(x, shape),
                      grad=lambda op, dy: [sum_to_shape(dy, op.inputs[0])], same_dtype=False)
 DYNAMIC_BROADCAST_TO = defop(
@@ -310,7 +310,8 @@ def _tile_grad(op: Any, dy: Any) -> list:
     return [summed] + [None] * (len(op.inputs) - 1)
 
 
-TILE = defop("Tile", shape=_tile_rule, kernel=_tile_kernel, grad=_tile_grad, same_dtype=False)
+TILE = defop("Tile", check_eager=True,
+             shape=_tile_rule, kernel=_tile_kernel, grad=_tile_grad, same_dtype=False)
 DYNAMIC_TILE = defop("DynamicTile", shape=_dynamic_tile_rule, grad=_tile_grad,
                      kernel=lambda x, m: np.tile(x, tuple(int(v) for v in m)),
                      same_dtype=False)
@@ -399,8 +400,9 @@ def _pad_grad(op: Any, dy: Any) -> list:
     return [bind(STRIDED_SLICE, (dy,), {"spec": spec}), None]
 
 
-PAD = defop("PadV2", shape=_pad_rule, kernel=_pad_kernel, grad=_pad_grad)
-MIRROR_PAD = defop("MirrorPad", shape=_pad_rule, kernel=_mirror_pad_kernel, same_dtype=False,
+PAD = defop("PadV2", check_eager=True, shape=_pad_rule, kernel=_pad_kernel, grad=_pad_grad)
+MIRROR_PAD = defop("MirrorPad", check_eager=True,
+                   shape=_pad_rule, kernel=_mirror_pad_kernel, same_dtype=False,
                    grad=lambda op, dy: [bind(MIRROR_PAD_GRAD, (dy,), op.attrs)])
 MIRROR_PAD_GRAD = defop(
     "MirrorPadGrad", kernel=_mirror_pad_grad_kernel, same_dtype=False,

@@ -8,6 +8,7 @@ from typing import Any, Optional
 import numpy as np
 
 from kilnflow import dtypes as _dtypes
+from kilnflow import errors
 from kilnflow.core.opdef import bind, defop
 from kilnflow.ops import array
 from kilnflow.ops.convert import convert_to_tensor
@@ -76,7 +77,9 @@ def ifft(input: Any, name: Optional[str] = None) -> Tensor:  # noqa: A002
 def _fft_length(x: Tensor, fft_length: Any, default: Any) -> int:
     if fft_length is None:
         if default is None:
-            raise ValueError("fft_length is needed when the innermost dim is unknown")
+            raise ValueError(errors.with_location(
+                "`fft_length` is needed when the innermost dim of the input is unknown, or "
+                f"the input has no dims (shape {x.shape})"))
         return int(default)
     values = np.asarray(fft_length).reshape(-1)
     return int(values[0])

@@ -90,11 +90,61 @@ def _while_codegen(op: Any, emitter: Any, env: dict, indent: str) -> None:
         env[id(t)] = name
 
 
+def _differentiable_sources(graph: Any, output: Any) -> set:
+    """ids of the tensors `output` reaches backwards through floating tensors and ops
+    with a gradient rule (a static over-approximation of where its gradient can flow)."""
+    seen, stack = set(), [output]
+    while stack:
+        t = stack.pop()
+        if id(t) in seen or not t.dtype.is_floating:
+            continue
+        seen.add(id(t))
+        op = getattr(t, "op", None)
+        if op is not None and op.graph is graph and op.opdef.grad is not None \
+                and op.opdef.name != "StopGradient":
+            stack.extend(op.inputs)
+    return seen
+
+
+def _connected_inputs(body: Subgraph, n: int, n_captured: int, seeded: list) -> list:
+    """Which of the loop's inputs (n loop vars, then the captures) a gradient can reach
+    from the outputs in `seeded` (those given a gradient): the loop may run zero times,
+    so each seeded output reaches its own initial value; each iteration carries a
+    dependency of a new state on the previous one. Unreached inputs get None."""
+    inputs = body.graph.inputs
+    outputs = body.graph.outputs[:n]
+    reach = [_differentiable_sources(body.graph, o) for o in outputs]
+    live = set(i for i in range(n) if seeded[i])
+    connected = [False] * len(inputs)
+    changed = True
+    while changed:
+        changed = False
+        for j in list(live):
+            for i, placeholder in enumerate(inputs):
+                if id(placeholder) in reach[j] and not connected[i]:
+                    connected[i] = changed = True
+                    if i < n:
+                        live.add(i)
+    for i in live:
+        connected[i] = True
+    by_capture = [False] * n_captured  # the body reads captured[p] as input n + k
+    for k, p in enumerate(body.capture_positions):
+        by_capture[p] = by_capture[p] or connected[n + k]
+    return connected[:n] + by_capture
+
+
 def _while_grad(op: Any, *dys: Any) -> list:
-    from kilnflow.autodiff.accumulate import needed_inputs
     n = op.attrs["n_vars"]
     loop_vars, captured = list(op.inputs[:n]), list(op.inputs[n:])
     body = op.attrs["body_graph"]
+    connected = _connected_inputs(body, n, len(captured), [d is not None for d in dys[:n]])
+    grads = _while_grad_dense(op, n, loop_vars, captured, body, dys)
+    return [g if linked else None for g, linked in zip(grads, connected)]
+
+
+def _while_grad_dense(op: Any, n: int, loop_vars: list, captured: list, body: Subgraph,
+                      dys: tuple) -> list:
+    from kilnflow.autodiff.accumulate import needed_inputs
     dys = [d if d is not None else array.zeros_like(o) for d, o in zip(dys[:n], op.outputs)]
     needed = needed_inputs() or (True,) * len(op.inputs)
     recorded = [op.outputs[n]] if op.attrs.get("record_history") else []
@@ -283,8 +333,9 @@ def while_loop(cond: Callable, body: Callable, loop_vars: Any, shape_invariants:
     flat = nest.flatten(structure)
     arrays = [x if isinstance(x, TensorArray) else None for x in flat]
     flat = [x._buffer if isinstance(x, TensorArray) else x for x in flat]
-    graph_mode = ctx.graph is not None and ctx.graph.is_function \
-        or any(is_symbolic(x) for x in flat)
+    # building any graph (a function's or a compat.v1 Graph): the condition may read
+    # placeholders even when every loop variable starts as a Python number
+    graph_mode = ctx.graph is not None or any(is_symbolic(x) for x in flat)
     if not graph_mode:
         return _eager_while(cond, body, structure, single, maximum_iterations)
     if is_symbolic(maximum_iterations):

@@ -92,6 +92,7 @@ class Emitter:
         self.lines: List[str] = []
         self.origins: Dict[int, Any] = {}  # generated line number -> the op it runs
         self.silenced = False  # some kernel relies on NumPy warnings being off
+        self.probe: Any = None  # times each op: only in profiled twins (runtime/profile.py)
         self._by_id: Dict[int, str] = {}
 
     def global_ref(self, value: Any, hint: str) -> str:
@@ -142,9 +143,12 @@ def emit_body(graph_ops: Sequence, emitter: Emitter, env: Dict[int, str], indent
         if op.opdef.name == "Const" and hook is None:
             array = op.attrs["value"].array
             # A NumPy scalar, not a 0-d array: arithmetic on scalars is ~10x cheaper
-            value = array[()] if array.ndim == 0 else array
+            # (strings stay arrays: a bare bytes object is no tensor value)
+            value = array[()] if array.ndim == 0 and array.dtype != object else array
             env[id(op.outputs[0])] = emitter.global_ref(value, "c_" + op.name)
             continue
+        if emitter.probe is not None:
+            emitter.probe.before(op, emitter, indent)
         emitter.origins[len(emitter.lines) + 2] = op  # +1: the def line, +1: 1-based
         template = None if hook is not None else _inline_template(op)
         if hook is not None:
@@ -170,6 +174,8 @@ def emit_body(graph_ops: Sequence, emitter: Emitter, env: Dict[int, str], indent
                                      f" = {call}")
             else:
                 emitter.lines.append(f"{indent}{outs[0]} = {call}")
+        if emitter.probe is not None:
+            emitter.probe.after(op, emitter, indent, env)
         dead = [env[id(t)] for t in op.inputs if last_use.get(id(t)) == i and id(t) not in keep
                 and env[id(t)] not in emitter.globals]
         dead += [env[id(t)] for t in op.outputs if id(t) not in last_use and id(t) not in keep
@@ -189,13 +195,15 @@ def _numpy_names() -> List[str]:
     return sorted(names)
 
 
-def generate(name: str, graph_ops: Sequence, inputs: Sequence, outputs: Sequence
-             ) -> Tuple[str, Dict[str, Any], Dict[int, Any]]:
+def generate(name: str, graph_ops: Sequence, inputs: Sequence, outputs: Sequence,
+             probe: Any = None) -> Tuple[str, Dict[str, Any], Dict[int, Any]]:
     """Source of `def <name>(<inputs>): ... return (<outputs>,)`, its globals, and a map
-    from generated line numbers to the ops they run (for error messages)."""
+    from generated line numbers to the ops they run (for error messages). A `probe`
+    (runtime/profile.py) adds timing lines around each op: the profiled twin."""
     namer = Namer(["np", "errstate"] + _numpy_names())
     globals_: Dict[str, Any] = {}
     emitter = Emitter(namer, globals_)
+    emitter.probe = probe
     env: Dict[int, str] = {}
     params = []
     for t in inputs:

@@ -19,6 +19,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 import numpy as np
 
 from kilnflow.core import rules
+from kilnflow.runtime import profile
 from kilnflow.shapes import TensorShape
 
 # Chosen by benchmarks/measure_engine.py (figures in kilnflow/runtime/ENGINE.md).
@@ -173,7 +174,8 @@ def run(block: Callable, program: Any, arrays: Sequence[Any], into: Any = None,
         partials = [part(0, len(starts))]
     else:
         bounds = [len(starts) * t // threads for t in range(threads + 1)]
-        futures = [_get_pool().submit(part, bounds[t], bounds[t + 1])
+        task = profile.host_task(part, "fused block range")  # `part` unless profiling
+        futures = [_get_pool().submit(task, bounds[t], bounds[t + 1])
                    for t in range(1, threads)]
         partials = [part(bounds[0], bounds[1])] + [f.result() for f in futures]
     if reduce is None:

@@ -67,4 +67,4 @@ def _while_executing(op: Any, exc: Exception) -> Exception:
     message = f"While executing node {op.name} ({op.type}){where}: {exc}"
     if isinstance(exc, errors.OpError):
         return type(exc)(message)
-    return errors.InvalidArgumentError(f"{type(exc).__name__}: {message}")
+    return errors.class_for(exc)(f"{type(exc).__name__}: {message}")

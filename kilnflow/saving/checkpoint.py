@@ -1,14 +1,25 @@
 """Checkpoints: variables in a safetensors file, the object graph in a JSON file beside it.
 
-A checkpoint `prefix` is two files: `prefix.safetensors` (one tensor per variable, keyed
-by its object path) and `prefix.json` (format, version, the safetensors file's sha256,
-and one entry per variable). An object path is the chain of attribute names (list
-indices, dict keys) from the root, e.g. `model/dense/kernel`, found by walking
-`_checkpoint_children()` breadth first; the shortest path to an object names it.
+A checkpoint `prefix` is two files: `prefix.safetensors` (one tensor per variable) and
+`prefix.json` (format, version, one entry per variable with its sha256; the file format is
+described in saving/FORMAT.md).
+An object path is the chain of attribute names (list indices, dict keys) from the root,
+e.g. `model/dense/kernel`, found by walking `_checkpoint_children()` breadth first; the
+shortest path to an object names it. Names are escaped as TF escapes them ('.' -> '..',
+'/' -> '.S'). Tensors are keyed as TF keys them in its checkpoints (`tf_key`):
+`model/dense/kernel/.ATTRIBUTES/VARIABLE_VALUE`, and optimizer slots
+`<variable path>/.OPTIMIZER_SLOT/<optimizer path>/<slot>/.ATTRIBUTES/VARIABLE_VALUE`, so
+other tools reading the safetensors file see TF's names. Version 1 files (tensors keyed
+by object path) are still read.
+
 Restoring matches by path, so a model built eagerly restores into the same model built
 in a compat.v1 graph (values go straight into the variables' handles) and back. Values
 for layers not built yet wait on the layer until `add_weight` creates them; optimizer
-slots wait on the optimizer until it creates them. Nothing is unpickled or executed.
+slots wait on the optimizer until it creates them; values under an attribute that does
+not exist yet wait on the nearest module until that attribute (a variable, module, list
+or dict) is assigned. A restore reads the memory-mapped file one tensor at a time, straight
+into the variable's buffer; only values left waiting are copied. Nothing is unpickled or
+executed.
 """
 from __future__ import annotations
 
@@ -17,22 +28,23 @@ import hashlib
 import json
 import os
 import re
-from typing import Any, Callable, Dict, Optional, Tuple
+from typing import Any, Callable, Dict, Optional
 
 import numpy as np
 
 from kilnflow import dtypes as _dtypes
 from kilnflow import errors
-from kilnflow.module import leaves_with_paths
+from kilnflow.module import add_attach_hook, leaves_with_paths
 from kilnflow.saving import fileio, safetensors
+from kilnflow.saving.checkpoint_file import (FORMAT, VERSION, CheckpointError, OpenCheckpoint,
+                                             escape, read_checkpoint, read_json, split_prefix,
+                                             tf_key)
+from kilnflow.saving.tf_checkpoint import TFCheckpoint, is_tf_checkpoint
 from kilnflow.variables import Variable
 
-FORMAT = "kilnflow-checkpoint"
-VERSION = 1
-MAX_JSON_BYTES = 64 * 1024 * 1024
-_SHA256 = re.compile(r"^[0-9a-f]{64}$")
+__all__ = ["CheckpointError", "read_checkpoint", "split_prefix", "tf_key", "write_checkpoint",
+           "restore_checkpoint", "latest_checkpoint", "read_state", "write_state"]
 _SLOTS = "_slots"
-_DTYPE_NAMES = frozenset(d.name for d in _dtypes.ALL)
 
 
 def is_trackable(x: Any) -> bool:
@@ -41,34 +53,9 @@ def is_trackable(x: Any) -> bool:
     return callable(getattr(x, "_checkpoint_children", None))
 
 
-def _escape(part: Any) -> str:
-    return str(part).replace("%", "%25").replace("/", "%2F")
-
-
 def _join(prefix: str, parts: tuple) -> str:
-    tail = "/".join(_escape(p) for p in parts)
+    tail = "/".join(escape(p) for p in parts)
     return f"{prefix}/{tail}" if prefix else tail
-
-
-VALUE_SUFFIX = ".ATTRIBUTES/VARIABLE_VALUE"
-
-
-def tf_key(entry: dict) -> str:
-    """The key TF gives a saved value: 'net/w/.ATTRIBUTES/VARIABLE_VALUE' for a variable,
-    '<owner>/.OPTIMIZER_SLOT/<optimizer>/<slot>/.ATTRIBUTES/VARIABLE_VALUE' for a slot."""
-    if "slot" in entry:
-        optimizer = entry["optimizer"] or "optimizer"
-        return f"{entry['owner']}/.OPTIMIZER_SLOT/{optimizer}/{entry['slot']}/{VALUE_SUFFIX}"
-    return f"{entry['path']}/{VALUE_SUFFIX}"
-
-
-def split_prefix(path: str) -> str:
-    """The checkpoint prefix of a path that may end in .json or .safetensors."""
-    path = os.fspath(path)
-    for ext in (".json", ".safetensors"):
-        if path.endswith(ext):
-            return path[:-len(ext)]
-    return path
 
 
 # ---------------------------------------------------------------- the object graph
@@ -124,6 +111,12 @@ def _entry(path: str, value: np.ndarray) -> dict:
             "shape": list(value.shape)}
 
 
+def _digest(value: np.ndarray) -> str:
+    """sha256 of the bytes the safetensors file holds for `value` (little-endian, C order)."""
+    data = np.ascontiguousarray(value.astype(value.dtype.newbyteorder("<"), copy=False))
+    return hashlib.sha256(data.reshape(-1).view(np.uint8)).hexdigest()
+
+
 def write_checkpoint(root: Any, prefix: str) -> str:
     """Write every variable reachable from `root` to `prefix`.{safetensors,json}."""
     prefix = split_prefix(prefix)
@@ -131,23 +124,23 @@ def write_checkpoint(root: Any, prefix: str) -> str:
     tensors: Dict[str, np.ndarray] = {}
     entries, slot_entries = [], []
     for path, var in graph.variables.items():
-        tensors[path] = _value_of(var, path)
-        entries.append(_entry(path, tensors[path]))
+        value = _value_of(var, path)
+        entries.append({**_entry(path, value), "sha256": _digest(value)})
+        tensors[tf_key(entries[-1])] = value
     for key, opt_path, owner_path, slot_name, slot_var in graph.slots:
-        tensors[key] = _value_of(slot_var, key)
-        slot_entries.append({**_entry(key, tensors[key]), "optimizer": opt_path,
-                             "owner": owner_path, "slot": slot_name})
+        value = _value_of(slot_var, key)
+        slot_entries.append({**_entry(key, value), "sha256": _digest(value),
+                             "optimizer": opt_path, "owner": owner_path, "slot": slot_name})
+        tensors[tf_key(slot_entries[-1])] = value
     try:
-        write = safetensors.writer(tensors, {"format": FORMAT})
+        write = safetensors.writer(tensors, {"format": FORMAT}, checksum=False)  # per tensor
     except TypeError as exc:
         raise TypeError(f"Cannot write checkpoint {prefix}: {exc}") from None
-    digest = fileio.sha256_of(write)
     objects = {p: type(o).__name__ for p, o in graph.objects.items()}
 
     def index_for(tensors_name: str) -> bytes:
         index = {"format": FORMAT, "version": VERSION, "tensors": tensors_name,
-                 "sha256": digest, "variables": entries, "slots": slot_entries,
-                 "objects": objects}
+                 "variables": entries, "slots": slot_entries, "objects": objects}
         return json.dumps(index, indent=1).encode("utf-8")
 
     directory = os.path.dirname(prefix)
@@ -157,116 +150,6 @@ def write_checkpoint(root: Any, prefix: str) -> str:
     # checkpoint or the new one loadable (see fileio.replace_pair).
     fileio.replace_pair(prefix + ".safetensors", write, prefix + ".json", index_for)
     return prefix
-
-
-# ---------------------------------------------------------------- reading and validation
-
-def _bad(path: str, problem: str) -> errors.DataLossError:
-    return CheckpointError(f"{path}: not a valid kilnflow checkpoint index: {problem}")
-
-
-class CheckpointError(errors.DataLossError, ValueError):
-    """A checkpoint's files are missing pieces, corrupt, tampered with or inconsistent."""
-
-
-def _no_duplicates(pairs: list) -> dict:
-    out: dict = {}
-    for k, v in pairs:
-        if k in out:
-            raise ValueError(f"duplicate key {k!r}")
-        out[k] = v
-    return out
-
-
-def _read_json(path: str, limit: int = MAX_JSON_BYTES) -> Any:
-    raw = fileio.read_regular_file(path, limit, "checkpoint file")
-    return fileio.loads_json(raw, path, lambda problem: _bad(path, problem), _no_duplicates)
-
-
-def _check_entry(entry: Any, where: str, path: str, slot: bool) -> None:
-    fields = {"path", "dtype", "shape"} | ({"optimizer", "owner", "slot"} if slot else set())
-    if not isinstance(entry, dict) or set(entry) != fields:
-        raise _bad(path, f"{where}: expected an object with the fields {sorted(fields)}, "
-                         f"got {entry!r}")
-    for key in fields - {"shape"}:
-        if not isinstance(entry[key], str):
-            raise _bad(path, f"{where}: field {key!r} must be a string, got {entry[key]!r}")
-    if entry["dtype"] not in _DTYPE_NAMES:
-        raise _bad(path, f"{where}: unknown dtype {entry['dtype']!r}")
-    shape = entry["shape"]
-    if not isinstance(shape, list) or not all(
-            isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape):
-        raise _bad(path, f"{where}: shape must be a list of non-negative integers, got "
-                         f"{shape!r}")
-
-
-def read_checkpoint(prefix: str) -> Tuple[dict, Dict[str, np.ndarray]]:
-    """The validated index and tensors of checkpoint `prefix`."""
-    prefix = split_prefix(prefix)
-    index_path = prefix + ".json"
-    if os.path.isdir(prefix) and not os.path.exists(index_path):
-        raise errors.NotFoundError(
-            f"{prefix} is a directory, not a checkpoint prefix; use "
-            f"kf.train.latest_checkpoint({prefix!r}) to find the newest checkpoint in it")
-    if not os.path.exists(index_path):
-        raise errors.NotFoundError(f"{prefix}: no checkpoint found (expected the files "
-                                   f"{index_path} and {prefix}.safetensors)")
-    index = _read_json(index_path)
-    if not isinstance(index, dict):
-        raise _bad(index_path, "the top level must be a JSON object")
-    if index.get("format") != FORMAT:
-        raise _bad(index_path, f"format is {index.get('format')!r}, expected {FORMAT!r}")
-    version = index.get("version")
-    if not isinstance(version, int) or isinstance(version, bool) or version != VERSION:
-        raise _bad(index_path, f"version {version!r} is not supported (this kilnflow reads "
-                               f"version {VERSION})")
-    for key, kind in (("tensors", str), ("sha256", str), ("variables", list),
-                      ("slots", list), ("objects", dict)):
-        if not isinstance(index.get(key), kind):
-            raise _bad(index_path, f"field {key!r} must be a {kind.__name__}")
-    tensors_name = index["tensors"]
-    if os.path.basename(tensors_name) != tensors_name or tensors_name in ("", ".", ".."):
-        raise _bad(index_path, f"the tensors file name {tensors_name!r} must be a plain "
-                               "file name in the same directory")
-    if not _SHA256.match(index["sha256"]):
-        raise _bad(index_path, "sha256 must be 64 lowercase hex digits")
-    for i, entry in enumerate(index["variables"]):
-        _check_entry(entry, f"variables[{i}]", index_path, slot=False)
-    for i, entry in enumerate(index["slots"]):
-        _check_entry(entry, f"slots[{i}]", index_path, slot=True)
-    tensors_path = fileio.resolve_data_file(os.path.dirname(prefix), tensors_name)
-    if not os.path.exists(tensors_path):
-        raise errors.NotFoundError(f"{tensors_path}: the checkpoint's tensors file is missing "
-                                   f"(named by {index_path})")
-    data = fileio.map_regular_file(tensors_path, "checkpoint tensors file")
-    try:
-        if hashlib.sha256(data).hexdigest() != index["sha256"]:
-            raise CheckpointError(
-                f"{tensors_path}: its sha256 does not match the one recorded in {index_path}; "
-                "the file was modified, truncated or belongs to another checkpoint")
-        tensors = safetensors.deserialize(data, tensors_path, verify_checksum=False)
-    finally:
-        safetensors.close_mapping(data)
-    listed = set()
-    for entry in index["variables"] + index["slots"]:
-        key = entry["path"]
-        if key in listed:
-            raise _bad(index_path, f"path {key!r} is listed twice")
-        listed.add(key)
-        if key not in tensors:
-            raise CheckpointError(f"{tensors_path}: has no tensor {key!r}, which "
-                                  f"{index_path} lists")
-        value = tensors[key]
-        if _dtypes.from_numpy(value.dtype).name != entry["dtype"] or \
-                list(value.shape) != entry["shape"]:
-            raise CheckpointError(
-                f"{tensors_path}: tensor {key!r} is {value.dtype}{list(value.shape)} but "
-                f"{index_path} says {entry['dtype']}{entry['shape']}")
-    extra = set(tensors) - listed
-    if extra:
-        raise CheckpointError(f"{tensors_path}: tensors {sorted(extra)} are not listed in "
-                              f"{index_path}")
-    return index, tensors
 
 
 # ---------------------------------------------------------------- restoring
@@ -301,11 +184,23 @@ class CheckpointLoadStatus:
         self.unexpected: list = []   # checkpoint paths with no live object to go to
         self._pending: dict = {}     # path -> description, values waiting for creation
         self._restored: set = set()  # ids of restored handles
+        self._attachments: dict = {}  # id(holder) -> values waiting for an attribute of it
+        self._restored_paths: set = set()
+        self._file: Any = None  # the open checkpoint, while values wait for variables
 
     def _matched(self, path: str, var: Variable) -> None:
         self.matched.append(path)
+        self._restored_paths.add(path)
         self._restored.add(id(var.handle))
         self._pending.pop(path, None)
+        if path in self.unexpected:
+            self.unexpected.remove(path)
+
+    def wait(self, path: str, what: str) -> None:
+        """`path`'s value waits for its variable to be created (`what`: variable or slot)."""
+        self._pending[path] = what
+        if path in self.unexpected:
+            self.unexpected.remove(path)
 
     @property
     def deferred(self) -> list:
@@ -349,7 +244,14 @@ class CheckpointLoadStatus:
         """Nothing to run: values were put into the variables when restore() returned."""
 
     def initialize_or_restore(self, session: Any = None) -> None:
-        """Nothing to run (see run_restore_ops)."""
+        """Run, in `session`, the initializers of the compat.v1 graph variables the checkpoint
+        gave no value (restored ones already hold theirs); eagerly there is nothing to do."""
+        graph = ObjectGraph(self._root)
+        initializers = [v.initializer for v in graph.variables.values()
+                        if id(v.handle) not in self._restored and v.handle.value is None
+                        and v.initializer is not None]
+        if initializers and session is not None:
+            session.run(initializers)
 
     def __repr__(self) -> str:
         return (f"<CheckpointLoadStatus {self._source}: {len(self.matched)} matched, "
@@ -364,42 +266,57 @@ def restore_checkpoint(root: Any, prefix: str,
     its save_counter when the checkpoint has one).
     """
     prefix = split_prefix(prefix)
-    index, tensors = read_checkpoint(prefix)
-    if before is not None:
-        before(index)
-    source = prefix
+    ckpt = TFCheckpoint(prefix) if is_tf_checkpoint(prefix) else OpenCheckpoint(prefix)
+    try:
+        if before is not None:
+            before(ckpt.index)
+        status = _match(root, ckpt)
+    except BaseException:
+        ckpt.close()
+        raise
+    if len(status._restored_paths) == len(ckpt.entries):
+        ckpt.close()
+    else:  # values still waiting for their variables are read from the mapped file when
+        status._file = ckpt  # those appear (no copies held meanwhile)
+    return status
+
+
+def _match(root: Any, ckpt: OpenCheckpoint) -> tuple:
+    source = ckpt.prefix
     graph = ObjectGraph(root)
     status = CheckpointLoadStatus(root, source)
     waiting_slots: dict = {}  # owner path -> slot entries whose owner does not exist yet
-    for entry in index["slots"]:
+    for entry in ckpt.index["slots"]:
         waiting_slots.setdefault(entry["owner"], []).append(entry)
+
+    value_of = ckpt.view
 
     def restore_slot(entry: dict, owner: Variable) -> None:
         opt = graph.objects.get(entry["optimizer"])
-        key, value = entry["path"], tensors[entry["path"]]
+        key = entry["path"]
         restore = getattr(opt, "_restore_slot", None)
         if restore is None:
-            status.unexpected.append(key)
+            if key not in status.unexpected:
+                status.unexpected.append(key)
             return
-        status._pending[key] = "slot"
-        restore(owner, entry["slot"], value,
-                lambda var, key=key: (assign_value(var, value, key, source),
+        status.wait(key, "slot")
+        restore(owner, entry["slot"], value_of(key),
+                lambda var, key=key: (assign_value(var, value_of(key), key, source),
                                       status._matched(key, var)))
 
     def owner_ready(path: str, var: Variable) -> None:
         for entry in waiting_slots.pop(path, []):
             restore_slot(entry, var)
 
-    for entry in index["variables"]:
+    for entry in ckpt.index["variables"]:
         path = entry["path"]
-        value = tensors[path]
-        var = graph.variables.get(path)
-        if var is not None:
-            assign_value(var, value, path, source)
+
+        def consume(var: Variable, path: str = path) -> None:
+            assign_value(var, value_of(path), path, source)
             status._matched(path, var)
             owner_ready(path, var)
-        elif not _defer(graph, path, value, status, owner_ready, source):
-            status.unexpected.append(path)
+
+        place(graph, path, path, consume, status)
     for entries in list(waiting_slots.values()):
         for entry in entries:
             if entry["owner"] not in status._pending:
@@ -407,29 +324,71 @@ def restore_checkpoint(root: Any, prefix: str,
     return status
 
 
-def _defer(graph: ObjectGraph, path: str, value: np.ndarray, status: CheckpointLoadStatus,
-           owner_ready: Callable, source: str) -> bool:
-    """Leave `value` with the nearest live object that can create the variable later."""
+def place(graph: ObjectGraph, path: str, full: str, consume: Callable,
+          status: CheckpointLoadStatus) -> bool:
+    """Give the value for `path` (in `graph`; `full` from the restore's root) to its variable,
+    or leave it with the nearest live object: a layer creates the variable later (deferred),
+    or an attribute assigned later brings it (a list, dict, module or variable attached
+    after restore()). Returns False when the value is left with `graph`'s root."""
+    var = graph.variables.get(path)
+    if var is not None:
+        consume(var)
+        return True
     parts = path.split("/")
     for cut in range(len(parts) - 1, -1, -1):
         holder = graph.objects.get("/".join(parts[:cut]))
         if holder is None:
             continue
-        defer = getattr(holder, "_defer_restore", None)
-        if defer is None:
-            return False
         relative = "/".join(parts[cut:])
-
-        def consume(var: Variable, path: str = path) -> None:
-            assign_value(var, value, path, source)
-            status._matched(path, var)
-            owner_ready(path, var)
-
-        if defer(relative, consume):
-            status._pending[path] = "variable"
+        defer = getattr(holder, "_defer_restore", None)
+        if defer is not None and defer(relative, consume):
+            status.wait(full, "variable")
             return True
-        return False
+        if cut == 0 and graph.objects[""] is not status._root:
+            return False  # an attached value's stand-in root: the caller keeps waiting
+        status.unexpected.append(full)  # until an attribute assigned later brings it
+        _Attachments.of(holder, status).waiting[relative] = (full, consume)
+        return True
     return False
+
+
+class _Holder:
+    """Stands in as the root of one attached value, so ObjectGraph can walk it."""
+
+    def __init__(self, name: str, value: Any):
+        self._children = [(name, value)]
+
+    def _checkpoint_children(self) -> list:
+        return self._children
+
+
+class _Attachments:
+    """The values of one restore waiting on `holder` for attributes not assigned yet."""
+
+    def __init__(self, status: CheckpointLoadStatus):
+        self.status = status
+        self.waiting: dict = {}  # path relative to holder -> (full path, consume)
+
+    @staticmethod
+    def of(holder: Any, status: CheckpointLoadStatus) -> "_Attachments":
+        found = status._attachments.get(id(holder))
+        if found is None:
+            found = status._attachments[id(holder)] = _Attachments(status)
+            add_attach_hook(holder, found)
+        return found
+
+    def __call__(self, name: str, value: Any) -> bool:
+        head = escape(name)
+        mine = [p for p in self.waiting if p == head or p.startswith(head + "/")]
+        if mine:
+            graph = ObjectGraph(_Holder(name, value))
+            for relative in mine:
+                full, consume = self.waiting.pop(relative)
+                self.status.unexpected.remove(full)
+                if not place(graph, relative, full, consume, self.status):
+                    self.status.unexpected.append(full)
+                    self.waiting[relative] = (full, consume)
+        return bool(self.waiting)
 
 
 # ---------------------------------------------------------------- the directory state file
@@ -456,7 +415,9 @@ def read_state(directory: str) -> Optional[dict]:
     path = os.path.join(directory, STATE_FILE)
     if not os.path.exists(path):
         return None
-    state = _read_json(path, limit=16 * 1024 * 1024)
+    raw = fileio.read_regular_file(path, 16 * 1024 * 1024, "checkpoint state file")
+    state = read_json(path, limit=16 * 1024 * 1024) if raw.lstrip()[:1] in (b"{", b"") \
+        else _tf_state(raw, path)
     if not (isinstance(state, dict) and isinstance(state.get("model_checkpoint_path"), str)
             and isinstance(state.get("all_model_checkpoint_paths"), list)
             and all(isinstance(p, str) for p in state["all_model_checkpoint_paths"])):
@@ -466,6 +427,28 @@ def read_state(directory: str) -> Optional[dict]:
     latest = state["model_checkpoint_path"]
     return {"model_checkpoint_path": latest if inside(directory, latest) else None,
             "all_model_checkpoint_paths": kept}
+
+
+_TEXT_FIELD = re.compile(r'^\s*(\w+)\s*:\s*(?:"((?:[^"\\]|\\.)*)"|[-+0-9.eE]+)\s*$')
+
+
+def _tf_state(raw: bytes, path: str) -> dict:
+    """The state file TensorFlow writes (text-format CheckpointState):
+    `model_checkpoint_path: "ckpt-2"` and one `all_model_checkpoint_paths: "..."` a line."""
+    state: dict = {"all_model_checkpoint_paths": []}
+    for line in raw.decode("utf-8", "replace").splitlines():
+        match = _TEXT_FIELD.match(line)
+        if not line.strip():
+            continue
+        if match is None:
+            raise CheckpointError(f"{path}: not a valid checkpoint state file: {line!r}")
+        name, text = match.group(1), match.group(2)
+        value = None if text is None else re.sub(r"\\(.)", r"\1", text)
+        if name == "model_checkpoint_path":
+            state[name] = value
+        elif name == "all_model_checkpoint_paths" and value is not None:
+            state[name].append(value)
+    return state
 
 
 def write_state(directory: str, latest: str, all_paths: list) -> None:
@@ -483,4 +466,5 @@ def latest_checkpoint(checkpoint_dir: str, latest_filename: Optional[str] = None
     if state is None or state["model_checkpoint_path"] is None:
         return None
     prefix = os.path.join(checkpoint_dir, state["model_checkpoint_path"])
-    return prefix if os.path.exists(prefix + ".json") else None
+    return prefix if os.path.exists(prefix + ".json") or os.path.exists(prefix + ".index") \
+        else None

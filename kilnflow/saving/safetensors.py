@@ -4,7 +4,8 @@ Layout: 8 bytes (little-endian u64) header length N, N bytes of UTF-8 JSON mappi
 tensor name to {"dtype", "shape", "data_offsets": [begin, end]} (offsets into the data
 section) plus an optional "__metadata__" of str -> str, padded with spaces; then the raw
 little-endian bytes. Nothing in a file is executed: loading only parses JSON and copies
-bytes. Imports NumPy and kilnflow.errors only.
+bytes. BF16 is read and written when ml_dtypes (the optional extra kilnflow[bf16]) is
+installed. Imports NumPy, kilnflow.dtypes and kilnflow.errors only.
 """
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from typing import Any, BinaryIO, Callable, Dict, Optional, Tuple
 
 import numpy as np
 
+from kilnflow import dtypes as _dtypes
 from kilnflow import errors
 from kilnflow.saving import fileio
 
@@ -30,6 +32,10 @@ DTYPES = {
     "C64": np.dtype("<c8"), "C128": np.dtype("<c16"),
 }
 _NAMES = {(dt.kind, dt.itemsize): name for name, dt in DTYPES.items()}
+if not isinstance(_dtypes.bfloat16, _dtypes.Unavailable):  # the optional extra [bf16]
+    DTYPES["BF16"] = np.dtype(_dtypes.bfloat16.as_numpy_dtype)
+    _NAMES[("bfloat16",)] = "BF16"
+NEEDS_EXTRA = {"BF16": "kilnflow[bf16] (ml_dtypes)"}  # names read only with an extra
 MAX_HEADER_BYTES = 100_000_000  # the format's limit: the reference library refuses more
 CHECKSUM_KEY = "kilnflow.sha256"       # of the data section, written in __metadata__
 
@@ -45,7 +51,7 @@ def _fail(source: str, problem: str) -> SafetensorsError:
 def dtype_name(dtype: Any) -> str:
     """The safetensors name of a NumPy dtype ('F32' for float32); TypeError if none."""
     dt = np.dtype(dtype)
-    name = _NAMES.get((dt.kind, dt.itemsize))
+    name = _NAMES.get((dt.name,)) if dt.kind == "V" else _NAMES.get((dt.kind, dt.itemsize))
     if name is None:
         raise TypeError(f"safetensors cannot store arrays of dtype {dt}")
     return name
@@ -53,7 +59,8 @@ def dtype_name(dtype: Any) -> str:
 
 # ---------------------------------------------------------------- writing
 
-def _layout(tensors: Dict[str, Any], metadata: Optional[Dict[str, str]]) -> Tuple[bytes, list]:
+def _layout(tensors: Dict[str, Any], metadata: Optional[Dict[str, str]],
+            checksum: bool = True) -> Tuple[bytes, list]:
     """The header bytes (length prefix included) and the arrays to write after it, in order.
 
     The data section's sha256 is computed array by array, without joining them."""
@@ -74,13 +81,15 @@ def _layout(tensors: Dict[str, Any], metadata: Optional[Dict[str, str]]) -> Tupl
         # the raw bytes, as a flat uint8 view (no copy for C-contiguous arrays)
         data = np.ascontiguousarray(array.astype(DTYPES[name], copy=False)).reshape(-1) \
             .view(np.uint8)
-        digest.update(data)
+        if checksum:
+            digest.update(data)
         header[key] = {"dtype": name, "shape": list(array.shape),
                        "data_offsets": [offset, offset + data.nbytes]}
         body.append(data)
         offset += data.nbytes
     meta = dict(metadata or {})
-    meta[CHECKSUM_KEY] = digest.hexdigest()
+    if checksum:
+        meta[CHECKSUM_KEY] = digest.hexdigest()
     for k, v in meta.items():
         if not isinstance(k, str) or not isinstance(v, str):
             raise TypeError(f"safetensors metadata must map str to str, got {k!r}: {v!r}")
@@ -90,11 +99,12 @@ def _layout(tensors: Dict[str, Any], metadata: Optional[Dict[str, str]]) -> Tupl
     return struct.pack("<Q", len(text)) + text, body
 
 
-def writer(tensors: Dict[str, Any], metadata: Optional[Dict[str, str]] = None
-           ) -> Callable[[BinaryIO], None]:
+def writer(tensors: Dict[str, Any], metadata: Optional[Dict[str, str]] = None,
+           checksum: bool = True) -> Callable[[BinaryIO], None]:
     """A function writing the safetensors file of `tensors` to an open binary file, one
-    tensor at a time (no second copy of the weights in memory)."""
-    head, body = _layout(tensors, metadata)
+    tensor at a time (no second copy of the weights in memory). `checksum=False` leaves out
+    the data section's sha256 (checkpoints record one per tensor in their index)."""
+    head, body = _layout(tensors, metadata, checksum)
 
     def write(f: BinaryIO) -> None:
         f.write(head)
@@ -161,6 +171,9 @@ def _check_entry(key: str, info: Any, source: str) -> None:
         raise _fail(source, f"tensor {key!r}: the entry must have exactly the fields dtype, "
                             f"shape and data_offsets, got {info!r}")
     dtype, shape, offsets = info["dtype"], info["shape"], info["data_offsets"]
+    if dtype in NEEDS_EXTRA and dtype not in DTYPES:
+        raise _fail(source, f"tensor {key!r} is {dtype}, which needs the optional extra "
+                            f"{NEEDS_EXTRA[dtype]}")
     if dtype not in DTYPES:
         raise _fail(source, f"tensor {key!r}: unknown dtype {dtype!r} (known: "
                             f"{', '.join(DTYPES)})")
@@ -180,14 +193,9 @@ def _check_entry(key: str, info: Any, source: str) -> None:
                             f"needs {expected}")
 
 
-def deserialize(data: bytes, source: str = "<bytes>", with_metadata: bool = False,
-                verify_checksum: bool = True) -> Any:
-    """Tensors (name -> ndarray, each a fresh copy) from a file's bytes; validates all.
-
-    `verify_checksum=False` skips the data section's recorded sha256, for callers that
-    have already checked a hash of the whole file (checkpoints, saved models)."""
-    header, metadata, start = parse_header(data, source)
-    body_len = len(data) - start
+def check_layout(header: dict, body_len: int, source: str) -> None:
+    """The tensors tile the data section exactly: no overlap, no gap, nothing past its end,
+    no bytes left over (reads only the header)."""
     position = 0
     for key, info in sorted(header.items(), key=lambda kv: kv[1]["data_offsets"]):
         begin, end = info["data_offsets"]
@@ -202,6 +210,27 @@ def deserialize(data: bytes, source: str = "<bytes>", with_metadata: bool = Fals
                                 f"{body_len} (truncated?)")
         raise _fail(source, f"{body_len - position} bytes after the last tensor are not "
                             "described by the header")
+
+
+def tensor_view(data: Any, start: int, info: dict, key: str, source: str) -> np.ndarray:
+    """A read-only view of one tensor's bytes in `data` (a header entry already checked)."""
+    begin, end = (start + o for o in info["data_offsets"])
+    dtype = DTYPES[info["dtype"]]
+    array = np.frombuffer(data, dtype=dtype, count=(end - begin) // dtype.itemsize,
+                          offset=begin).reshape(info["shape"])
+    if info["dtype"] == "BOOL" and array.size and array.view(np.uint8).max() > 1:
+        raise _fail(source, f"tensor {key!r}: BOOL values must be 0 or 1")
+    return array
+
+
+def deserialize(data: bytes, source: str = "<bytes>", with_metadata: bool = False,
+                verify_checksum: bool = True) -> Any:
+    """Tensors (name -> ndarray, each a fresh copy) from a file's bytes; validates all.
+
+    `verify_checksum=False` skips the data section's recorded sha256, for callers that
+    have already checked a hash of the whole file (checkpoints, saved models)."""
+    header, metadata, start = parse_header(data, source)
+    check_layout(header, len(data) - start, source)
     body = memoryview(data)[start:]
     expected = metadata.get(CHECKSUM_KEY)
     if verify_checksum and expected is not None and \

@@ -9,6 +9,7 @@ import warnings
 import numpy as np
 import pytest
 
+import kilnflow as kf
 from kilnflow import autograph
 from kilnflow.autograph import api
 
@@ -226,3 +227,31 @@ def test_user_modules_named_like_stdlib_modules_are_still_user_code(tmp_path, mo
     spec.loader.exec_module(module)
     assert not api._is_library(module.pick)
     assert api.converted_call(module.pick, (0,), None) == 2
+
+
+def test_experimental_feature_do_not_convert_and_set_loop_options_exist_and_work():
+    Feature = kf.autograph.experimental.Feature
+    assert {f.name for f in Feature} >= {"ALL", "LISTS", "ASSERT_STATEMENTS",
+                                         "EQUALITY_OPERATORS", "AUTO_CONTROL_DEPS"}
+
+    def count_up(x):
+        i = kf.constant(0)
+        while i < x:
+            kf.autograph.experimental.set_loop_options(maximum_iterations=3)
+            i += 1
+        return i
+
+    converted = kf.autograph.to_graph(count_up,
+                                      experimental_optional_features=[Feature.LISTS])
+    assert int(kf.function(converted)(kf.constant(10))) == 3  # the loop option is applied
+    with pytest.raises(TypeError, match="Feature"):
+        kf.autograph.to_graph(count_up, experimental_optional_features=["LISTS"])
+
+    @kf.autograph.experimental.do_not_convert
+    def python_only(x):
+        if x > 0:  # a tensor condition in unconverted code: Python's bool() refuses it
+            return x
+        return -x
+
+    with pytest.raises(TypeError, match="bool"):
+        kf.function(python_only)(kf.constant(1))

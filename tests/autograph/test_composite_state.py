@@ -1,5 +1,6 @@
-"""Items of dicts and lists assigned inside tensor loops and branches are loop/branch state
-(TF's composite names): plain Python, kf.function and a compat.v1 Session agree."""
+"""Items of dicts and lists, and attributes of plain objects, assigned inside tensor loops
+and branches are loop/branch state (TF's composite names): plain Python, kf.function and a
+compat.v1 Session agree."""
 import numpy as np
 import pytest
 
@@ -53,7 +54,65 @@ def item_in_both_loop_and_branch(x):
     return counts["even"] * 10 + counts["odd"]
 
 
-PROGRAMS = [(dict_counter, [5, 0, 1]), (list_accumulator, [4, 1, 0]),
+class Box:
+    """A plain Python object whose attributes the programs below change."""
+
+    def __init__(self, count=0):
+        self.count = count
+
+    def bump(self, by):
+        self.count = self.count + by
+
+
+def attribute_counter(x):
+    box = Box()
+    while x > 0:
+        box.count += 1
+        x -= 1
+    return box.count
+
+
+def attribute_in_branch(x):
+    box = Box(kf.constant(3))
+    if x > 0:
+        box.count = box.count * x
+    else:
+        box.count = box.count - 1
+    return box.count
+
+
+def attribute_changed_by_a_method(x):
+    box = Box(kf.constant(0))
+    i = kf.constant(0)
+    while i < x:
+        box.bump(i)  # the method sees the loop's value of box.count
+        box.count = box.count + 0
+        i += 1
+    return box.count
+
+
+def nested_attribute_in_loop_and_branch(x):
+    outer = Box(Box(kf.constant(0)))
+    for i in kf.range(x):
+        if i % 2 == 0:
+            outer.count.count += i
+        else:
+            outer.count.count -= 1
+    return outer.count.count
+
+
+def attribute_read_in_loop_condition(x):
+    box = Box(kf.constant(1))
+    while box.count < x:
+        box.count = box.count * 2
+    return box.count
+
+
+PROGRAMS = [(attribute_counter, [5, 0, 1]), (attribute_in_branch, [2, -1]),
+            (attribute_changed_by_a_method, [4, 0]),
+            (nested_attribute_in_loop_and_branch, [5, 0]),
+            (attribute_read_in_loop_condition, [9, 0]),
+            (dict_counter, [5, 0, 1]), (list_accumulator, [4, 1, 0]),
             (nested_item, [3, 0]), (branch_item, [1, -1]),
             (item_in_both_loop_and_branch, [5, 4, 0])]
 
@@ -86,3 +145,36 @@ def test_dict_counter_counts_every_iteration():
     # the bug this guards against: the item was not loop state and ended at 4 (or 0), not 5
     assert int(kf.function(dict_counter)(kf.constant(5))) == 5
 
+
+
+class Accumulator(kf.Module):
+    def __init__(self):
+        super().__init__()
+        self.total = kf.constant(0)
+
+    @kf.function
+    def add_while_positive(self, x):
+        while x > 0:
+            self.total = self.total + x
+            x -= 1
+        return self.total
+
+
+def test_self_attribute_is_loop_state_in_a_method():
+    # TF: `self.total` is a composite name of the loop; without it the loop leaked a graph
+    # tensor out of its body (an error, or a stale value)
+    acc = Accumulator()
+    assert int(acc.add_while_positive(kf.constant(4))) == 10
+
+
+def test_attribute_first_set_in_a_tensor_loop_is_tf_error_naming_it():
+    def create_in_loop(x):
+        box = Box()
+        del box.count
+        while x > 0:
+            box.count = x
+            x -= 1
+        return box.count
+
+    with pytest.raises(ValueError, match=r"'box\.count' must be defined before the loop"):
+        kf.function(create_in_loop)(kf.constant(2))

@@ -385,3 +385,163 @@ def test_none_in_a_tensor_branch_is_a_value_error_naming_the_variable():
 
     with pytest.raises(ValueError, match="'y' is None in a tensor cond or loop"):
         kf.function(none_branch)(kf.constant(1))
+
+
+# ---------------------------------------------------------------- returns and generators
+
+def return_in_if_only(x):
+    if x > 0:
+        return x
+
+
+def return_in_if_then_after(x):
+    if x > 0:
+        return x
+    return -x
+
+
+def return_in_both_branches(x):
+    if x > 0:
+        return x * 2
+    else:
+        return x - 1
+
+
+def return_in_loop_only(xs):
+    for v in xs:
+        if v > 0:
+            return v
+
+
+def test_return_in_one_branch_of_a_tensor_if_is_tf_value_error():
+    # Python returns None when x <= 0; a graph cannot, and the old code returned 0 silently
+    message = raises(ValueError, return_in_if_only, kf.constant(-3),
+                     match="must also have a return statement")
+    assert_names_line(message, return_in_if_only, "if x > 0")
+
+
+def test_return_in_one_branch_with_a_python_condition_keeps_python_semantics():
+    f = kf.function(return_in_if_only)
+    assert f(-3) is None and f(3) == 3
+
+
+def test_early_return_then_final_return_follows_the_taken_path():
+    f = kf.function(return_in_if_then_after)
+    assert int(f(kf.constant(3))) == 3 and int(f(kf.constant(-4))) == 4
+    g = kf.function(return_in_both_branches)
+    assert int(g(kf.constant(3))) == 6 and int(g(kf.constant(-4))) == -5
+
+
+def test_return_only_inside_a_tensor_loop_is_tf_value_error():
+    raises(ValueError, return_in_loop_only, kf.constant([-1, 2, 3]),
+           match="must also have a return statement")
+
+
+def counting_generator(x):
+    yield x
+    yield x + 1
+
+
+def test_generator_function_is_refused_with_not_implemented_error():
+    message = raises(NotImplementedError, counting_generator, kf.constant(1),
+                     match="generator")
+    assert "counting_generator" in message and "Dataset.from_generator" in message
+
+
+def test_generator_used_inside_a_function_runs_as_python():
+    @kf.function
+    def total(x):
+        s = x * 0
+        for v in counting_generator(x):
+            s = s + v
+        return s
+
+    assert int(total(kf.constant(4))) == 9
+
+
+# ---------------------------------------------------------------- TF's error classes, in one table
+
+def _defined_in_if_only(x):
+    if x > 0:
+        y = x
+    return y
+
+
+def _undefined_before_loop(x):
+    while x > 0:
+        y = x
+        x -= 1
+    return y
+
+
+def _none_in_branch(x):
+    y = None
+    if x > 0:
+        y = x
+    return y
+
+
+def _dtype_differs(x):
+    if x > 0:
+        y = 1
+    else:
+        y = 1.5
+    return y
+
+
+def _shape_changes_in_loop(x):
+    v = kf.constant([1.0])
+    while x > 0:
+        v = kf.concat([v, v], 0)
+        x -= 1
+    return v
+
+
+def _bool_of_tensor_unconverted(x):
+    return bool(x > 0)
+
+
+# (program, TF's documented error class, message fragment)
+TF_ERROR_CLASSES = [
+    (_defined_in_if_only, ValueError, "must also be initialized in the else branch"),
+    (_undefined_before_loop, ValueError, "must be defined before the loop"),
+    (_none_in_branch, ValueError, "None"),
+    (_dtype_differs, TypeError, "dtype"),
+    (_shape_changes_in_loop, ValueError, "shape"),
+    (_bool_of_tensor_unconverted, kf.errors.OperatorNotAllowedInGraphError, "bool"),
+    (return_in_if_only, ValueError, "must also have a return statement"),
+    (counting_generator, NotImplementedError, "generator"),
+]
+
+
+@pytest.mark.parametrize("fn, error, match", TF_ERROR_CLASSES,
+                         ids=[row[0].__name__.strip("_") for row in TF_ERROR_CLASSES])
+def test_autograph_errors_use_tfs_classes(fn, error, match):
+    raises(error, fn, kf.constant(2), match=match)
+    assert issubclass(kf.errors.OperatorNotAllowedInGraphError, TypeError)
+
+
+def try_finally_return(x):
+    log = []
+    try:
+        return x + 1
+    finally:
+        log.append("closed")  # runs while tracing, as in Python
+
+
+def for_else_over_tensor(x):
+    total = x * 0
+    for v in kf.range(x):
+        if v > 100:
+            break
+        total += v
+    else:
+        total += 1000
+    return total
+
+
+def test_try_finally_with_return_and_for_else_keep_python_semantics():
+    assert int(kf.function(try_finally_return)(kf.constant(2))) == 3
+    for n in (0, 4):
+        assert int(kf.function(for_else_over_tensor)(kf.constant(n))) == \
+            int(for_else_over_tensor(kf.constant(n)))

@@ -75,15 +75,52 @@ def test_python_scalars_and_strings_key_by_value():
     assert len(traces) == 3
 
 
-def test_variables_key_by_identity():
+def test_variables_are_traced_by_spec():
+    # TF: another variable of the same dtype and shape shares the trace (rebound to it)
     f, traces = _counting(lambda v: v * 2)
     a, b = kf.Variable(1.0), kf.Variable(2.0)
     assert float(f(a)) == 2.0
     assert float(f(b)) == 4.0
     assert float(f(a)) == 2.0
-    assert len(traces) == 2
+    assert len(traces) == 1
     a.assign(5.0)                             # a new value is read, no retrace
-    assert float(f(a)) == 10.0
+    assert float(f(a)) == 10.0 and float(f(b)) == 4.0
+    assert len(traces) == 1
+    f(kf.Variable([1.0, 2.0]))                # another shape: another trace
+    f(kf.Variable(1, dtype=kf.int32))         # another dtype: another trace
+    assert len(traces) == 3
+
+
+def test_a_rebound_trace_updates_the_variable_it_was_called_with():
+    calls = []
+
+    @kf.function
+    def step(v, x):
+        calls.append(1)
+        if x > 0:  # a cond reading and writing the variable: its branches are rebound too
+            v.assign_add(x)
+        else:
+            v.assign_sub(1.0)
+        i = kf.constant(0)
+        while i < 2:
+            v.assign(v * 2.0)
+            i += 1
+        return v.read_value()
+
+    a, b = kf.Variable(1.0), kf.Variable(10.0)
+    assert float(step(a, kf.constant(1.0))) == 8.0
+    assert float(step(b, kf.constant(-1.0))) == 36.0
+    assert float(a.numpy()) == 8.0 and float(b.numpy()) == 36.0
+    assert len(calls) == 1
+    assert step.get_concrete_function(b, kf.constant(1.0)) is \
+        step.get_concrete_function(b, kf.constant(2.0))
+
+
+def test_aliasing_variables_is_part_of_the_key():
+    f, traces = _counting(lambda v, w: v.assign_add(1.0) + w)
+    a, b = kf.Variable(1.0), kf.Variable(1.0)
+    assert float(f(a, b)) == 3.0          # a is 2, plus b's 1
+    assert float(f(a, a)) == 6.0          # the same variable twice: a is 3, read after
     assert len(traces) == 2
 
 
@@ -142,10 +179,13 @@ def test_explain_retracing_for_nested_arguments_and_variables():
     a, b = kf.Variable(1.0), kf.Variable(2.0)
     f({"a": kf.constant(1.0)}, a)
     f({"a": kf.constant([1.0])}, a)
-    f({"a": kf.constant([1.0])}, b)
+    f({"a": kf.constant([1.0])}, b)   # same spec: no retrace
+    f({"a": kf.constant([1.0])}, kf.Variable([2.0]))
     lines = f.explain_retracing().splitlines()
+    assert len(lines) == 3
     assert "d['a']: shape () -> (1,)" in lines[1]
-    assert "v: a different kf.Variable" in lines[2]
+    assert "v: a kf.Variable of dtype float32, shape () -> dtype float32, shape (1,)" \
+        in lines[2]
 
 
 def test_frequent_retracing_warns_with_the_reasons():

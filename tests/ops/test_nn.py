@@ -276,7 +276,7 @@ def test_sigmoid_cross_entropy_gradients_including_zero_logits():
 def test_sigmoid_cross_entropy_bad_inputs():
     with pytest.raises(ValueError, match="same shape"):
         nn.sigmoid_cross_entropy_with_logits(kf.constant([1.0, 0.0]), kf.constant([1.0]))
-    with pytest.raises(ValueError, match="labels and logits"):
+    with pytest.raises(ValueError, match="`labels` and `logits`"):
         nn.sigmoid_cross_entropy_with_logits(logits=kf.constant([1.0]))
     with pytest.raises(errors.InvalidArgumentError):
         nn.sigmoid_cross_entropy_with_logits(kf.constant([1.0]), kf.constant([1.0], kf.float64))

@@ -204,3 +204,56 @@ def test_bad_arguments():
         R.normal([2, -1])
     with pytest.raises(TypeError, match="shape"):
         R.normal(kf.constant([2.0]))
+
+
+# ---------------------------------------------------------------- categorical, gamma, poisson, shuffle
+
+def test_more_stateful_ops_are_random():
+    for name in ("Multinomial", "RandomGamma", "RandomPoissonV2", "RandomShuffle"):
+        assert REGISTRY[name].random and REGISTRY[name].stateful
+
+
+def test_categorical_frequencies_and_never_a_minus_inf_class():
+    logits = kf.math.log([[0.1, 0.9], [1.0, 0.0]])
+    x = R.categorical(logits, 5000, seed=4)
+    assert x.dtype is kf.int64 and x.shape == (2, 5000)
+    assert abs(x.numpy()[0].mean() - 0.9) < 0.03
+    assert x.numpy()[1].tolist() == [0] * 5000
+    assert R.categorical(logits, 3, dtype=kf.int32).dtype is kf.int32
+
+
+def test_gamma_and_poisson_shapes_and_means():
+    g = R.gamma([4000], alpha=[1.0, 3.0], beta=[[1.0], [2.0]], dtype=kf.float64)
+    assert g.shape == (4000, 2, 2)
+    np.testing.assert_allclose(g.numpy().mean(axis=0), [[1, 3], [0.5, 1.5]], rtol=0.08)
+    p = R.poisson([4000], lam=[1.0, 6.0])
+    assert p.dtype is kf.float32 and p.shape == (4000, 2)
+    np.testing.assert_allclose(p.numpy().mean(axis=0), [1, 6], rtol=0.08)
+    assert R.poisson([3], lam=2.0, dtype=kf.int64).dtype is kf.int64
+
+
+def test_shuffle_permutes_rows_and_reseeds_like_other_ops():
+    x = np.arange(10)
+    out = R.shuffle(x).numpy()
+    assert sorted(out.tolist()) == list(range(10))
+    R.set_seed(3)
+    a = R.shuffle(x).numpy()
+    R.set_seed(3)
+    np.testing.assert_array_equal(a, R.shuffle(x).numpy())
+
+
+def test_stateful_extras_draw_new_numbers_in_a_function():
+    f = kf.function(lambda: (R.categorical([[0.0, 0.0]], 40), R.gamma([20], 1.0),
+                             R.poisson([20], 5.0), R.shuffle(kf.range(20))))
+    first, second = f(), f()
+    assert any(not np.array_equal(a.numpy(), b.numpy()) for a, b in zip(first, second))
+    assert not np.array_equal(first[3].numpy(), second[3].numpy())
+
+
+def test_extras_bad_arguments():
+    with pytest.raises(errors.InvalidArgumentError, match="matrix"):
+        R.categorical([0.0, 1.0], 2)
+    with pytest.raises(TypeError, match="int32 or int64"):
+        R.categorical([[0.0, 1.0]], 2, dtype=kf.float32)
+    with pytest.raises(errors.InvalidArgumentError, match="lam"):
+        R.poisson([2], lam=-1.0)

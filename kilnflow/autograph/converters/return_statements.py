@@ -23,6 +23,23 @@ from . import _jumps
 _CONTROL_FLOW = (ast.If, ast.While, ast.For)
 
 
+def _always_returns(stmts: list) -> bool:
+    """True if running `stmts` ends in a return on every path (conservative for loops)."""
+    for stmt in stmts:
+        if isinstance(stmt, (ast.Return, ast.Raise)):
+            return True
+        if isinstance(stmt, ast.If) and _always_returns(stmt.body) \
+                and _always_returns(stmt.orelse):
+            return True
+        if isinstance(stmt, (ast.With, ast.AsyncWith)) and _always_returns(stmt.body):
+            return True
+        if isinstance(stmt, ast.Try) and (_always_returns(stmt.finalbody) or (
+                _always_returns(stmt.body + stmt.orelse)
+                and all(_always_returns(h.body) for h in stmt.handlers))):
+            return True
+    return False
+
+
 def _needs_lowering(stmts: list, inside: bool = False) -> bool:
     """True if some return of this def sits inside an if, while or for."""
     for stmt in stmts:
@@ -68,7 +85,12 @@ class _ReturnTransformer(transformer.Transformer):
             do_return = False
             retval = ag__.UndefinedReturnValue()
         """, origin=body[0], do_return=do_return, retval=retval)
-        end = templates.replace("return ag__.retval(retval)", origin=body[-1], retval=retval)
+        if _always_returns(body):
+            end = templates.replace("return ag__.retval(retval)", origin=body[-1],
+                                    retval=retval)
+        else:  # some path falls off the end: Python returns None there
+            end = templates.replace("return ag__.retval(retval, do_return)", origin=body[-1],
+                                    retval=retval, do_return=do_return)
         node.body = docstring + start + lowering.block(body) + end
         return node
 

@@ -27,6 +27,11 @@ def is_symbolic(x) -> bool:
     return type(x) not in _PLAIN and tensor.is_symbolic(x)
 
 
+def building_graph() -> bool:
+    """True while a graph is being built (a kf.function trace or a compat.v1 Graph)."""
+    return context.ctx.graph is not None
+
+
 DECISION_SCOPE = "autograph_decision"
 
 

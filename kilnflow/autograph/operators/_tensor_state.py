@@ -19,6 +19,8 @@ def flatten(value, arrays_as_tensors: bool = False) -> list:
         return [value.array.stack() if arrays_as_tensors else value.array]
     if isinstance(value, lists.SpecRecorder):
         return []
+    if arrays_as_tensors and is_array(value):  # a kf.TensorArray through a cond
+        return [value.stack()]
     if isinstance(value, (tuple, list)):
         return [leaf for item in value for leaf in flatten(item, arrays_as_tensors)]
     if isinstance(value, dict):
@@ -36,6 +38,8 @@ def pack(structure, leaves, arrays_as_tensors: bool = False) -> object:
             return item.replace_array(item.array.unstack(leaf) if arrays_as_tensors else leaf)
         if isinstance(item, lists.SpecRecorder):
             return item
+        if arrays_as_tensors and is_array(item):
+            return item.unstack(leaves.pop(0))
         if isinstance(item, (tuple, list)):
             items = [build(x) for x in item]
             if hasattr(item, "_fields"):  # a namedtuple

@@ -15,6 +15,7 @@ from . import _dispatch
 from kilnflow.shapes import TensorShape
 from kilnflow.ops import cond as cond_ops
 from kilnflow.ops import convert
+from kilnflow.ops import iterator as iterator_ops
 from kilnflow.ops import math as math_ops
 from kilnflow.ops import while_loop as while_ops
 from . import _tensor_state
@@ -56,6 +57,12 @@ def for_stmt(iterated, extra_test, body, state, names, appended=(), loop_options
     location = _dispatch.user_location()
     count = len(names)
     state = tuple(state)
+    if hasattr(iterated, "host_iterator") and _dispatch.building_graph():
+        records.record(location, "for", "graph")  # a kf.data pipeline read by graph ops
+        body = lists.guard_outer_lists(body, location, "loop")
+        restart = not hasattr(iterated, "get_next")  # an iterator goes on where it is
+        return from_tuple(dataset_for(iterated.host_iterator(), extra_test, body, state, names,
+                                      appended, location, loop_options, restart), count)
     rows = iterables.graph_rows(iterated)
     if rows is not None:
         records.record(location, "for", "graph")
@@ -130,6 +137,32 @@ def tensor_for(rows, extra_test, body, state, names, appended, location,
     result = tensor_while(test, step, (start,) + tuple(state), ("<iteration>",) + tuple(names),
                           appended, location, loop_options)
     return result[1:]
+
+
+def dataset_for(host, extra_test, body, state, names, appended, location,
+                loop_options=None, restart=True) -> tuple:
+    """A while op over a dataset's elements: MakeIterator starts the data over (for a
+    dataset; an iterator continues), each iteration's IteratorGetNextAsOptional gives
+    (has_value, *flat element)."""
+    count = len(names)
+    width = len(host.flat_specs)
+    started = iterator_ops.make_iterator(host) if restart else None
+
+    def test(has_value, *rest):
+        if extra_test is None:
+            return has_value
+        return math_ops.logical_and(has_value, extra_test(*rest[width:]))
+
+    def step(has_value, *rest):
+        element = host.pack(list(rest[:width]))
+        new = as_tuple(body(element, *rest[width:]), count)
+        return from_tuple(iterator_ops.get_next_as_optional(host) + new, count + 1 + width)
+
+    first = iterator_ops.get_next_as_optional(host, after=started)
+    labels = ("<has_value>",) + ("<element>",) * width + tuple(names)
+    result = tensor_while(test, step, first + tuple(state), labels, appended, location,
+                          loop_options)
+    return result[1 + width:]
 
 
 def _initial_values(state, names, appended, location) -> tuple:

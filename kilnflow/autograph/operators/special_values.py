@@ -51,9 +51,45 @@ class UndefinedReturnValue:
         return "UndefinedReturnValue()"
 
 
-def retval(value):
-    """What the function returns: None when no return statement ran."""
-    return None if isinstance(value, UndefinedReturnValue) else value
+def retval(value, did_return=True):
+    """What the function returns: None when no return statement ran.
+
+    `did_return` is the function's do_return flag when its body can fall off the end.
+    Python returns None on such a path, and a graph cannot return a tensor on some runs
+    and None on others: if the flag is only known when the graph runs, that is TF's error.
+    """
+    if isinstance(value, UndefinedReturnValue):
+        return None
+    if did_return is True:
+        return value
+    from . import _dispatch
+    if _dispatch.is_symbolic(did_return):
+        raise ValueError("the function returns a value on some paths and falls off its end "
+                         "(returning None) on others, decided by a tensor; every branch must "
+                         "also have a return statement" + _dispatch.where(
+                             _dispatch.user_location()))
+    return value if did_return else None
+
+
+def ld_attr(owner, attr: str):
+    """`owner.attr`, or Undefined('attr') if the object has no such attribute yet."""
+    try:
+        return getattr(owner, attr)
+    except AttributeError:
+        return Undefined(attr)
+
+
+def set_attr(owner, attr: str, value) -> None:
+    """`owner.attr = value`; an Undefined value leaves the object without the attribute."""
+    if isinstance(value, Undefined):
+        if attr in getattr(owner, "__dict__", {}):
+            delattr(owner, attr)
+        return
+    if getattr(owner, attr, _MISSING) is not value:
+        setattr(owner, attr, value)
+
+
+_MISSING = object()
 
 
 def ld(value):

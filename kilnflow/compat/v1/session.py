@@ -10,6 +10,7 @@ from typing import Any, Dict, Iterator, List, Optional
 
 import numpy as np
 
+from kilnflow import dtypes as _dtypes
 from kilnflow import errors, nest
 from kilnflow.context import ctx
 from kilnflow.graph import Graph, Operation, get_default_graph
@@ -144,9 +145,14 @@ class Session:
                 raise TypeError(f"The value of a feed cannot be an Operation: {key!r}")
             try:
                 array = np.array(value.numpy() if hasattr(value, "numpy") else value)
+                if t.dtype.kind == "s" or array.dtype.kind in "USO":
+                    array = _dtypes.string_array(array)  # bytes objects, as tf.string holds
             except (TypeError, ValueError) as exc:
                 raise TypeError(f"Cannot feed {value!r} to Tensor '{t.name}': {exc}") from None
-            if array.dtype.kind not in "biufc":
+            if (array.dtype.kind == "O") != (t.dtype.kind == "s"):
+                raise TypeError(f"Cannot feed a value of type {array.dtype} to Tensor "
+                                f"'{t.name}' of dtype {t.dtype.name}")
+            if array.dtype.kind not in "biufcO":
                 raise TypeError(f"Cannot feed a value of type {array.dtype} to Tensor "
                                 f"'{t.name}' of dtype {t.dtype.name}")
             want = t.dtype.as_numpy_dtype

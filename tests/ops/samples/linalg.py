@@ -69,10 +69,6 @@ def _well_conditioned(*batch):
     return rand(*batch, 3, 3) + 3.0 * np.eye(3)
 
 
-def _symmetric(a):
-    return (a + kf.linalg.matrix_transpose(a)) / 2.0
-
-
 def _positive_definite(a):  # A A^T + 3 I, so finite differences stay positive definite
     return kf.matmul(a, a, transpose_b=True) + 3.0 * kf.eye(a.shape[-1], dtype=a.dtype)
 
@@ -107,11 +103,6 @@ add("MatrixBandPart", lambda a: kf.linalg.band_part(a, 1, 0), (rand(2, 4, 4),),
     differentiable=True)
 add("MatrixBandPart", lambda a: kf.linalg.band_part(a, -1, 0), (rand(3, 3),), np.tril,
     differentiable=True, name="lower")
-add("Qr", lambda a: kf.linalg.qr(a)[1], (rand(4, 3),), lambda a: np.linalg.qr(a)[1])
-add("Svd", lambda a: kf.linalg.svd(a, compute_uv=False), (rand(2, 4, 3),),
-    lambda a: np.linalg.svd(a, compute_uv=False))
-add("SelfAdjointEigV2", lambda a: kf.linalg.eigh(_symmetric(a))[0], (rand(3, 3),),
-    lambda a: np.linalg.eigh((a + a.T) / 2)[0])
 
 
 ERRORS.extend([

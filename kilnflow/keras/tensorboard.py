@@ -1,0 +1,150 @@
+"""keras.callbacks.TensorBoard: training curves, weight histograms, the train step's graph
+and a profile of chosen batches, written as TensorBoard event files through kf.summary
+(the optional extra `tensorboard`), laid out as Keras writes them: `<log_dir>/train` and
+`<log_dir>/validation`, tags `epoch_loss` / `batch_loss`, profiles under
+`<log_dir>/plugins/profile`.
+"""
+from __future__ import annotations
+
+import os
+import time
+from typing import Any, Optional
+
+import numpy as np
+
+from kilnflow import summary
+from kilnflow.keras.callbacks import Callback
+from kilnflow.profiler import experimental as profiler
+from kilnflow.summary.trace import combined_graph_def
+from kilnflow.summary.writer import require_tensorboard
+
+
+def _profile_range(profile_batch: Any) -> tuple:
+    """(start, stop) batch numbers, 1-based and inclusive; (0, 0) is off."""
+    if isinstance(profile_batch, str):
+        profile_batch = [int(p) for p in profile_batch.split(",")]
+    if isinstance(profile_batch, int):
+        profile_batch = (profile_batch, profile_batch)
+    start, stop = (int(p) for p in profile_batch)
+    if start < 0 or stop < start:
+        raise ValueError(f"profile_batch must be a non-negative integer or a (start, stop) "
+                         f"pair with start <= stop, got {profile_batch}")
+    return start, stop
+
+
+class TensorBoard(Callback):
+    """Write TensorBoard logs during fit().
+
+    log_dir: root folder. histogram_freq: every how many epochs to write weight histograms
+    (0: never). write_graph: write the train step's graph. update_freq: 'epoch', 'batch'
+    or N (write batch-level `batch_*` scalars every N batches). profile_batch: a batch
+    number or (start, stop) range (1-based) to profile into `log_dir/plugins/profile`.
+    """
+
+    def __init__(self, log_dir: str = "logs", histogram_freq: int = 0,
+                 write_graph: bool = True, write_images: bool = False,
+                 write_steps_per_second: bool = False, update_freq: Any = "epoch",
+                 profile_batch: Any = 0, embeddings_freq: int = 0,
+                 embeddings_metadata: Any = None):
+        super().__init__()
+        require_tensorboard()
+        if update_freq not in ("epoch", "batch") and not isinstance(update_freq, int):
+            raise ValueError(f"update_freq must be 'epoch', 'batch' or an int, got "
+                             f"{update_freq!r}")
+        self.log_dir = os.fspath(log_dir)
+        self.histogram_freq = int(histogram_freq)
+        self.write_steps_per_second = write_steps_per_second
+        self.write_graph = write_graph
+        self.update_freq = 1 if update_freq == "batch" else update_freq
+        self._profile_start, self._profile_stop = _profile_range(profile_batch)
+        self._writers: dict = {}
+        self._global_batch = 0
+        self._graph_written = False
+        self._profiling = False
+
+    def _writer(self, name: str) -> Any:
+        if name not in self._writers:
+            self._writers[name] = summary.create_file_writer(os.path.join(self.log_dir, name))
+        return self._writers[name]
+
+    # ---------------------------------------------------------------- hooks
+
+    def on_train_begin(self, logs: Optional[dict] = None) -> None:
+        self._global_batch = 0
+        self._graph_written = False
+
+    def on_epoch_begin(self, epoch: int, logs: Optional[dict] = None) -> None:
+        self._epoch_start = (time.perf_counter(), self._global_batch)
+
+    def on_train_batch_begin(self, batch: int, logs: Optional[dict] = None) -> None:
+        self._global_batch += 1
+        if self._profile_start and self._global_batch == self._profile_start:
+            profiler.start(self.log_dir)
+            self._profiling = True
+
+    def on_train_batch_end(self, batch: int, logs: Optional[dict] = None) -> None:
+        if self.write_graph and not self._graph_written:
+            self._write_train_graph()
+        if self._profiling and self._global_batch >= self._profile_stop:
+            profiler.stop()
+            self._profiling = False
+        if isinstance(self.update_freq, int) and self._global_batch % self.update_freq == 0:
+            with self._writer("train").as_default(step=self._global_batch):
+                for name, value in (logs or {}).items():
+                    summary.scalar("batch_" + name, float(value))
+
+    def on_epoch_end(self, epoch: int, logs: Optional[dict] = None) -> None:
+        logs = dict(logs or {})
+        train = {k: v for k, v in logs.items() if not k.startswith("val_")}
+        val = {k[4:]: v for k, v in logs.items() if k.startswith("val_")}
+        rate = self._learning_rate()
+        if rate is not None:
+            train["learning_rate"] = rate
+        if self.write_steps_per_second and hasattr(self, "_epoch_start"):
+            start, first = self._epoch_start
+            elapsed = max(time.perf_counter() - start, 1e-9)
+            train["steps_per_second"] = (self._global_batch - first) / elapsed
+        with self._writer("train").as_default(step=epoch):
+            for name, value in train.items():
+                summary.scalar("epoch_" + name, float(value))
+            if self.histogram_freq and epoch % self.histogram_freq == 0:
+                self._log_weights()
+        if val:
+            with self._writer("validation").as_default(step=epoch):
+                for name, value in val.items():
+                    summary.scalar("epoch_" + name, float(value))
+
+    def on_train_end(self, logs: Optional[dict] = None) -> None:
+        if self._profiling:
+            profiler.stop()
+            self._profiling = False
+        for writer in self._writers.values():
+            writer.close()
+        self._writers = {}
+
+    # ---------------------------------------------------------------- pieces
+
+    def _write_train_graph(self) -> None:
+        self._graph_written = True
+        function = getattr(self.model, "_train_function", None)
+        traced = getattr(function, "traced_concrete_functions", lambda: [])()
+        if traced:
+            graphs = {c.name: c.graph for c in traced[:1]}
+            self._writer("train").write_event(
+                step=0, graph_def=combined_graph_def(graphs).SerializeToString())
+
+    def _log_weights(self) -> None:
+        for layer in getattr(self.model, "layers", []):
+            for weight in layer.weights:
+                name = weight.name.replace(":", "_")
+                if not name.startswith(layer.name + "/"):
+                    name = f"{layer.name}/{name}"
+                summary.histogram(name + "/histogram", np.asarray(weight.numpy()))
+
+    def _learning_rate(self) -> Optional[float]:
+        optimizer = getattr(self.model, "optimizer", None)
+        rate = getattr(optimizer, "learning_rate", None)
+        try:
+            return float(np.asarray(rate.numpy() if hasattr(rate, "numpy") else rate))
+        except (TypeError, ValueError):
+            return None

@@ -1,0 +1,3 @@
+"""kf.summary.experimental (tf.summary.experimental): re-exports only."""
+from kilnflow.summary.writer import get_step as get_step
+from kilnflow.summary.writer import set_step as set_step

@@ -1,0 +1,162 @@
+"""kf.profiler: Chrome trace JSON of compiled functions, the top-ops table, Trace ranges,
+and zero cost when off (an unprofiled call runs the very code it ran before)."""
+import json
+import os
+
+import numpy as np
+import pytest
+
+import kilnflow as kf
+from kilnflow.profiler.trace_file import op_table, self_times
+
+experimental = kf.profiler.experimental
+
+
+def _mlp_step():
+    rng = np.random.default_rng(0)
+    model = kf.keras.Sequential([kf.keras.layers.Dense(128, activation="relu"),
+                                 kf.keras.layers.Dense(10)])
+    opt = kf.keras.optimizers.SGD(0.01)
+    loss_fn = kf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+
+    @kf.function
+    def train_step(x, y):
+        with kf.GradientTape() as tape:
+            loss = loss_fn(y, model(x, training=True))
+        opt.apply_gradients(zip(tape.gradient(loss, model.trainable_variables),
+                                model.trainable_variables))
+        return loss
+    x = rng.standard_normal((256, 64)).astype("float32")
+    y = rng.integers(0, 10, 256).astype("int32")
+    return train_step, x, y
+
+
+def test_mlp_train_step_profile_is_a_chrome_trace_covering_its_wall_time(tmp_path):
+    step, x, y = _mlp_step()
+    step(x, y)                                       # traced before profiling starts
+    plain = step.get_concrete_function(x, y)._fn
+    experimental.start(str(tmp_path))
+    with experimental.Trace("train", step_num=1):
+        for _ in range(5):
+            step(x, y)
+    path = experimental.stop()
+    assert step.get_concrete_function(x, y)._fn is plain   # the plain code is back
+    trace = json.load(open(path))
+    events = [e for e in trace["traceEvents"] if e["ph"] == "X"]
+    kinds = {e["cat"] for e in events}
+    assert {"function", "trace", "MatMul"} <= kinds
+    matmul = next(e for e in events if e["cat"] == "MatMul")
+    assert matmul["args"]["source"].startswith(__file__ + ":")   # the user's line
+    assert matmul["dur"] >= 0 and "ts" in matmul
+    recorder = experimental.last_profile()
+    calls = [e for e in recorder.events if e[0].type == "function"]
+    assert len(calls) == 5
+    wall = sum(end - start for _, start, end, _ in calls)
+    ops = sum(own for (site, _, _, _), own in zip(recorder.events, self_times(recorder.events))
+              if site.type not in ("function", "trace"))
+    assert ops / wall >= 0.9, f"named ops account for {ops / wall:.0%} of the wall time"
+    table = experimental.top_ops_table()
+    assert "MatMul" in table and "self ms" in table
+    assert os.path.exists(os.path.join(os.path.dirname(path), "top_ops.txt"))
+
+
+def test_loops_and_functions_traced_while_profiling(tmp_path):
+    @kf.function
+    def count(n):
+        i = kf.constant(0)
+        while i < n:
+            i += 1
+        return i
+
+    experimental.start(str(tmp_path))
+    assert int(count(kf.constant(4))) == 4                 # traced while profiling
+    experimental.stop(save=False)
+    recorder = experimental.last_profile()
+    adds = [e for e in recorder.events if e[0].type == "AddV2"]
+    assert len(adds) == 4                                  # one per iteration
+    assert any(row[1] in ("While", "StatelessWhile") for row in op_table(recorder))
+    assert int(count(kf.constant(3))) == 3
+
+
+def test_self_time_subtracts_nested_events():
+    class Site:
+        def __init__(self, t):
+            self.type = t
+    events = [(Site("function"), 0, 100, 1), (Site("While"), 10, 60, 1),
+              (Site("AddV2"), 20, 30, 1), (Site("Mul"), 70, 90, 1), (Site("Mul"), 0, 5, 2)]
+    assert self_times(events) == [30, 40, 10, 20, 5]
+
+
+def test_start_twice_and_stop_without_start_raise_tf_errors(tmp_path):
+    experimental.start(str(tmp_path))
+    try:
+        with pytest.raises(kf.errors.AlreadyExistsError):
+            experimental.start(str(tmp_path))
+    finally:
+        experimental.stop(save=False)
+    with pytest.raises(kf.errors.UnavailableError):
+        experimental.stop()
+
+
+def test_profile_context_and_trace_off_cost(tmp_path):
+    with experimental.Trace("nothing recorded"):   # no profile: a no-op
+        pass
+
+    @kf.function
+    def f(x):
+        return x * 2.0 + 1.0
+
+    with experimental.Profile(str(tmp_path)):
+        np.testing.assert_allclose(f(kf.constant([1.0])).numpy(), [3.0])
+    assert experimental.last_profile().graphs.keys() == {"f"}
+
+
+def test_fused_engine_worker_threads_show_in_the_trace(tmp_path):
+    from kilnflow.runtime import fused_engine
+    threads = fused_engine.get_num_threads()
+    fused_engine.set_num_threads(max(2, threads))
+
+    @kf.function
+    def gelu_ish(x):
+        return kf.tanh(x * 0.7978845608 + 0.044715 * x * x * x) * x * 0.5 + x * 0.5
+
+    x = kf.constant(np.random.default_rng(0).standard_normal((1024, 1024)).astype("float32"))
+    gelu_ish(x)
+    try:
+        experimental.start(str(tmp_path))
+        gelu_ish(x)
+        path = experimental.stop()
+    finally:
+        fused_engine.set_num_threads(threads)
+    events = json.load(open(path))["traceEvents"]
+    fused = [e for e in events if e.get("cat") == "FusedElementwise"]
+    assert fused
+    workers = [e for e in events if e.get("cat") == "host_thread"]
+    assert workers and {e["tid"] for e in workers} != {fused[0]["tid"]}
+
+
+def test_function_option_records_its_own_op_timings(tmp_path):
+    @kf.function(experimental_profile=True)
+    def f(x):
+        return kf.reduce_sum(kf.matmul(x, x))
+
+    @kf.function
+    def g(x):
+        return x + 1.0
+
+    x = kf.ones([4, 4])
+    for _ in range(3):
+        f(x)
+        g(x)
+    recorder = f.experimental_profile
+    assert g.experimental_profile is None
+    assert sum(e[0].type == "function" for e in recorder.events) == 3
+    assert {e[0].function for e in recorder.events} == {"f"}
+    table = experimental.top_ops_table(recorder=recorder)
+    assert "MatMul" in table and "3 function calls" in table
+    experimental.start(str(tmp_path))           # a global profile sees it too
+    f(x)
+    experimental.stop(save=False)
+    assert sum(e[0].type == "function" for e in experimental.last_profile().events) == 1
+    assert sum(e[0].type == "function" for e in recorder.events) == 4
+    assert f.get_concrete_function(x)._fn is not f.get_concrete_function(x)._plain_fn
