@@ -3,6 +3,7 @@ optimizers, callbacks and training (compile / fit / evaluate / predict), TF-Kera
 from kilnflow.keras import activations as activations
 from kilnflow.keras import backend as backend
 from kilnflow.keras import callbacks as callbacks
+from kilnflow.keras import constraints as constraints
 from kilnflow.keras import datasets as datasets
 from kilnflow.keras import initializers as initializers
 from kilnflow.keras import layers as layers

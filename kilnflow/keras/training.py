@@ -231,6 +231,9 @@ def fit_loop(model: Any, x: Any, y: Any, batch_size: Optional[int], epochs: int,
         logs = epoch_logs
         if model.stop_training:
             break
+    finalize = getattr(model.optimizer, "finalize_variable_values", None)
+    if finalize is not None:  # use_ema: the weights become their moving averages
+        finalize(model.trainable_variables)
     cbs.on_train_end(logs)
     return history
 

@@ -48,3 +48,16 @@ def test_config_round_trip_and_output_shape(make, x):
         inputs = keras.Input(x.shape[1:], dtype=str(x.dtype))
         shape = layer.compute_output_shape(inputs.shape)
     assert layer(inputs).shape.as_list() == shape.as_list() == [None] + list(out.shape[1:])
+
+
+def test_model_input_and_output_shapes():
+    seq = keras.Sequential([keras.Input((4,)), L.Dense(3)])
+    assert (seq.input_shape, seq.output_shape) == ((None, 4), (None, 3))
+    assert seq.input.shape.as_list() == [None, 4] and len(seq.outputs) == 1
+    a, b = keras.Input((4,)), keras.Input((2,))
+    model = keras.Model([a, b], [L.Dense(2)(a), L.Dense(1)(b)])
+    assert model.input_shape == [(None, 4), (None, 2)]
+    assert model.output_shape == [(None, 2), (None, 1)]
+    assert model.input == [a, b]
+    with pytest.raises(AttributeError, match="no defined input"):
+        keras.Sequential([L.Dense(2)]).input_shape

@@ -114,3 +114,41 @@ def test_new_optimizers_train_and_save(tmp_path):
         assert type(loaded.optimizer) is type(model.optimizer)
         for a, b in zip(model.optimizer.variables, loaded.optimizer.variables):
             np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+
+@pytest.mark.parametrize("traced", [False, True], ids=["eager", "function"])
+def test_use_ema_keeps_moving_averages_and_fit_ends_on_them(traced):
+    opt = keras.optimizers.SGD(LR, use_ema=True, ema_momentum=0.5)
+    w = kf.Variable(W0)
+
+    def step(g):
+        opt.apply_gradients([(g, w)])
+    run = kf.function(step) if traced else step
+    weights, average = W0.copy(), None
+    for g in GRADS:
+        run(kf.constant(g))
+        weights = weights - LR * g
+        average = weights.copy() if average is None else 0.5 * average + 0.5 * weights
+    np.testing.assert_allclose(w.numpy(), weights, rtol=1e-7)
+    np.testing.assert_allclose(opt.get_slot(w, "average").numpy(), average, rtol=1e-7)
+    opt.finalize_variable_values([w])
+    np.testing.assert_allclose(w.numpy(), average, rtol=1e-7)
+
+
+def test_ema_overwrite_frequency_and_fit():
+    opt = keras.optimizers.SGD(LR, use_ema=True, ema_momentum=0.5, ema_overwrite_frequency=2)
+    w = kf.Variable(W0)
+    opt.apply_gradients([(kf.constant(GRADS[0]), w)])
+    first = W0 - LR * GRADS[0]
+    np.testing.assert_allclose(w.numpy(), first)
+    opt.apply_gradients([(kf.constant(GRADS[1]), w)])
+    second = first - LR * GRADS[1]
+    np.testing.assert_allclose(w.numpy(), 0.5 * first + 0.5 * second)  # overwritten
+    model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
+    model.compile(keras.optimizers.Adam(0.1, use_ema=True), "mse")
+    model.fit(np.ones((8, 2), np.float32), np.ones(8), epochs=2, verbose=0)
+    kernel = model.trainable_variables[0]
+    np.testing.assert_array_equal(kernel.numpy(),
+                                  model.optimizer.get_slot(kernel, "average").numpy())
+    with pytest.raises(NotImplementedError, match="gradient_accumulation_steps"):
+        keras.optimizers.Adam(gradient_accumulation_steps=4)

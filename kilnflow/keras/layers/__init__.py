@@ -79,3 +79,8 @@ from kilnflow.keras.layers.wrappers import Bidirectional as Bidirectional
 from kilnflow.keras.layers.merging import Dot as Dot
 from kilnflow.keras.layers.group_normalization import GroupNormalization as GroupNormalization
 from kilnflow.keras.layers.masking import Masking as Masking
+from kilnflow.keras.layers.categorical import CategoryEncoding as CategoryEncoding
+from kilnflow.keras.layers.categorical import Discretization as Discretization
+from kilnflow.keras.layers.categorical import IntegerLookup as IntegerLookup
+from kilnflow.keras.layers.augmentation import RandomFlip as RandomFlip
+from kilnflow.keras.layers.augmentation import RandomContrast as RandomContrast

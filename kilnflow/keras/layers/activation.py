@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from kilnflow.keras import activations as _activations
+from kilnflow.keras import constraints as _constraints
 from kilnflow.keras import initializers as _initializers
 from kilnflow.keras import regularizers as _regularizers
 from kilnflow.keras.layers.base import Layer
@@ -73,6 +74,7 @@ class PReLU(Layer):
         self.supports_masking = True
         self.alpha_initializer = _initializers.get(alpha_initializer)
         self.alpha_regularizer = _regularizers.get(alpha_regularizer)
+        self.alpha_constraint = _constraints.get(alpha_constraint)
         if shared_axes is None:
             self.shared_axes = None
         elif isinstance(shared_axes, int):
@@ -85,7 +87,8 @@ class PReLU(Layer):
         for axis in self.shared_axes or []:
             shape[axis - 1] = 1
         self.alpha = self.add_weight("alpha", shape, initializer=self.alpha_initializer,
-                                     regularizer=self.alpha_regularizer)
+                                     regularizer=self.alpha_regularizer,
+                                     constraint=self.alpha_constraint)
         self.built = True
 
     def call(self, inputs: Any) -> Any:
@@ -98,6 +101,7 @@ class PReLU(Layer):
         return {**super().get_config(),
                 "alpha_initializer": _initializers.serialize(self.alpha_initializer),
                 "alpha_regularizer": _regularizers.serialize(self.alpha_regularizer),
+                "alpha_constraint": _constraints.serialize(self.alpha_constraint),
                 "shared_axes": self.shared_axes}
 
 

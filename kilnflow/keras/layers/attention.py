@@ -8,6 +8,7 @@ from typing import Any, Optional
 
 import numpy as np
 
+from kilnflow.keras import constraints as _constraints
 from kilnflow.keras import initializers as _initializers
 from kilnflow.keras import regularizers as _regularizers
 from kilnflow.keras.layers.base import Layer
@@ -38,8 +39,10 @@ class _Projection(Layer):
 
     def __init__(self, equation: str, kernel_shape: tuple, bias_shape: Optional[tuple],
                  kernel_initializer: Any, bias_initializer: Any, kernel_regularizer: Any,
-                 bias_regularizer: Any, **kwargs: Any):
+                 bias_regularizer: Any, kernel_constraint: Any = None,
+                 bias_constraint: Any = None, **kwargs: Any):
         super().__init__(**kwargs)
+        self.kernel_constraint, self.bias_constraint = kernel_constraint, bias_constraint
         self.equation, self.kernel_shape, self.bias_shape = equation, kernel_shape, bias_shape
         self.kernel_initializer, self.bias_initializer = kernel_initializer, bias_initializer
         self.kernel_regularizer, self.bias_regularizer = kernel_regularizer, bias_regularizer
@@ -47,10 +50,11 @@ class _Projection(Layer):
     def build(self, input_shape: Any) -> None:
         self.kernel = self.add_weight("kernel", self.kernel_shape,
                                       initializer=self.kernel_initializer,
-                                      regularizer=self.kernel_regularizer)
+                                      regularizer=self.kernel_regularizer,
+                                      constraint=self.kernel_constraint)
         self.bias = None if self.bias_shape is None else self.add_weight(
             "bias", self.bias_shape, initializer=self.bias_initializer,
-            regularizer=self.bias_regularizer)
+            regularizer=self.bias_regularizer, constraint=self.bias_constraint)
         self.built = True
 
     def call(self, inputs: Any) -> Any:
@@ -86,11 +90,14 @@ class MultiHeadAttention(Layer):
         self.bias_initializer = _initializers.get(bias_initializer)
         self.kernel_regularizer = _regularizers.get(kernel_regularizer)
         self.bias_regularizer = _regularizers.get(bias_regularizer)
+        self.kernel_constraint = _constraints.get(kernel_constraint)
+        self.bias_constraint = _constraints.get(bias_constraint)
 
     def _projection(self, name: str, equation: str, kernel: tuple, bias: tuple) -> _Projection:
         return _Projection(equation, kernel, bias if self.use_bias else None,
                            self.kernel_initializer, self.bias_initializer,
-                           self.kernel_regularizer, self.bias_regularizer, name=name,
+                           self.kernel_regularizer, self.bias_regularizer,
+                           self.kernel_constraint, self.bias_constraint, name=name,
                            dtype=self._dtype)
 
     def build(self, query_shape: Any, value_shape: Any = None, key_shape: Any = None) -> None:
@@ -179,7 +186,9 @@ class MultiHeadAttention(Layer):
                 "kernel_initializer": _initializers.serialize(self.kernel_initializer),
                 "bias_initializer": _initializers.serialize(self.bias_initializer),
                 "kernel_regularizer": _regularizers.serialize(self.kernel_regularizer),
-                "bias_regularizer": _regularizers.serialize(self.bias_regularizer)}
+                "bias_regularizer": _regularizers.serialize(self.bias_regularizer),
+                "kernel_constraint": _constraints.serialize(self.kernel_constraint),
+                "bias_constraint": _constraints.serialize(self.bias_constraint)}
 
 
 class _BaseAttention(Layer):

@@ -19,6 +19,7 @@ from kilnflow import nest
 from kilnflow.autograph.api import converted_call
 from kilnflow.context import building, ctx, no_tapes
 from kilnflow.keras import backend
+from kilnflow.keras import constraints as _constraints
 from kilnflow.keras import initializers as _initializers
 from kilnflow.keras import regularizers as _regularizers
 from kilnflow.module import Module, leaves_with_paths
@@ -232,6 +233,9 @@ class Layer(Module):
                        name=f"{self.name}/{unique}")
         self._weights_list.append(var)
         self._weight_names.append(unique)
+        constraint = _constraints.get(constraint)
+        if constraint is not None:
+            var.constraint = constraint  # the optimizer projects the weight after each step
         reg = _regularizers.get(regularizer)
         if reg is not None:
             self._regularizer_fns.append(lambda: reg(var))

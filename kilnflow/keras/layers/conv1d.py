@@ -11,6 +11,7 @@ from typing import Any, Optional
 
 from kilnflow.keras import activations as _activations
 from kilnflow.keras import backend
+from kilnflow.keras import constraints as _constraints
 from kilnflow.keras import initializers as _initializers
 from kilnflow.keras import regularizers as _regularizers
 from kilnflow.keras.layers.base import Layer
@@ -81,6 +82,8 @@ class Conv1D(Layer):
         self.bias_initializer = _initializers.get(bias_initializer)
         self.kernel_regularizer = _regularizers.get(kernel_regularizer)
         self.bias_regularizer = _regularizers.get(bias_regularizer)
+        self.kernel_constraint = _constraints.get(kernel_constraint)
+        self.bias_constraint = _constraints.get(bias_constraint)
 
     def build(self, input_shape: Any) -> None:
         channels = _steps_channels(input_shape, self.data_format)[2]
@@ -89,9 +92,11 @@ class Conv1D(Layer):
                              f"defined. Found None (input shape {input_shape}).")
         self.kernel = self.add_weight("kernel", [self.kernel_size[0], channels, self.filters],
                                       initializer=self.kernel_initializer,
-                                      regularizer=self.kernel_regularizer)
+                                      regularizer=self.kernel_regularizer,
+                                      constraint=self.kernel_constraint)
         self.bias = self.add_weight("bias", [self.filters], initializer=self.bias_initializer,
-                                    regularizer=self.bias_regularizer) if self.use_bias else None
+                                    regularizer=self.bias_regularizer,
+                                    constraint=self.bias_constraint) if self.use_bias else None
         self.built = True
 
     def call(self, inputs: Any) -> Any:
@@ -131,7 +136,9 @@ class Conv1D(Layer):
                 "kernel_initializer": _initializers.serialize(self.kernel_initializer),
                 "bias_initializer": _initializers.serialize(self.bias_initializer),
                 "kernel_regularizer": _regularizers.serialize(self.kernel_regularizer),
-                "bias_regularizer": _regularizers.serialize(self.bias_regularizer)}
+                "bias_regularizer": _regularizers.serialize(self.bias_regularizer),
+                "kernel_constraint": _constraints.serialize(self.kernel_constraint),
+                "bias_constraint": _constraints.serialize(self.bias_constraint)}
 
 
 class _Pooling1D(Layer):

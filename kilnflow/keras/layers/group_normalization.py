@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kilnflow.keras import constraints as _constraints
 from kilnflow.keras import initializers as _initializers
 from kilnflow.keras import regularizers as _regularizers
 from kilnflow.keras.layers.base import Layer
@@ -33,6 +34,8 @@ class GroupNormalization(Layer):
         self.gamma_initializer = _initializers.get(gamma_initializer)
         self.beta_regularizer = _regularizers.get(beta_regularizer)
         self.gamma_regularizer = _regularizers.get(gamma_regularizer)
+        self.beta_constraint = _constraints.get(beta_constraint)
+        self.gamma_constraint = _constraints.get(gamma_constraint)
 
     def build(self, input_shape: Any) -> None:
         shape = TensorShape(input_shape).as_list()
@@ -44,9 +47,11 @@ class GroupNormalization(Layer):
             raise ValueError(f"Number of groups ({self.groups}) must be a multiple of the "
                              f"number of channels ({channels}).")
         self.gamma = self.add_weight("gamma", [channels], initializer=self.gamma_initializer,
-                                     regularizer=self.gamma_regularizer) if self.scale else None
+                                     regularizer=self.gamma_regularizer,
+                                     constraint=self.gamma_constraint) if self.scale else None
         self.beta = self.add_weight("beta", [channels], initializer=self.beta_initializer,
-                                    regularizer=self.beta_regularizer) if self.center else None
+                                    regularizer=self.beta_regularizer,
+                                    constraint=self.beta_constraint) if self.center else None
         self.built = True
 
     def call(self, inputs: Any) -> Any:
@@ -83,4 +88,6 @@ class GroupNormalization(Layer):
                 "beta_initializer": _initializers.serialize(self.beta_initializer),
                 "gamma_initializer": _initializers.serialize(self.gamma_initializer),
                 "beta_regularizer": _regularizers.serialize(self.beta_regularizer),
-                "gamma_regularizer": _regularizers.serialize(self.gamma_regularizer)}
+                "gamma_regularizer": _regularizers.serialize(self.gamma_regularizer),
+                "beta_constraint": _constraints.serialize(self.beta_constraint),
+                "gamma_constraint": _constraints.serialize(self.gamma_constraint)}

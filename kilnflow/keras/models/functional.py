@@ -72,6 +72,26 @@ class Functional:
         return nest.flatten(getattr(self, "_model_outputs", None)) if self._nodes else []
 
     @property
+    def input(self) -> Any:
+        """The model's input KerasTensor (a list for several inputs)."""
+        return _one_or_list(self.inputs, "input", self)
+
+    @property
+    def output(self) -> Any:
+        """The model's output KerasTensor (a list for several outputs)."""
+        return _one_or_list(self.outputs, "output", self)
+
+    @property
+    def input_shape(self) -> Any:
+        """The input shape as a tuple with None for the batch, e.g. (None, 4)."""
+        return _shapes(self.inputs, "input", self)
+
+    @property
+    def output_shape(self) -> Any:
+        """The output shape as a tuple with None for the batch, e.g. (None, 2)."""
+        return _shapes(self.outputs, "output", self)
+
+    @property
     def output_names(self) -> list:
         """The names of the layers producing the outputs (how dict losses address them)."""
         return [t._keras_history[0].name for t in self.outputs]
@@ -154,6 +174,20 @@ class Functional:
 def _history_key(t: KerasTensor, node_map: dict) -> list:
     layer, node_index, tensor_index = t._keras_history
     return [layer.name, node_map[(id(layer), node_index)], tensor_index]
+
+
+def _one_or_list(tensors: list, what: str, model: Any) -> Any:
+    if not tensors:
+        raise AttributeError(f"The model {model.name} has no defined {what} yet: build it or "
+                             "call it on data first (a subclassed model has none)")
+    return tensors[0] if len(tensors) == 1 else list(tensors)
+
+
+def _shapes(tensors: list, what: str, model: Any) -> Any:
+    found = _one_or_list(tensors, what, model)
+    if isinstance(found, list):
+        return [tuple(t.shape.as_list()) for t in found]
+    return tuple(found.shape.as_list())
 
 
 def functional_config(model: Any) -> dict:

@@ -27,7 +27,7 @@ _MODEL_STATE = frozenset({
     "_loss_object", "_metric_specs", "_compiled_metrics", "_loss_tracker", "_run_eagerly",
     "_train_function", "_test_function", "_predict_function", "_is_compiled", "_nodes",
     "_functional_layers", "_model_inputs", "_model_outputs", "_seq_layers",
-    "_metrics_resolved", "_jit_compile", "_initial_epoch", "_loss_weights"})
+    "_metrics_resolved", "_jit_compile", "_initial_epoch", "_loss_weights", "_seq_io"})
 
 
 def _by_output(spec: Any, index: int, names: list) -> Any:

@@ -23,6 +23,7 @@ class Sequential(Model):
     def __init__(self, layers: Any = None, name: Optional[str] = None, trainable: bool = True):
         super().__init__(name=name, trainable=trainable)
         self._seq_layers: list = []
+        self._seq_io: Any = None
         self._input_spec_shape: Any = None
         self._input_dtype_name: Any = None
         for layer in layers or []:
@@ -63,13 +64,24 @@ class Sequential(Model):
     def layers(self) -> list:
         return list(self._seq_layers)
 
+    @property
+    def inputs(self) -> list:
+        io = getattr(self, "_seq_io", None)
+        return list(io[0]) if io is not None and self.built else []
+
+    @property
+    def outputs(self) -> list:
+        io = getattr(self, "_seq_io", None)
+        return list(io[1]) if io is not None and self.built else []
+
     def _tracked_children(self) -> list:
         return [("layers", self._seq_layers)] + Layer._tracked_children(self)
 
     def _build_chain(self, batch_shape: Any, dtype: Any = None) -> None:
-        x = Input(batch_shape=tuple(batch_shape), dtype=dtype or backend.floatx())
+        x = first = Input(batch_shape=tuple(batch_shape), dtype=dtype or backend.floatx())
         for layer in self._seq_layers:
             x = layer(x)
+        self._seq_io = ([first], [x])  # what .inputs / .outputs / .input_shape report
         self._build_input_shape = TensorShape(batch_shape)
         self._last_output_shape = x.shape
         self.built = True

@@ -19,6 +19,7 @@ from kilnflow.autodiff.tape import GradientTape
 from kilnflow.context import eager_mode
 from kilnflow.keras.optimizers import schedules
 from kilnflow.module import Module, camel_to_snake
+from kilnflow.ops import array
 from kilnflow.ops import math as kmath
 from kilnflow.ops.convert import convert_to_tensor
 from kilnflow.variables import Variable
@@ -48,7 +49,17 @@ class Optimizer(Module):
         if sum(x is not None for x in (clipnorm, clipvalue, global_clipnorm)) > 1:
             raise ValueError("Only one of `clipnorm`, `clipvalue` and `global_clipnorm` can "
                              "be set.")
+        for key in ("loss_scale_factor", "gradient_accumulation_steps"):
+            if kwargs.get(key) is not None:  # refused rather than silently ignored
+                raise NotImplementedError(f"{type(self).__name__}({key}=...) is not "
+                                          "supported yet")
         super().__init__(name=name or camel_to_snake(type(self).__name__))
+        self.use_ema = bool(kwargs.get("use_ema", False))
+        self.ema_momentum = float(kwargs.get("ema_momentum", 0.99))
+        self.ema_overwrite_frequency = kwargs.get("ema_overwrite_frequency")
+        if not 0 <= self.ema_momentum <= 1:
+            raise ValueError(f"`ema_momentum` must be in the range [0, 1]. Received: "
+                             f"ema_momentum={self.ema_momentum}")
         self.weight_decay = weight_decay
         self.clipnorm, self.clipvalue, self.global_clipnorm = clipnorm, clipvalue, \
             global_clipnorm
@@ -213,8 +224,41 @@ class Optimizer(Module):
             if g.dtype is not v.dtype:
                 g = kmath.cast(g, v.dtype)
             self.update_step(g, v, var_lr)
+            constraint = getattr(v, "constraint", None)
+            if constraint is not None:
+                v.assign(constraint(v.read_value()))
+        if self.use_ema:
+            self._update_moving_averages(variables)
         self.iterations.assign_add(np.int64(1))
         return self.iterations
+
+    def _update_moving_averages(self, variables: list) -> None:
+        """Keras's use_ema: average = m * average + (1 - m) * w after each step (the first
+        step copies w); with ema_overwrite_frequency the weights take the averages every
+        that many steps."""
+        first = kmath.equal(self.iterations.read_value(), np.int64(0))
+        overwrite = None
+        if self.ema_overwrite_frequency:
+            step = self.iterations.read_value() + np.int64(1)
+            overwrite = kmath.equal(step % np.int64(self.ema_overwrite_frequency),
+                                    np.int64(0))
+        for v in variables:
+            average = self.add_slot(v, "average")
+            momentum = kmath.cast(kmath.logical_not(first), v.dtype) * self.ema_momentum
+            new = momentum * average.read_value() + (1.0 - momentum) * v.read_value()
+            average.assign(new)
+            if overwrite is not None:
+                v.assign(array.where(overwrite, new, v.read_value()))
+
+    def finalize_variable_values(self, var_list: list) -> None:
+        """At the end of fit, with use_ema, the weights take their moving averages."""
+        if not self.use_ema:
+            return
+        for v in var_list:
+            try:
+                v.assign(self.get_slot(v, "average").read_value())
+            except KeyError:
+                continue
 
     def update_step(self, gradient: Any, variable: Variable, learning_rate: Any) -> None:
         raise NotImplementedError
@@ -240,7 +284,9 @@ class Optimizer(Module):
 
     def get_config(self) -> dict:
         lr = self._learning_rate
-        return {"name": self.name,
+        return {"name": self.name, "use_ema": self.use_ema,
+                "ema_momentum": self.ema_momentum,
+                "ema_overwrite_frequency": self.ema_overwrite_frequency,
                 "learning_rate": schedules.serialize(lr) if isinstance(
                     lr, schedules.LearningRateSchedule) else float(lr.numpy()),
                 "weight_decay": self.weight_decay, "clipnorm": self.clipnorm,
