@@ -148,3 +148,28 @@ def test_without_the_extra_the_error_names_it(monkeypatch):
     monkeypatch.setitem(sys.modules, "onnx", None)
     with pytest.raises(ModuleNotFoundError, match=r"kilnflow\[onnx\]"):
         kf.onnx.export(kf.function(lambda x: x, input_signature=[kf.TensorSpec([1])]))
+
+
+def test_variables_read_inside_a_cond_nested_in_a_loop(tmp_path):
+    _ort()
+    w = kf.Variable(np.array([[0.5, -1.0], [2.0, 0.25]], np.float32))
+
+    @kf.function(input_signature=[kf.TensorSpec([None, 2], kf.float32)])
+    def fn(x):
+        i = kf.constant(0)
+        while i < 3:
+            if kf.reduce_sum(x) > 0.0:
+                x = kf.matmul(x, w)
+            else:
+                x = x - kf.reduce_mean(w)
+            i += 1
+        return x
+
+    path = str(tmp_path / "nested.onnx")
+    model = kf.onnx.export(fn, path)
+    assert len(model.graph.initializer) >= 1  # w, once, visible inside Loop and If
+    for x in [np.ones((3, 2), np.float32), -np.ones((1, 2), np.float32)]:
+        _assert_same(_run(path, {"x": x}), [fn(x)])
+    w.assign(np.eye(2, dtype=np.float32))  # the file keeps the values at export time
+    x = np.ones((3, 2), np.float32)
+    assert not np.allclose(_run(path, {"x": x})[0], fn(x).numpy())
