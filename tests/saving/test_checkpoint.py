@@ -514,3 +514,55 @@ def test_waiting_values_come_from_the_file_as_it_was_at_restore(tmp_path):
     os.remove(path + ".safetensors")
     np.testing.assert_allclose(lazy(x).numpy(), expected, rtol=1e-6)
     status.assert_consumed()
+
+
+# ---------------------------------------------------------------- CheckpointManager options
+
+def test_manager_checkpoint_interval_counts_steps(tmp_path):
+    step = kf.Variable(np.int64(0), trainable=False)
+    ckpt = Checkpoint(step=step)
+    with pytest.raises(ValueError, match="step_counter"):
+        CheckpointManager(ckpt, str(tmp_path), max_to_keep=3, checkpoint_interval=5)
+    manager = CheckpointManager(ckpt, str(tmp_path), max_to_keep=None, step_counter=step,
+                                checkpoint_interval=5)
+    saved = []
+    for s in range(12):
+        step.assign(np.int64(s))
+        saved.append(manager.save() is not None)
+    assert [s for s, ok in enumerate(saved) if ok] == [0, 5, 10]
+    step.assign(np.int64(11))
+    assert manager.save(check_interval=False) is not None  # forced
+    again = CheckpointManager(Checkpoint(step=step), str(tmp_path), max_to_keep=None,
+                              step_counter=step, checkpoint_interval=5)
+    assert again.restore_or_initialize() == manager.latest_checkpoint
+    assert int(step.numpy()) == 11
+    step.assign(np.int64(14))
+    assert again.save() is None  # 14 < 11 + 5
+    step.assign(np.int64(16))
+    assert again.save() is not None
+
+
+def test_manager_keeps_one_checkpoint_every_n_hours(tmp_path, monkeypatch):
+    import kilnflow.train as train_module
+    clock = [1000.0]
+    monkeypatch.setattr(train_module.time, "time", lambda: clock[0])
+    manager = CheckpointManager(Checkpoint(v=kf.Variable(0.0)), str(tmp_path), max_to_keep=1,
+                                keep_checkpoint_every_n_hours=1.0)
+    for minutes in (10, 40, 70, 100, 130):  # saved at these minutes after start
+        clock[0] = 1000.0 + 60 * minutes
+        manager.save()
+    on_disk = sorted(int(n[5:-5]) for n in os.listdir(tmp_path) if n.endswith(".json"))
+    # ckpt-3 (70 min) is the first saved an hour after the start; ckpt-5 is the managed one
+    assert on_disk == [3, 5] and [os.path.basename(p) for p in manager.checkpoints] == ["ckpt-5"]
+
+
+def test_restore_or_initialize_runs_init_fn_only_without_a_checkpoint(tmp_path):
+    v = kf.Variable(0.0)
+    calls = []
+    manager = CheckpointManager(Checkpoint(v=v), str(tmp_path), max_to_keep=1,
+                                init_fn=lambda: calls.append(v.assign(42.0)))
+    assert manager.restore_or_initialize() is None and len(calls) == 1
+    manager.save()
+    v.assign(0.0)
+    assert manager.restore_or_initialize() is not None and len(calls) == 1
+    assert float(v.numpy()) == 42.0
