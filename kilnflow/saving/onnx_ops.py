@@ -373,6 +373,63 @@ def _dropped(cv: Any, op: Any, ins: List[str]) -> List[str]:
     return []  # no data outputs: nothing downstream reads them
 
 
+@lowering("PadV2")
+def _pad_v2(cv: Any, op: Any, ins: List[str]) -> List[str]:
+    pads = [int(p[0]) for p in op.attrs["paddings"]] + [int(p[1]) for p in op.attrs["paddings"]]
+    return cv.node("Pad", [ins[0], cv.ints(pads), ins[1]], op.name, mode="constant")
+
+
+@lowering("SplitV")
+def _split_v(cv: Any, op: Any, ins: List[str]) -> List[str]:
+    sizes, axis = list(op.attrs["sizes"]), int(op.attrs["axis"])
+    if -1 in sizes:
+        dim = op.inputs[0].shape.as_list()[axis] if op.inputs[0].shape.rank else None
+        if dim is None:
+            raise errors.UnimplementedError(unmapped(op, "a -1 size on an unknown dimension"))
+        sizes[sizes.index(-1)] = dim - (sum(sizes) + 1)
+    return cv.node("Split", [ins[0], cv.ints(sizes)], op.name, n_out=len(sizes), axis=axis)
+
+
+@lowering("Unpack")
+def _unpack(cv: Any, op: Any, ins: List[str]) -> List[str]:
+    n, axis = int(op.attrs["num"]), int(op.attrs["axis"])
+    parts = cv.node("Split", [ins[0], cv.ints([1] * n)], op.name, n_out=n, axis=axis)
+    axes = cv.ints([axis])
+    return [cv.one("Squeeze", [part, axes], op.name) for part in parts]
+
+
+@lowering("Cumsum")
+def _cumsum(cv: Any, op: Any, ins: List[str]) -> List[str]:
+    axis = cv.const(np.int64(op.attrs["axis"]))
+    return cv.node("CumSum", [ins[0], axis], op.name, exclusive=int(op.attrs["exclusive"]),
+                   reverse=int(op.attrs["reverse"]))
+
+
+@lowering("ReverseV2")
+def _reverse(cv: Any, op: Any, ins: List[str]) -> List[str]:
+    axes = list(op.attrs["axis"])
+    if not axes:
+        return cv.node("Identity", ins, op.name)
+    big = np.iinfo(np.int64).max
+    return cv.node("Slice", [ins[0], cv.ints([-1] * len(axes)), cv.ints([-big] * len(axes)),
+                             cv.ints(axes), cv.ints([-1] * len(axes))], op.name)
+
+
+@lowering("FloorMod")
+def _floor_mod(cv: Any, op: Any, ins: List[str]) -> List[str]:
+    if not op.inputs[0].dtype.is_floating:
+        return cv.node("Mod", ins, op.name, fmod=0)  # integers: the divisor's sign, as TF
+    quotient = cv.one("Floor", [cv.one("Div", ins, op.name)], op.name)
+    return cv.node("Sub", [ins[0], cv.one("Mul", [quotient, ins[1]], op.name)], op.name)
+
+
+@lowering("TopKV2")
+def _top_k(cv: Any, op: Any, ins: List[str]) -> List[str]:
+    values, indices = cv.node("TopK", [ins[0], cv.ints([op.attrs["k"]])], op.name, n_out=2,
+                              axis=-1, largest=1, sorted=1)
+    return [values, cv.one("Cast", [indices], op.name, to=onnx_type(op.attrs["index_type"]))]
+
+
 # ---------------------------------------------------------------- control flow
 
 @lowering("If", "StatelessIf")

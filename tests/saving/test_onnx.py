@@ -60,7 +60,12 @@ def _many_ops(im, x):
             kf.nn.bias_add(x, kf.constant([1.0, 2.0, 3.0])), kf.add_n([x, x, x]),
             kf.math.expm1(x), kf.nn.sigmoid(x) - kf.tanh(x), kf.exp(-x) / (1.0 + x * x),
             kf.maximum(x, 0.1), kf.minimum(x, 0.1), kf.sqrt(kf.abs(x)), kf.math.log(x + 2.0),
-            kf.transpose(kf.reshape(x, [-1, 3, 1]), [0, 2, 1]), kf.logical_and(x > 0, x < 0.5)]
+            kf.transpose(kf.reshape(x, [-1, 3, 1]), [0, 2, 1]), kf.logical_and(x > 0, x < 0.5),
+            kf.pad(x, [[1, 0], [0, 2]], constant_values=1.5), *kf.split(x, [1, 2], axis=1),
+            *kf.split(x, [2, -1], axis=1), *kf.unstack(im[0], axis=2),
+            kf.math.cumsum(x, axis=0), kf.math.cumsum(x, axis=1, exclusive=True, reverse=True),
+            kf.reverse(x, [0, 1]), kf.math.floormod(x, 0.7),
+            kf.math.floormod(kf.cast(x * 10.0, kf.int32), -3), *kf.math.top_k(x, 2)]
 
 
 def test_every_lowered_op_matches_kilnflow(tmp_path):
