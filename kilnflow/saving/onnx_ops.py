@@ -10,8 +10,9 @@ from typing import Any, Callable, Dict, List
 
 import numpy as np
 
-from kilnflow import errors
+from kilnflow import dtypes, errors
 from kilnflow.saving.onnx_export import onnx_type, unmapped
+from kilnflow.shapes import TensorSpec
 
 LOWERINGS: Dict[str, Callable] = {}
 
@@ -159,26 +160,29 @@ def _transpose(cv: Any, op: Any, ins: List[str]) -> List[str]:
     return cv.node("Transpose", ins, op.name, perm=list(op.attrs["perm"]))
 
 
+def _reduce_node(cv: Any, onnx_op: str, x: str, attrs: dict, base: str) -> List[str]:
+    axis = attrs["axis"]
+    keepdims = int(bool(attrs["keepdims"]))
+    if axis is None:
+        return cv.node(onnx_op, [x], base, keepdims=keepdims)
+    axes = [axis] if isinstance(axis, int) else list(axis)
+    if not axes:
+        return cv.node("Identity", [x], base)
+    return cv.node(onnx_op, [x, cv.ints(axes)], base, keepdims=keepdims)
+
+
 @lowering("Sum", "Mean", "Max", "Min", "Prod")
 def _reduce(cv: Any, op: Any, ins: List[str]) -> List[str]:
     onnx_op = {"Sum": "ReduceSum", "Mean": "ReduceMean", "Max": "ReduceMax",
                "Min": "ReduceMin", "Prod": "ReduceProd"}[op.type]
-    axis = op.attrs["axis"]
-    keepdims = int(bool(op.attrs["keepdims"]))
-    if axis is None:
-        return cv.node(onnx_op, ins, op.name, keepdims=keepdims)
-    axes = [axis] if isinstance(axis, int) else list(axis)
-    if not axes:
-        return cv.node("Identity", ins, op.name)
-    return cv.node(onnx_op, [ins[0], cv.ints(axes)], op.name, keepdims=keepdims)
+    return _reduce_node(cv, onnx_op, ins[0], op.attrs, op.name)
 
 
 @lowering("All", "Any")
 def _all_any(cv: Any, op: Any, ins: List[str]) -> List[str]:
     as_int = cv.one("Cast", ins, op.name, to=cv.onnx.TensorProto.INT32)
-    fake = type("Op", (), {"type": "Min" if op.type == "All" else "Max", "name": op.name,
-                           "attrs": op.attrs})
-    reduced = _reduce(cv, fake, [as_int])
+    reduced = _reduce_node(cv, "ReduceMin" if op.type == "All" else "ReduceMax", as_int,
+                           op.attrs, op.name)
     return cv.node("Cast", reduced, op.name, to=cv.onnx.TensorProto.BOOL)
 
 
@@ -444,7 +448,7 @@ def _if(cv: Any, op: Any, ins: List[str]) -> List[str]:
         def outputs(env: dict, g: Any = sub.graph) -> list:
             cv.lower(g, env)
             return [(env[id(t)], spec) for t, spec in zip(g.outputs, specs)]
-        branches[key] = cv.subgraph(f"{op.name}/{key}", sub.graph, env, [], outputs)
+        branches[key] = cv.subgraph(f"{op.name}/{key}", env, [], outputs)
     return cv.node("If", [ins[0]], op.name, n_out=len(op.outputs), **branches)
 
 
@@ -474,19 +478,9 @@ def _while(cv: Any, op: Any, ins: List[str]) -> List[str]:
         cv.lower(body.graph, env)
         new = [env[id(t)] for t in body.graph.outputs[:n]]
         again = run_cond(new, env)
-        bool_spec = type("Spec", (), {"dtype": _bool(), "shape": _scalar_shape()})
-        return [(again, bool_spec)] + list(zip(new, specs))
+        return [(again, TensorSpec([], dtypes.bool))] + list(zip(new, specs))
 
-    body_proto = cv.subgraph(f"{op.name}/body", body.graph, {}, inputs, outputs)
+    body_proto = cv.subgraph(f"{op.name}/body", {}, inputs, outputs)
     trips = cv.const(np.int64(limit), base=f"{op.name}/max") if limit is not None else ""
     return cv.node("Loop", [trips, first] + initial, op.name, n_out=n, body=body_proto)
 
-
-def _bool() -> Any:
-    from kilnflow import dtypes
-    return dtypes.bool
-
-
-def _scalar_shape() -> Any:
-    from kilnflow.shapes import TensorShape
-    return TensorShape([])
