@@ -170,6 +170,7 @@ class CheckpointManager:
         self._last_step: Optional[int] = None
         self._init_fn = init_fn
         self._last_kept_time = time.time()
+        self._saved_at: Dict[str, float] = {}  # path -> when this manager saved it
         state = _safe_state(self._directory) if os.path.isdir(self._directory) else None
         self._checkpoints: List[str] = []
         if state is not None:
@@ -208,6 +209,7 @@ class CheckpointManager:
         number = int(counter.handle.value) if checkpoint_number is None \
             else int(np.asarray(checkpoint_number))
         path = self._checkpoint.write(f"{self._prefix}-{number}")
+        self._saved_at[os.path.normpath(path)] = time.time()
         self._checkpoints = [p for p in self._checkpoints
                              if os.path.normpath(p) != os.path.normpath(path)] + [path]
         doomed = self._sweep()
@@ -225,11 +227,11 @@ class CheckpointManager:
             return doomed
         while len(self._checkpoints) > self._max_to_keep:
             oldest = self._checkpoints.pop(0)
-            now = time.time()
-            if self._keep_hours is not None and now - self._last_kept_time >= \
+            saved = self._saved_at.pop(os.path.normpath(oldest), self._last_kept_time)
+            if self._keep_hours is not None and saved - self._last_kept_time >= \
                     self._keep_hours * 3600:
-                self._last_kept_time = now
-                continue  # kept on disk, just no longer managed
+                self._last_kept_time = saved  # as TF: kept when saved n hours after the
+                continue                      # last kept one; on disk, no longer managed
             doomed.append(oldest)
         return doomed
 
@@ -249,6 +251,8 @@ class CheckpointManager:
         latest = self.latest_checkpoint
         if latest is not None:
             self._checkpoint.restore(latest)
+            if self._interval is not None:  # the interval counts from the restored step
+                self._last_step = int(np.asarray(self._step_counter))
             return latest
         if self._init_fn is not None:
             self._init_fn()

@@ -347,7 +347,7 @@ def place(graph: ObjectGraph, path: str, full: str, consume: Callable,
         if cut == 0 and graph.objects[""] is not status._root:
             return False  # an attached value's stand-in root: the caller keeps waiting
         status.unexpected.append(full)  # until an attribute assigned later brings it
-        _Attachments.of(holder, status).waiting[relative] = (full, consume)
+        _Attachments.of(holder, status).add(relative, full, consume)
         return True
     return False
 
@@ -363,11 +363,12 @@ class _Holder:
 
 
 class _Attachments:
-    """The values of one restore waiting on `holder` for attributes not assigned yet."""
+    """The values of one restore waiting on `holder` for attributes not assigned yet, grouped
+    by the attribute they wait for (so an unrelated assignment costs one dict lookup)."""
 
     def __init__(self, status: CheckpointLoadStatus):
         self.status = status
-        self.waiting: dict = {}  # path relative to holder -> (full path, consume)
+        self.waiting: dict = {}  # escaped attribute -> {relative path: (full path, consume)}
 
     @staticmethod
     def of(holder: Any, status: CheckpointLoadStatus) -> "_Attachments":
@@ -377,17 +378,18 @@ class _Attachments:
             add_attach_hook(holder, found)
         return found
 
+    def add(self, relative: str, full: str, consume: Callable) -> None:
+        self.waiting.setdefault(relative.split("/", 1)[0], {})[relative] = (full, consume)
+
     def __call__(self, name: str, value: Any) -> bool:
-        head = escape(name)
-        mine = [p for p in self.waiting if p == head or p.startswith(head + "/")]
+        mine = self.waiting.pop(escape(name), None)
         if mine:
             graph = ObjectGraph(_Holder(name, value))
-            for relative in mine:
-                full, consume = self.waiting.pop(relative)
+            for relative, (full, consume) in mine.items():
                 self.status.unexpected.remove(full)
                 if not place(graph, relative, full, consume, self.status):
                     self.status.unexpected.append(full)
-                    self.waiting[relative] = (full, consume)
+                    self.add(relative, full, consume)
         return bool(self.waiting)
 
 

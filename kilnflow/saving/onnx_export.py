@@ -119,8 +119,7 @@ class Converter:
             for tensor, name in zip(op.outputs, outs):
                 env[id(tensor)] = name
 
-    def subgraph(self, name: str, graph: Any, env: Dict[int, str], inputs: list,
-                 outputs: Any) -> Any:
+    def subgraph(self, name: str, env: Dict[int, str], inputs: list, outputs: Any) -> Any:
         """An ONNX GraphProto: `inputs` are value infos; `outputs(env)` lowers what it needs
         and returns (name, spec) pairs, each exported through an Identity (ONNX needs a
         subgraph's outputs produced inside it)."""

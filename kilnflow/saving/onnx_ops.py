@@ -10,8 +10,9 @@ from typing import Any, Callable, Dict, List
 
 import numpy as np
 
-from kilnflow import errors
+from kilnflow import dtypes, errors
 from kilnflow.saving.onnx_export import onnx_type, unmapped
+from kilnflow.shapes import TensorSpec
 
 LOWERINGS: Dict[str, Callable] = {}
 
@@ -159,26 +160,29 @@ def _transpose(cv: Any, op: Any, ins: List[str]) -> List[str]:
     return cv.node("Transpose", ins, op.name, perm=list(op.attrs["perm"]))
 
 
+def _reduce_node(cv: Any, onnx_op: str, x: str, attrs: dict, base: str) -> List[str]:
+    axis = attrs["axis"]
+    keepdims = int(bool(attrs["keepdims"]))
+    if axis is None:
+        return cv.node(onnx_op, [x], base, keepdims=keepdims)
+    axes = [axis] if isinstance(axis, int) else list(axis)
+    if not axes:
+        return cv.node("Identity", [x], base)
+    return cv.node(onnx_op, [x, cv.ints(axes)], base, keepdims=keepdims)
+
+
 @lowering("Sum", "Mean", "Max", "Min", "Prod")
 def _reduce(cv: Any, op: Any, ins: List[str]) -> List[str]:
     onnx_op = {"Sum": "ReduceSum", "Mean": "ReduceMean", "Max": "ReduceMax",
                "Min": "ReduceMin", "Prod": "ReduceProd"}[op.type]
-    axis = op.attrs["axis"]
-    keepdims = int(bool(op.attrs["keepdims"]))
-    if axis is None:
-        return cv.node(onnx_op, ins, op.name, keepdims=keepdims)
-    axes = [axis] if isinstance(axis, int) else list(axis)
-    if not axes:
-        return cv.node("Identity", ins, op.name)
-    return cv.node(onnx_op, [ins[0], cv.ints(axes)], op.name, keepdims=keepdims)
+    return _reduce_node(cv, onnx_op, ins[0], op.attrs, op.name)
 
 
 @lowering("All", "Any")
 def _all_any(cv: Any, op: Any, ins: List[str]) -> List[str]:
     as_int = cv.one("Cast", ins, op.name, to=cv.onnx.TensorProto.INT32)
-    fake = type("Op", (), {"type": "Min" if op.type == "All" else "Max", "name": op.name,
-                           "attrs": op.attrs})
-    reduced = _reduce(cv, fake, [as_int])
+    reduced = _reduce_node(cv, "ReduceMin" if op.type == "All" else "ReduceMax", as_int,
+                           op.attrs, op.name)
     return cv.node("Cast", reduced, op.name, to=cv.onnx.TensorProto.BOOL)
 
 
@@ -373,6 +377,63 @@ def _dropped(cv: Any, op: Any, ins: List[str]) -> List[str]:
     return []  # no data outputs: nothing downstream reads them
 
 
+@lowering("PadV2")
+def _pad_v2(cv: Any, op: Any, ins: List[str]) -> List[str]:
+    pads = [int(p[0]) for p in op.attrs["paddings"]] + [int(p[1]) for p in op.attrs["paddings"]]
+    return cv.node("Pad", [ins[0], cv.ints(pads), ins[1]], op.name, mode="constant")
+
+
+@lowering("SplitV")
+def _split_v(cv: Any, op: Any, ins: List[str]) -> List[str]:
+    sizes, axis = list(op.attrs["sizes"]), int(op.attrs["axis"])
+    if -1 in sizes:
+        dim = op.inputs[0].shape.as_list()[axis] if op.inputs[0].shape.rank else None
+        if dim is None:
+            raise errors.UnimplementedError(unmapped(op, "a -1 size on an unknown dimension"))
+        sizes[sizes.index(-1)] = dim - (sum(sizes) + 1)
+    return cv.node("Split", [ins[0], cv.ints(sizes)], op.name, n_out=len(sizes), axis=axis)
+
+
+@lowering("Unpack")
+def _unpack(cv: Any, op: Any, ins: List[str]) -> List[str]:
+    n, axis = int(op.attrs["num"]), int(op.attrs["axis"])
+    parts = cv.node("Split", [ins[0], cv.ints([1] * n)], op.name, n_out=n, axis=axis)
+    axes = cv.ints([axis])
+    return [cv.one("Squeeze", [part, axes], op.name) for part in parts]
+
+
+@lowering("Cumsum")
+def _cumsum(cv: Any, op: Any, ins: List[str]) -> List[str]:
+    axis = cv.const(np.int64(op.attrs["axis"]))
+    return cv.node("CumSum", [ins[0], axis], op.name, exclusive=int(op.attrs["exclusive"]),
+                   reverse=int(op.attrs["reverse"]))
+
+
+@lowering("ReverseV2")
+def _reverse(cv: Any, op: Any, ins: List[str]) -> List[str]:
+    axes = list(op.attrs["axis"])
+    if not axes:
+        return cv.node("Identity", ins, op.name)
+    big = np.iinfo(np.int64).max
+    return cv.node("Slice", [ins[0], cv.ints([-1] * len(axes)), cv.ints([-big] * len(axes)),
+                             cv.ints(axes), cv.ints([-1] * len(axes))], op.name)
+
+
+@lowering("FloorMod")
+def _floor_mod(cv: Any, op: Any, ins: List[str]) -> List[str]:
+    if not op.inputs[0].dtype.is_floating:
+        return cv.node("Mod", ins, op.name, fmod=0)  # integers: the divisor's sign, as TF
+    quotient = cv.one("Floor", [cv.one("Div", ins, op.name)], op.name)
+    return cv.node("Sub", [ins[0], cv.one("Mul", [quotient, ins[1]], op.name)], op.name)
+
+
+@lowering("TopKV2")
+def _top_k(cv: Any, op: Any, ins: List[str]) -> List[str]:
+    values, indices = cv.node("TopK", [ins[0], cv.ints([op.attrs["k"]])], op.name, n_out=2,
+                              axis=-1, largest=1, sorted=1)
+    return [values, cv.one("Cast", [indices], op.name, to=onnx_type(op.attrs["index_type"]))]
+
+
 # ---------------------------------------------------------------- control flow
 
 @lowering("If", "StatelessIf")
@@ -387,7 +448,7 @@ def _if(cv: Any, op: Any, ins: List[str]) -> List[str]:
         def outputs(env: dict, g: Any = sub.graph) -> list:
             cv.lower(g, env)
             return [(env[id(t)], spec) for t, spec in zip(g.outputs, specs)]
-        branches[key] = cv.subgraph(f"{op.name}/{key}", sub.graph, env, [], outputs)
+        branches[key] = cv.subgraph(f"{op.name}/{key}", env, [], outputs)
     return cv.node("If", [ins[0]], op.name, n_out=len(op.outputs), **branches)
 
 
@@ -417,19 +478,9 @@ def _while(cv: Any, op: Any, ins: List[str]) -> List[str]:
         cv.lower(body.graph, env)
         new = [env[id(t)] for t in body.graph.outputs[:n]]
         again = run_cond(new, env)
-        bool_spec = type("Spec", (), {"dtype": _bool(), "shape": _scalar_shape()})
-        return [(again, bool_spec)] + list(zip(new, specs))
+        return [(again, TensorSpec([], dtypes.bool))] + list(zip(new, specs))
 
-    body_proto = cv.subgraph(f"{op.name}/body", body.graph, {}, inputs, outputs)
+    body_proto = cv.subgraph(f"{op.name}/body", {}, inputs, outputs)
     trips = cv.const(np.int64(limit), base=f"{op.name}/max") if limit is not None else ""
     return cv.node("Loop", [trips, first] + initial, op.name, n_out=n, body=body_proto)
 
-
-def _bool() -> Any:
-    from kilnflow import dtypes
-    return dtypes.bool
-
-
-def _scalar_shape() -> Any:
-    from kilnflow.shapes import TensorShape
-    return TensorShape([])

@@ -231,8 +231,13 @@ def read_table(path: str) -> Dict[bytes, bytes]:
     index_offset, index_size = footer.varint(), footer.varint()
     out: Dict[bytes, bytes] = {}
     index = _block(data, index_offset, index_size, path, "the block index")
+    seen: set = set()
     for _, handle in _entries(index, path, "the block index"):
         offset, size = _handle(handle, path, "a block handle")
+        if offset in seen:  # each block is read (and its CRC computed) once
+            raise CheckpointError(f"{path}: not a valid TensorFlow checkpoint: two index "
+                                  f"entries name the block at offset {offset}")
+        seen.add(offset)
         for key, value in _entries(_block(data, offset, size, path, "a data block"), path,
                                    "a data block"):
             if key in out:

@@ -1,6 +1,7 @@
 """kf.train.Checkpoint / CheckpointManager and model.save_weights: round trips by object
-path, restore status, deferred restoration, eager <-> compat.v1 graph (seed E25), and
-corrupt, truncated or tampered files."""
+path, restore status, deferred restoration (more in test_checkpoint_restore.py), eager <->
+compat.v1 graph (seed E25), TF's layout in the file, and corrupt, truncated or tampered
+files."""
 import json
 import os
 
@@ -13,7 +14,7 @@ from kilnflow import keras
 from kilnflow.module import Module
 from kilnflow.saving import checkpoint as ckpt_lib
 from kilnflow.train import Checkpoint, CheckpointManager, latest_checkpoint, list_variables, \
-    load_checkpoint, load_variable
+    load_variable
 
 L = keras.layers
 
@@ -367,150 +368,53 @@ def test_version_1_files_keyed_by_object_path_still_load(tmp_path):
     assert load_variable(prefix, "v/.ATTRIBUTES/VARIABLE_VALUE").tolist() == [1.0, 2.0]
 
 
-# ---------------------------------------------------------------- attached after restore()
+# ---------------------------------------------------------------- CheckpointManager options
 
-class Lazy(Module):
-    """Creates nothing in __init__: its lists, dicts and variables come later."""
-
-
-def test_lists_dicts_and_variables_attached_after_restore_get_their_values(tmp_path):
-    saved = Lazy()
-    saved.blocks = [Net(), Net()]
-    saved.table = {"x": kf.Variable([1.0, 2.0]), "y": [kf.Variable(np.int32(7))]}
-    saved.scale = kf.Variable(4.0)
-    saved.blocks[1].w.assign(np.full((2, 3), 9.0))
-    path = Checkpoint(model=saved).write(str(tmp_path / "c"))
-
-    fresh = Lazy()
-    status = Checkpoint(model=fresh).read(path)
-    assert "model/scale" in status.unexpected and not status.matched
-    with pytest.raises(AssertionError):
-        status.assert_consumed()
-    fresh.blocks = [Net(), Net()]
-    fresh.table = {"x": kf.Variable([0.0, 0.0]), "y": [kf.Variable(np.int32(0))]}
-    assert fresh.blocks[1].w.numpy().tolist() == [[9.0] * 3] * 2
-    assert fresh.table["x"].numpy().tolist() == [1.0, 2.0]
-    assert int(fresh.table["y"][0].numpy()) == 7
-    assert status.unexpected == ["model/scale"]
-    fresh.scale = kf.Variable(0.0)
-    assert float(fresh.scale.numpy()) == 4.0
-    status.assert_consumed()
+def test_manager_checkpoint_interval_counts_steps(tmp_path):
+    step = kf.Variable(np.int64(0), trainable=False)
+    ckpt = Checkpoint(step=step)
+    with pytest.raises(ValueError, match="step_counter"):
+        CheckpointManager(ckpt, str(tmp_path), max_to_keep=3, checkpoint_interval=5)
+    manager = CheckpointManager(ckpt, str(tmp_path), max_to_keep=None, step_counter=step,
+                                checkpoint_interval=5)
+    saved = []
+    for s in range(12):
+        step.assign(np.int64(s))
+        saved.append(manager.save() is not None)
+    assert [s for s, ok in enumerate(saved) if ok] == [0, 5, 10]
+    step.assign(np.int64(11))
+    assert manager.save(check_interval=False) is not None  # forced
+    again = CheckpointManager(Checkpoint(step=step), str(tmp_path), max_to_keep=None,
+                              step_counter=step, checkpoint_interval=5)
+    assert again.restore_or_initialize() == manager.latest_checkpoint
+    assert int(step.numpy()) == 11
+    step.assign(np.int64(14))
+    assert again.save() is None  # 14 < 11 + 5
+    step.assign(np.int64(16))
+    assert again.save() is not None
 
 
-def test_attached_later_under_the_checkpoint_and_into_unbuilt_layers(tmp_path):
-    model = _mlp()
-    x = _x()
-    expected = model(x).numpy()
-    v = kf.Variable(3.0)
-    path = Checkpoint(model=model, v=v).write(str(tmp_path / "c"))
-    ckpt = Checkpoint()
-    status = ckpt.read(path)
-    ckpt.v = kf.Variable(0.0)
-    assert float(ckpt.v.numpy()) == 3.0
-    holder = Lazy()
-    ckpt.model = holder  # a module standing where the Sequential stood
-    holder.layers = [L.Dense(6, activation="relu"), L.BatchNormalization(), L.Dense(2)]
-    assert "model/layers/0/kernel" in status.deferred  # waits for the layer to build
-    out = holder.layers[2](holder.layers[1](holder.layers[0](x), training=False))
-    np.testing.assert_allclose(out.numpy(), expected, rtol=1e-6)
-    status.assert_consumed()
+def test_manager_keeps_one_checkpoint_every_n_hours(tmp_path, monkeypatch):
+    import kilnflow.train as train_module
+    clock = [1000.0]
+    monkeypatch.setattr(train_module.time, "time", lambda: clock[0])
+    manager = CheckpointManager(Checkpoint(v=kf.Variable(0.0)), str(tmp_path), max_to_keep=1,
+                                keep_checkpoint_every_n_hours=1.0)
+    for minutes in (10, 40, 70, 100, 130):  # saved at these minutes after start
+        clock[0] = 1000.0 + 60 * minutes
+        manager.save()
+    on_disk = sorted(int(n[5:-5]) for n in os.listdir(tmp_path) if n.endswith(".json"))
+    # ckpt-3 (70 min) is the first saved an hour after the start; ckpt-5 is the managed one
+    assert on_disk == [3, 5] and [os.path.basename(p) for p in manager.checkpoints] == ["ckpt-5"]
 
 
-def test_a_shorter_list_leaves_the_rest_waiting(tmp_path):
-    saved = Lazy()
-    saved.parts = [kf.Variable(1.0), kf.Variable(2.0)]
-    path = Checkpoint(m=saved).write(str(tmp_path / "c"))
-    fresh = Lazy()
-    status = Checkpoint(m=fresh).read(path)
-    fresh.parts = [kf.Variable(0.0)]
-    assert float(fresh.parts[0].numpy()) == 1.0
-    assert status.unexpected == ["m/parts/1"]
-    status.assert_existing_objects_matched()
-    fresh.parts = [kf.Variable(0.0), kf.Variable(0.0)]  # assigned again: only the value
-    assert [float(p.numpy()) for p in fresh.parts] == [0.0, 2.0]  # still waiting goes in
-    assert status.unexpected == [] and status.missing == ["m/parts/0"]
-
-
-def test_values_waiting_for_attributes_do_not_keep_objects_alive(tmp_path):
-    import gc
-    import weakref
-    saved = Lazy()
-    saved.w = kf.Variable(1.0)
-    path = Checkpoint(m=saved).write(str(tmp_path / "c"))
-    fresh = Lazy()
-    status = Checkpoint(m=fresh).read(path)
-    assert status.unexpected == ["m/w"]  # waits on `fresh` for its attribute w
-    assert [k for k, _ in fresh._checkpoint_children()] == ["_name", "_scope"]
-    assert fresh.variables == ()
-    ref = weakref.ref(fresh)
-    del status
-    del fresh
-    gc.collect()
-    assert ref() is None
-
-
-def test_initialize_or_restore_in_a_session_initializes_what_was_not_restored(tmp_path):
-    path = Checkpoint(v=kf.Variable([1.0, 2.0])).write(str(tmp_path / "c"))
-    with kf.Graph().as_default():
-        v = kf.Variable([0.0, 0.0], name="v")
-        extra = kf.Variable(5.0, name="extra")
-        total = kf.reduce_sum(v) + extra
-        status = Checkpoint(v=v, extra=extra).read(path)
-        with kf.compat.v1.Session() as sess:
-            status.initialize_or_restore(sess)
-            assert sess.run(total) == 8.0
-            status.run_restore_ops(sess)
-            assert sess.run(v).tolist() == [1.0, 2.0]
-
-
-# ---------------------------------------------------------------- reading one tensor at a time
-
-def _flip_byte_of(prefix, key):
-    from kilnflow.saving import safetensors as st
-    with st.safe_open(prefix + ".safetensors") as f:
-        begin = f._start + f._header[key]["data_offsets"][0]
-    raw = bytearray(open(prefix + ".safetensors", "rb").read())
-    raw[begin] ^= 0xFF
-    with open(prefix + ".safetensors", "wb") as f:
-        f.write(bytes(raw))
-
-
-def test_a_restore_reads_only_the_tensors_it_restores(tmp_path):
-    path = Checkpoint(a=kf.Variable([1.0, 2.0]), b=kf.Variable([3.0])).write(str(tmp_path / "c"))
-    _flip_byte_of(path, "b/.ATTRIBUTES/VARIABLE_VALUE")
-    a = kf.Variable([0.0, 0.0])
-    ckpt = Checkpoint(a=a)
-    status = ckpt.read(path)  # b's damaged bytes are never read
-    assert a.numpy().tolist() == [1.0, 2.0] and status.unexpected == ["b"]
-    with pytest.raises(ckpt_lib.CheckpointError, match=r"c\.safetensors.*tensor 'b/\.ATTR.*sha256"):
-        ckpt.b = kf.Variable([0.0])  # attached later: now b is read, and checked
-    with pytest.raises(ckpt_lib.CheckpointError, match="sha256"):
-        load_checkpoint(path)  # a full read checks every tensor
-
-
-def test_restore_copies_from_the_mapped_file_into_the_variable(tmp_path):
-    import tracemalloc
-    value = np.random.default_rng(0).random(1 << 20).astype(np.float32)  # 4 MiB
-    path = Checkpoint(v=kf.Variable(value)).write(str(tmp_path / "c"))
-    target = kf.Variable(np.zeros_like(value))
-    tracemalloc.start()
-    try:
-        Checkpoint(v=target).read(path).assert_consumed()
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-    np.testing.assert_array_equal(target.numpy(), value)
-    assert peak < value.nbytes // 4, peak  # no copy of the tensor on the heap
-
-
-def test_waiting_values_come_from_the_file_as_it_was_at_restore(tmp_path):
-    model = _mlp()
-    x = _x()
-    expected = model(x).numpy()
-    path = Checkpoint(model=model).write(str(tmp_path / "c"))
-    lazy = keras.Sequential([L.Dense(6, activation="relu"), L.BatchNormalization(), L.Dense(2)])
-    status = Checkpoint(model=lazy).read(path)
-    Checkpoint(model=_mlp()).write(path)  # replaced on disk before the layers build
-    os.remove(path + ".safetensors")
-    np.testing.assert_allclose(lazy(x).numpy(), expected, rtol=1e-6)
-    status.assert_consumed()
+def test_restore_or_initialize_runs_init_fn_only_without_a_checkpoint(tmp_path):
+    v = kf.Variable(0.0)
+    calls = []
+    manager = CheckpointManager(Checkpoint(v=v), str(tmp_path), max_to_keep=1,
+                                init_fn=lambda: calls.append(v.assign(42.0)))
+    assert manager.restore_or_initialize() is None and len(calls) == 1
+    manager.save()
+    v.assign(0.0)
+    assert manager.restore_or_initialize() is not None and len(calls) == 1
+    assert float(v.numpy()) == 42.0

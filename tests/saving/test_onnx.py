@@ -60,7 +60,12 @@ def _many_ops(im, x):
             kf.nn.bias_add(x, kf.constant([1.0, 2.0, 3.0])), kf.add_n([x, x, x]),
             kf.math.expm1(x), kf.nn.sigmoid(x) - kf.tanh(x), kf.exp(-x) / (1.0 + x * x),
             kf.maximum(x, 0.1), kf.minimum(x, 0.1), kf.sqrt(kf.abs(x)), kf.math.log(x + 2.0),
-            kf.transpose(kf.reshape(x, [-1, 3, 1]), [0, 2, 1]), kf.logical_and(x > 0, x < 0.5)]
+            kf.transpose(kf.reshape(x, [-1, 3, 1]), [0, 2, 1]), kf.logical_and(x > 0, x < 0.5),
+            kf.pad(x, [[1, 0], [0, 2]], constant_values=1.5), *kf.split(x, [1, 2], axis=1),
+            *kf.split(x, [2, -1], axis=1), *kf.unstack(im[0], axis=2),
+            kf.math.cumsum(x, axis=0), kf.math.cumsum(x, axis=1, exclusive=True, reverse=True),
+            kf.reverse(x, [0, 1]), kf.math.floormod(x, 0.7),
+            kf.math.floormod(kf.cast(x * 10.0, kf.int32), -3), *kf.math.top_k(x, 2)]
 
 
 def test_every_lowered_op_matches_kilnflow(tmp_path):
@@ -148,3 +153,28 @@ def test_without_the_extra_the_error_names_it(monkeypatch):
     monkeypatch.setitem(sys.modules, "onnx", None)
     with pytest.raises(ModuleNotFoundError, match=r"kilnflow\[onnx\]"):
         kf.onnx.export(kf.function(lambda x: x, input_signature=[kf.TensorSpec([1])]))
+
+
+def test_variables_read_inside_a_cond_nested_in_a_loop(tmp_path):
+    _ort()
+    w = kf.Variable(np.array([[0.5, -1.0], [2.0, 0.25]], np.float32))
+
+    @kf.function(input_signature=[kf.TensorSpec([None, 2], kf.float32)])
+    def fn(x):
+        i = kf.constant(0)
+        while i < 3:
+            if kf.reduce_sum(x) > 0.0:
+                x = kf.matmul(x, w)
+            else:
+                x = x - kf.reduce_mean(w)
+            i += 1
+        return x
+
+    path = str(tmp_path / "nested.onnx")
+    model = kf.onnx.export(fn, path)
+    assert len(model.graph.initializer) >= 1  # w, once, visible inside Loop and If
+    for x in [np.ones((3, 2), np.float32), -np.ones((1, 2), np.float32)]:
+        _assert_same(_run(path, {"x": x}), [fn(x)])
+    w.assign(np.eye(2, dtype=np.float32))  # the file keeps the values at export time
+    x = np.ones((3, 2), np.float32)
+    assert not np.allclose(_run(path, {"x": x})[0], fn(x).numpy())

@@ -146,3 +146,21 @@ def test_inconsistent_entries_are_rejected(tmp_path):
     with pytest.raises(ckpt_lib.CheckpointError, match="varint"):
         load_checkpoint(prefix)
     assert os.path.getsize(prefix + ".data-00000-of-00001") == 16
+
+
+def test_an_index_naming_one_block_twice_is_rejected(tmp_path):
+    import struct
+    prefix, _ = _tf_files(tmp_path)
+    raw = open(prefix + ".index", "rb").read()
+    footer = tf_checkpoint._Reader(raw[-48:-8], "x", "footer")
+    meta = tf_bundle.varint(footer.varint()) + tf_bundle.varint(footer.varint())
+    index_offset, index_size = footer.varint(), footer.varint()
+    index_block = raw[index_offset:index_offset + index_size]
+    (key, handle), = list(tf_checkpoint._entries(index_block, "x", "index"))
+    doubled = tf_bundle._block([(key, handle), (key + b"z", handle)], restart_interval=1)
+    handles = meta + tf_bundle.varint(index_offset) + tf_bundle.varint(len(doubled))
+    open(prefix + ".index", "wb").write(
+        raw[:index_offset] + tf_bundle._with_trailer(doubled) + handles
+        + b"\0" * (40 - len(handles)) + struct.pack("<Q", tf_checkpoint.TABLE_MAGIC))
+    with pytest.raises(ckpt_lib.CheckpointError, match="name the block at offset 0"):
+        load_checkpoint(prefix)
