@@ -1,6 +1,6 @@
-"""The Keras hooks: with the three calls hooks.py documents wired into a model and an
-optimizer (here by subclassing, as the lead will wire them into kilnflow/keras), `fit`
-under MirroredStrategy trains data-parallel and matches single-replica training."""
+"""The Keras hooks: keras.Model.compile records the strategy, fit's step runs once per
+replica on its shard, train_step scales the loss and the optimizer all-reduces the
+gradients, so `fit` under MirroredStrategy matches single-replica training."""
 import numpy as np
 import pytest
 
@@ -9,47 +9,15 @@ from kilnflow import keras
 from kilnflow.distribute import hooks
 
 
-class HookedSGD(keras.optimizers.SGD):
-    def apply_gradients(self, grads_and_vars, name=None, **kwargs):
-        parent = super().apply_gradients
-        return hooks.apply_gradients(lambda pairs: parent(pairs), grads_and_vars)
-
-
-class HookedSequential(keras.Sequential):
-    def compile(self, *args, **kwargs):
-        self.distribute_strategy = kf.distribute.get_strategy()
-        return super().compile(*args, **kwargs)
-
-    def train_step(self, data):
-        x, y, sample_weight = (tuple(data) + (None, None))[:3]
-        with kf.GradientTape() as tape:
-            y_pred = self(x, training=True)
-            loss = self.compute_loss(x, y, y_pred, sample_weight)
-            scaled = hooks.scale_loss_for_distribution(loss)
-        variables = self.trainable_variables
-        self.optimizer.apply_gradients(zip(tape.gradient(scaled, variables), variables))
-        self._loss_tracker.update_state(loss)
-        return self.compute_metrics(x, y, y_pred, sample_weight)
-
-    def make_train_function(self, force=False):
-        if self._train_function is None or force:
-            def train_function(x, y, sample_weight):
-                return hooks.run_step(self.distribute_strategy, self.train_step,
-                                      (x, y, sample_weight))
-            self._train_function = (train_function if self._run_eagerly
-                                    else kf.function(train_function, reduce_retracing=True))
-        return self._train_function
-
-
 def _fit(strategy, run_eagerly):
     rng = np.random.default_rng(0)
     x = rng.standard_normal((32, 4)).astype(np.float32)
     y = (x.sum(axis=1, keepdims=True) * 0.5).astype(np.float32)
     with strategy.scope():
         keras.utils.set_random_seed(3)
-        model = HookedSequential([keras.Input(shape=(4,)), keras.layers.Dense(8, "relu"),
+        model = keras.Sequential([keras.Input(shape=(4,)), keras.layers.Dense(8, "relu"),
                                   keras.layers.Dense(1)])
-        model.compile(optimizer=HookedSGD(0.05, momentum=0.9), loss="mse", metrics=["mae"],
+        model.compile(optimizer=keras.optimizers.SGD(0.05, momentum=0.9), loss="mse", metrics=["mae"],
                       run_eagerly=run_eagerly)
     history = model.fit(x, y, batch_size=8, epochs=2, shuffle=False, verbose=0)
     return history.history, [w.numpy() for w in model.weights]

@@ -11,6 +11,8 @@ import numpy as np
 
 from kilnflow import nest
 from kilnflow.autodiff.tape import GradientTape
+from kilnflow.distribute import hooks as distribute_hooks
+from kilnflow.distribute.strategy import get_strategy
 from kilnflow.keras import losses as _losses
 from kilnflow.keras import metrics as _metrics
 from kilnflow.keras import optimizers as _optimizers
@@ -99,6 +101,7 @@ class Model(Functional, Layer):
         if weighted_metrics is not None:
             raise NotImplementedError("weighted_metrics is not supported yet")
         self.optimizer = _optimizers.get(optimizer)
+        self.distribute_strategy = get_strategy()  # fit splits batches over its replicas
         self.loss = loss
         self._loss_weights = loss_weights
         if isinstance(loss, (list, tuple)):  # one loss per output, in output order
@@ -215,8 +218,10 @@ class Model(Functional, Layer):
         with GradientTape() as tape:
             y_pred = self(x, training=True)
             loss = self.compute_loss(x, y, y_pred, sample_weight)
+            # in one replica of several: its share, so the all-reduced sum is the mean's
+            scaled = distribute_hooks.scale_loss_for_distribution(loss)
         variables = self.trainable_variables
-        grads = tape.gradient(loss, variables)
+        grads = tape.gradient(scaled, variables)
         self.optimizer.apply_gradients(zip(grads, variables))
         self._loss_tracker.update_state(loss)
         return self.compute_metrics(x, y, y_pred, sample_weight)
@@ -235,7 +240,8 @@ class Model(Functional, Layer):
     def make_train_function(self, force: bool = False) -> Any:
         if self._train_function is None or force:
             def train_function(x: Any, y: Any, sample_weight: Any) -> dict:
-                return self.train_step(pack_data(x, y, sample_weight))
+                return distribute_hooks.run_step(self.distribute_strategy, self.train_step,
+                                                 pack_data(x, y, sample_weight))
             self._train_function = training.compiled(train_function, self._run_eagerly)
         return self._train_function
 

@@ -14,6 +14,7 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
+from kilnflow.distribute import hooks as distribute_hooks
 from kilnflow import dtypes as _dtypes
 from kilnflow.autodiff.tape import GradientTape
 from kilnflow.context import eager_mode
@@ -202,7 +203,11 @@ class Optimizer(Module):
     def apply_gradients(self, grads_and_vars: Any, name: Optional[str] = None,
                         **kwargs: Any) -> Any:
         """Update each variable from its gradient; pairs with a None gradient are skipped
-        (with a warning). Returns `iterations`."""
+        (with a warning). Returns `iterations`. Inside a replica of a kf.distribute
+        strategy, the gradients are all-reduced (summed) first and applied once."""
+        return distribute_hooks.apply_gradients(self._apply_local, list(grads_and_vars))
+
+    def _apply_local(self, grads_and_vars: Any) -> Any:
         pairs = list(grads_and_vars)
         kept = [(g, v) for g, v in pairs if g is not None]
         if not kept:
