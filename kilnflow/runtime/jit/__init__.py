@@ -13,6 +13,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from kilnflow.runtime import fused_engine
 from kilnflow.runtime.jit import cache
 from kilnflow.runtime.jit.cache import clear_cache as clear_cache
 from kilnflow.runtime.jit.cache import set_cache_dir as set_cache_dir
@@ -42,10 +43,23 @@ class JitFunction:
         for h in self._handles:
             value = h.read()
             args.append(value[()] if value.ndim == 0 else value)
+        _use_threads()
         results = self.dispatcher(*args)
         for h, value, dtype in zip(self._assigned, results[self._n_out:], self._assigned_dtypes):
             h.value = _as_array(value, dtype)
         return tuple([_as_array(v, d) for v, d in zip(results[:self._n_out], self._dtypes)])
+
+
+_threads = {"set": 0}
+
+
+def _use_threads() -> None:
+    """prange loops use kf.config.threading's intra-op thread count (the fused engine's)."""
+    wanted = fused_engine.get_num_threads()
+    if wanted != _threads["set"]:
+        numba = cache.numba()
+        numba.set_num_threads(max(1, min(wanted, numba.config.NUMBA_NUM_THREADS)))
+        _threads["set"] = wanted
 
 
 def _as_array(value: Any, dtype: np.dtype) -> Any:

@@ -13,6 +13,7 @@ import hashlib
 import importlib.util
 import os
 import shutil
+import sys
 import tempfile
 import threading
 from types import ModuleType
@@ -70,6 +71,7 @@ def load(source: str) -> ModuleType:
             _write_atomically(path, source)
         spec = importlib.util.spec_from_file_location(f"kf_jit_{digest}", path)
         module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module  # numba's disk cache finds functions by module
         spec.loader.exec_module(module)
         _modules[digest] = module
         return module

@@ -106,8 +106,8 @@ def _emit_helper(op: Any, program: Any, tensors: Sequence, args: List[str], rank
         else program.input_dtypes[program.root[1]]
     reduce_all = _reduce_all(program, rank)
     static = [t.shape for t in tensors]
-    size = math.prod(d for s in static for d in s.as_list()) if all(
-        s.is_fully_defined() for s in static) else None
+    values_shape = program.spec(static, values=True).shape
+    size = math.prod(values_shape.as_list()) if values_shape.is_fully_defined() else None
     kinds = ["serial"]
     if (size is None or size >= lo.parallel_min) and (
             not reduce_all or program.reduce[0] in ("sum", "mean")):
