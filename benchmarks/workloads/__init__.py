@@ -14,4 +14,5 @@ WORKLOADS = (
     "rnn_train_step",
     "checkpoint_io",
     "retrace_scaling",
+    "jit_compile",
 )

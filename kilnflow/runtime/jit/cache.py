@@ -57,6 +57,15 @@ def clear_cache() -> None:
         shutil.rmtree(cache_dir(), ignore_errors=True)
 
 
+def forget_modules() -> None:
+    """Drop the modules loaded in this process (the files stay): the next compile of a
+    graph loads numba's machine code from disk, as a new process would."""
+    with _lock:
+        for digest in _modules:
+            sys.modules.pop(f"kf_jit_{digest}", None)
+        _modules.clear()
+
+
 def load(source: str) -> ModuleType:
     """The module built from `source` (imported once per process, compiled lazily)."""
     digest = hashlib.sha256((numba().__version__ + "\n" + source).encode()).hexdigest()[:24]
