@@ -161,3 +161,15 @@ def test_cache_directory_is_configurable_and_clearable(tmp_path):
         assert not os.path.exists(tmp_path) or not os.listdir(tmp_path)
     finally:
         cache.set_cache_dir(None)
+
+
+def test_fused_float32_tanh_is_accurate_everywhere():
+    """The fused loops' vectorizable tanh: within 4e-7 relative of float64 tanh."""
+    x = np.concatenate([np.linspace(-12, 12, 200001), [0.0, 1e-30, -1e-8, 3e-4, 50.0, -np.inf,
+                                                       np.inf]]).astype(np.float32)
+    x = np.append(x, np.float32(np.nan))
+    f = kf.function(lambda t: kf.tanh(t) * 2.0, jit_compile=True)
+    got = f(kf.constant(x)).numpy()
+    want = np.tanh(x.astype(np.float64)) * 2.0
+    assert "tanh_f32" in f.experimental_get_compiler_ir(kf.constant(x))()
+    np.testing.assert_allclose(got, want, rtol=4e-7, atol=1e-30)

@@ -14,7 +14,7 @@ from typing import Any, List, Sequence, Tuple
 
 import numpy as np
 
-PARALLEL_MIN = 1 << 16   # elements: below this a thread launch costs more than it saves
+PARALLEL_MIN = 1 << 20   # elements: below this waking threads costs more than they save
 _OPERATORS = {"add": "+", "subtract": "-", "multiply": "*", "true_divide": "/",
               "power": "**", "bitwise_and": "&", "bitwise_or": "|", "bitwise_xor": "^",
               "left_shift": "<<", "right_shift": ">>", "less": "<", "less_equal": "<=",
@@ -62,6 +62,8 @@ def step_lines(program: Any, inputs: Sequence[str], prefix: str) -> Tuple[List[s
             expression = f"{args[1]} if {args[0]} else {args[2]}"
         elif step.fn in _OPERATORS:
             expression = f"{args[0]} {_OPERATORS[step.fn]} {args[1]}"
+        elif step.fn == "tanh" and np.dtype(step.dtype) == np.float32:
+            expression = f"kf_helpers.tanh_f32({args[0]})"  # vectorizes; libm's does not
         elif step.fn == "negative":
             expression = f"-{args[0]}"
         else:

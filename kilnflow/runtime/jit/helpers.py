@@ -158,3 +158,28 @@ def sparse_softmax_cross_entropy(logits, labels):
         loss[i] = np.log(total) - (logits[i, label] - top)
         grad[i, label] -= 1
     return loss, grad
+
+
+# tanh for float32 as x * P(x^2) / Q(x^2) on [-9, 9] (beyond, tanh is +-1 in float32): a
+# rational fit made for kilnflow (weighted least squares on relative error, iterated), max
+# relative error 3.6e-7 in float32 against float64 tanh. Unlike libm's tanhf it has no call
+# and no branch, so a fused loop calling it vectorizes.
+
+
+@numba.njit(**_OPTIONS)
+def tanh_f32(x):
+    x = min(max(x, np.float32(-9.0)), np.float32(9.0))
+    z = x * x
+    p = np.float32(-8.661366918736379e-14)
+    p = p * z + np.float32(5.347353840623249e-11)
+    p = p * z + np.float32(-2.0373850363459435e-08)
+    p = p * z + np.float32(1.1191908378774874e-05)
+    p = p * z + np.float32(0.0031076122919273005)
+    p = p * z + np.float32(0.1308730368384849)
+    p = p * z + np.float32(0.9999999966844682)
+    q = np.float32(0.0002551431653621463)
+    q = q * z + np.float32(0.024509800945651947)
+    q = q * z + np.float32(0.46420632292301667)
+    q = q * z + np.float32(1.0)
+    r = x * p / q
+    return min(max(r, np.float32(-1.0)), np.float32(1.0))

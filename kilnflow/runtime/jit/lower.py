@@ -116,6 +116,8 @@ class Lowering:
     def _emit_op(self, op: Any, env: Dict[int, str], indent: str) -> None:
         kind = op.type
         for t in op.outputs:
+            if t.dtype.name == "variant" and kind in ("While", "StatelessWhile"):
+                continue  # the recorded history, a list the gradient loop reads
             if not supported_dtype(t.dtype):
                 raise Unsupported(f"output of dtype {t.dtype.name}")
             if t.shape.rank is None:
@@ -126,6 +128,8 @@ class Lowering:
             return
         elif kind in ("While", "StatelessWhile"):
             self._emit_while(op, env, indent)
+        elif kind == "WhileGrad":
+            self._emit_while_grad(op, env, indent)
         elif kind in ("If", "StatelessIf"):
             self._emit_if(op, env, indent)
         elif kind in VARIABLE_OPS:
@@ -190,18 +194,29 @@ class Lowering:
         return [env[id(t)] for t in g.outputs]
 
     def _emit_while(self, op: Any, env: Dict[int, str], indent: str) -> None:
-        if op.attrs.get("record_history"):
-            raise Unsupported("a loop recording its history for a gradient")
+        n = op.attrs["n_vars"]
+        state = self._emit_loop(op, [env[id(t)] for t in op.inputs[:n]],
+                                [env[id(t)] for t in op.inputs[n:]], op.outputs[:n],
+                                bool(op.attrs.get("record_history")), indent)
+        for t, name in zip(op.outputs, state):
+            env[id(t)] = name
+
+    def _emit_loop(self, op: Any, initial: List[str], captured: List[str], specs: Sequence,
+                   record: bool, indent: str) -> List[str]:
+        """The forward loop of a While (or WhileGrad's replay): the final state names, then
+        with `record` the name of the list of states each iteration started from."""
         n = op.attrs["n_vars"]
         limit = op.attrs["maximum_iterations"]
         state = [self.namer.fresh(op.name) for _ in range(n)]
-        captured = [env[id(t)] for t in op.inputs[n:]]
         inner = indent + "    "
-        for name, t, spec in zip(state, op.inputs[:n], op.outputs):
-            self.assign(name, env[id(t)], spec, indent)
+        for name, value, spec in zip(state, initial, specs):
+            self.assign(name, value, spec, indent)
         counter = self.namer.fresh("iterations") if limit is not None else None
         if counter:
             self.lines.append(f"{indent}{counter} = 0")
+        history = self.namer.fresh("history") if record else None
+        if history:  # a list of state tuples: numba types it from the append below
+            self.lines.append(f"{indent}{history} = []")
         self.lines.append(f"{indent}while True:")
         if counter:
             self.lines.append(f"{inner}if {counter} >= {int(limit)}:")
@@ -209,7 +224,11 @@ class Lowering:
         keep_going = self._emit_subgraph(op.attrs["cond_graph"], state, captured, inner)[0]
         self.lines.append(f"{inner}if not {keep_going}:")
         self.lines.append(f"{inner}    break")
-        values = self._emit_subgraph(op.attrs["body_graph"], state, captured, inner)[:n]
+        values = self._emit_subgraph(op.attrs["body_graph"], state, captured, inner)
+        if len(values) > n:
+            raise Unsupported("a loop body whose random draws a gradient must replay")
+        if history:
+            self.lines.append(f"{inner}{history}.append(({''.join(v + ', ' for v in state)}))")
         changed = [(name, self.pinned(value, spec)) for name, value, spec
                    in zip(state, values, op.outputs) if value != name]
         if changed:  # one tuple assignment: a body may swap its loop variables
@@ -217,7 +236,52 @@ class Lowering:
                               f"{', '.join(v for _, v in changed)}")
         if counter:
             self.lines.append(f"{inner}{counter} += 1")
-        for t, name in zip(op.outputs, state):
+        return state + ([history] if history else [])
+
+    def _emit_while_grad(self, op: Any, env: Dict[int, str], indent: str) -> None:
+        """Backpropagation through a loop: the body's VJP graph, run for each recorded
+        iteration from the last to the first, as a native loop."""
+        n, n_captured = op.attrs["n_vars"], op.attrs["n_captured"]
+        wanted = op.attrs["wanted"]
+        args = [env[id(t)] for t in op.inputs]
+        state, captured = args[:n], args[n:n + n_captured]
+        seeds, finals = args[n + n_captured:2 * n + n_captured], \
+            args[2 * n + n_captured:3 * n + n_captured]
+        specs = op.inputs[:n]
+        if len(args) > 3 * n + n_captured:
+            history = args[-1]
+        else:  # no recorded history: replay the forward loop to record it
+            history = self._emit_loop(op, state, captured, specs, True, indent)[-1]
+        inner = indent + "    "
+        grads = [self.namer.fresh(op.name) for _ in range(n)]
+        for name, value, spec in zip(grads, seeds, specs):
+            self.assign(name, value, spec, indent)
+        totals = [self.namer.fresh(op.name + "_captured") for _ in wanted]
+        for name, i in zip(totals, wanted):
+            t = op.inputs[n + i]
+            zero = literal(0, t.dtype) if t.shape.rank == 0 else f"np.zeros_like({captured[i]})"
+            self.lines.append(f"{indent}{name} = {zero}")
+        step = self.namer.fresh("step")
+        self.lines.append(f"{indent}{step} = len({history}) - 1")
+        self.lines.append(f"{indent}while {step} >= 0:")
+        past = [self.namer.fresh("past") for _ in range(n)]
+        new = [self.namer.fresh("new") for _ in range(n)]
+        for k, name in enumerate(past):
+            self.lines.append(f"{inner}{name} = {history}[{step}][{k}]")
+        self.lines.append(f"{inner}if {step} + 1 < len({history}):")
+        for k, name in enumerate(new):
+            self.lines.append(f"{inner}    {name} = {history}[{step} + 1][{k}]")
+        self.lines.append(f"{inner}else:")
+        for name, final in zip(new, finals):
+            self.lines.append(f"{inner}    {name} = {final}")
+        vjp = op.attrs["vjp_graph"]
+        outs = self._emit_subgraph(vjp, past + captured + grads + new, (), inner)
+        pinned = [self.pinned(v, spec) for v, spec in zip(outs[:n], specs)]
+        self.lines.append(f"{inner}{', '.join(grads)} = {', '.join(pinned)}")
+        for name, value in zip(totals, outs[n:]):
+            self.lines.append(f"{inner}{name} = {name} + {value}")
+        self.lines.append(f"{inner}{step} -= 1")
+        for t, name in zip(op.outputs, grads + totals):
             env[id(t)] = name
 
     def _emit_if(self, op: Any, env: Dict[int, str], indent: str) -> None:
