@@ -10,6 +10,7 @@ empty cache directory (cold) and again from numba's disk cache, and reported in 
 """
 from __future__ import annotations
 
+import os
 import tempfile
 import time
 from typing import Any, Callable, Iterator, Optional
@@ -176,22 +177,33 @@ def _gelu_case(config: Config) -> Case:
     expected = gelu(x_np.astype(np.float64), np).astype(np.float32)
     plain = kf.function(_gelu_kf)
 
-    def make() -> Callable[[], Any]:
-        f = kf.function(_gelu_kf, jit_compile=True)
-        np.testing.assert_allclose(f(x).numpy(), expected, rtol=1e-4, atol=1e-5)
-        return lambda: f(x)
+    def make(threads: int = 1) -> Callable[[], Callable[[], Any]]:
+        def build() -> Callable[[], Any]:
+            f = kf.function(_gelu_kf, jit_compile=True)
+            np.testing.assert_allclose(f(x).numpy(), expected, rtol=1e-4, atol=1e-5)
+
+            def run() -> Any:
+                kf.config.threading.set_intra_op_parallelism_threads(threads)
+                try:
+                    return f(x)
+                finally:
+                    kf.config.threading.set_intra_op_parallelism_threads(every)
+            return run
+        return build
+    every = os.cpu_count() or 1
     return Case(
         f"GELU (tanh approximation) on {size:,} float32",
         [Variant("np.copyto (bandwidth floor)", lambda: np.copyto(out, x_np)),
          Variant("NumPy naive", lambda: gelu(x_np, np)),
          Variant(FUNCTION, lambda: plain(x)),
-         _jit_variant(JIT, make),
+         _jit_variant(f"{JIT} (1 thread)", make(1)),
+         _jit_variant(f"{JIT} ({every} threads)", make(every)),
          _hand_numba_gelu(x_np, out, expected)],
         floor="NumPy naive", copy_floor="np.copyto (bandwidth floor)",
-        targets=[Target("GELU jit <= 1.2x the copy floor", JIT, "copy_ratio", 1.2,
-                        peers="TF XLA 1.29x, jax.jit 11.5x, numba by hand 37x (issue 16)")],
-        notes=_notes(make, config) + ["the jit and numba-by-hand rows use every core "
-                                      "(prange); the NumPy rows one"])
+        targets=[Target("GELU jit <= 1.2x the copy floor", f"{JIT} (1 thread)", "copy_ratio",
+                        1.2, peers="TF XLA 1.29x, jax.jit 11.5x, numba by hand 37x (issue 16)")],
+        notes=_notes(make(1), config) + ["numba by hand uses every core (prange), as the "
+                                         "jit row that says so; the NumPy rows one"])
 
 
 def _hand_numba_gelu(x_np: np.ndarray, out: np.ndarray, expected: np.ndarray) -> Variant:

@@ -13,6 +13,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from kilnflow import errors
 from kilnflow.runtime import fused_engine
 from kilnflow.runtime.jit import cache
 from kilnflow.runtime.jit.cache import clear_cache as clear_cache
@@ -44,7 +45,13 @@ class JitFunction:
             value = h.read()
             args.append(value[()] if value.ndim == 0 else value)
         _use_threads()
-        results = self.dispatcher(*args)
+        try:
+            results = self.dispatcher(*args)
+        except cache.numba().core.errors.NumbaError as exc:  # ours to fix, not the user's
+            raise errors.InternalError(
+                f"the numba backend could not compile the code it generated for this "
+                f"function ({self.dispatcher.py_func.__code__.co_filename}): "
+                f"{str(exc).splitlines()[-1] if str(exc) else type(exc).__name__}") from exc
         for h, value, dtype in zip(self._assigned, results[self._n_out:], self._assigned_dtypes):
             h.value = _as_array(value, dtype)
         return tuple([_as_array(v, d) for v, d in zip(results[:self._n_out], self._dtypes)])

@@ -142,7 +142,7 @@ def _emit_helper(op: Any, program: Any, tensors: Sequence, args: List[str], rank
     assign = "" if not reduce_all else "total = "
     if len(kinds) == 2:
         count = "out.size" if not reduce_all else "size"
-        body.append(f"    if {count} >= {lo.parallel_min}:")
+        body.append(f"    if {count} >= {lo.parallel_min} and numba.get_num_threads() > 1:")
         body.append(f"        {assign}{call.format(fn=name + '_parallel')}")
         body.append("    else:")
         body.append(f"        {assign}{call.format(fn=name + '_serial')}")

@@ -39,6 +39,16 @@ def rows_sum(m):
 
 
 @numba.njit(**_OPTIONS)
+def columns_sum(m):
+    """Sums over the rows of a C-contiguous matrix, walking memory in order."""
+    out = np.zeros(m.shape[1], m.dtype)
+    for i in range(m.shape[0]):
+        for j in range(m.shape[1]):
+            out[j] += m[i, j]
+    return out
+
+
+@numba.njit(**_OPTIONS)
 def rows_mean(m):
     """The row means in float64 (the caller casts: integer means truncate, as TF's)."""
     out = np.empty(m.shape[0], np.float64)

@@ -124,6 +124,13 @@ def reduce_text(kind: str, x: str, rank: int, axes: tuple, keepdims: bool, dtype
     """`x` reduced over `axes` with the row helper of `kind`: transpose the reduced axes
     last, view as (kept, reduced) rows, reduce each row, reshape to the kept dims."""
     kept = [d for d in range(rank) if d not in axes]
+    if kind == "sum" and kept and axes == tuple(range(len(axes))):  # leading axes: by columns
+        reduced = " * ".join(f"{x}.shape[{d}]" for d in axes)
+        kept_size = " * ".join(f"{x}.shape[{d}]" for d in kept)
+        dims = ["1"] * len(axes) if keepdims else []
+        shape = ", ".join(dims + [f"{x}.shape[{d}]" for d in kept])
+        return (f"kf_helpers.columns_sum(np.ascontiguousarray({x}).reshape(({reduced}, "
+                f"{kept_size}))).astype({_np(dtype)}).reshape(({shape},))")
     order = tuple(kept + list(axes))
     moved = x if order == tuple(range(rank)) else f"{x}.transpose({order!r})"
     kept_size = " * ".join(f"{x}.shape[{d}]" for d in kept) or "1"
@@ -166,9 +173,11 @@ def _matmul(op: Any, args: List[str]) -> Optional[str]:
     if a.shape.rank != 2 or b.shape.rank != 2 or np.dtype(
             a.dtype.as_numpy_dtype).kind not in "fc":
         return None  # numba's np.dot: 2-D floating only (BLAS through SciPy)
-    x = f"{args[0]}.T" if op.attrs.get("transpose_a") else args[0]
-    y = f"{args[1]}.T" if op.attrs.get("transpose_b") else args[1]
-    return f"np.dot(np.ascontiguousarray({x}), np.ascontiguousarray({y}))"
+    # C-contiguous operands (free when they already are), transposed as views: BLAS reads
+    # an F-ordered operand through its transpose flag, with no copy
+    x, y = (f"np.ascontiguousarray({a}){'.T' if op.attrs.get(flag) else ''}"
+            for a, flag in ((args[0], "transpose_a"), (args[1], "transpose_b")))
+    return f"np.dot({x}, {y})"
 
 
 def _shape_tuple(dims: Sequence[str]) -> str:
