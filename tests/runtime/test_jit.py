@@ -173,3 +173,26 @@ def test_fused_float32_tanh_is_accurate_everywhere():
     want = np.tanh(x.astype(np.float64)) * 2.0
     assert "tanh_f32" in f.experimental_get_compiler_ir(kf.constant(x))()
     np.testing.assert_allclose(got, want, rtol=4e-7, atol=1e-30)
+
+
+def test_variable_writes_keep_program_order_inside_loops():
+    def make():
+        v, count = kf.Variable([1.0, 2.0]), kf.Variable(0)
+
+        def f(x):
+            before = v.read_value()
+            v.assign(x * 2.0)
+            count.assign_add(1)
+            for _ in kf.range(3):
+                v.assign_add(v)
+            return before, v.read_value(), count.read_value()
+        return f, v, count
+    (jit_f, jv, jc), (py_f, pv, pc) = make(), make()
+    jit_f, py_f = kf.function(jit_f, jit_compile=True), kf.function(py_f)
+    for _ in range(2):
+        x = kf.constant([1.0, -1.0])
+        for got, want in zip(jit_f(x), py_f(x)):
+            assert got.dtype == want.dtype
+            np.testing.assert_array_equal(got.numpy(), want.numpy())
+    np.testing.assert_array_equal(jv.numpy(), pv.numpy())
+    assert jc.numpy() == pc.numpy() == 2
