@@ -44,7 +44,7 @@ class JitFunction:
         for h in self._handles:
             value = h.read()
             args.append(value[()] if value.ndim == 0 else value)
-        _use_threads()
+        args.append(_use_threads())
         try:
             results = self.dispatcher(*args)
         except cache.numba().core.errors.NumbaError as exc:  # ours to fix, not the user's
@@ -60,13 +60,15 @@ class JitFunction:
 _threads = {"set": 0}
 
 
-def _use_threads() -> None:
-    """prange loops use kf.config.threading's intra-op thread count (the fused engine's)."""
+def _use_threads() -> bool:
+    """prange loops use kf.config.threading's intra-op thread count (the fused engine's);
+    True when that is more than one (the generated code's `kf_parallel`)."""
     wanted = fused_engine.get_num_threads()
     if wanted != _threads["set"]:
         numba = cache.numba()
         numba.set_num_threads(max(1, min(wanted, numba.config.NUMBA_NUM_THREADS)))
         _threads["set"] = wanted
+    return wanted > 1
 
 
 def _as_array(value: Any, dtype: np.dtype) -> Any:

@@ -117,7 +117,8 @@ def _emit_helper(op: Any, program: Any, tensors: Sequence, args: List[str], rank
     for kind in kinds:
         lo.helpers += _loop_source(f"{name}_{kind}", program, params, arrays, reduce_all,
                                    kind == "parallel", values_dtype) + [""]
-    body = [f"@numba.njit({JIT_OPTIONS})", f"def {name}({', '.join(params)}):"]
+    signature = params + (["parallel"] if len(kinds) == 2 else [])
+    body = [f"@numba.njit({JIT_OPTIONS})", f"def {name}({', '.join(signature)}):"]
     shapes = [f"a{i}.shape" for i in arrays]
     body.append(f"    shape = np.broadcast_shapes({', '.join(shapes)})" if len(shapes) > 1
                 else f"    shape = {shapes[0]}")
@@ -142,7 +143,9 @@ def _emit_helper(op: Any, program: Any, tensors: Sequence, args: List[str], rank
     assign = "" if not reduce_all else "total = "
     if len(kinds) == 2:
         count = "out.size" if not reduce_all else "size"
-        body.append(f"    if {count} >= {lo.parallel_min} and numba.get_num_threads() > 1:")
+        # `parallel` comes from the caller: numba.get_num_threads() in here would make the
+        # function uncacheable (a ctypes global)
+        body.append(f"    if parallel and {count} >= {lo.parallel_min}:")
         body.append(f"        {assign}{call.format(fn=name + '_parallel')}")
         body.append("    else:")
         body.append(f"        {assign}{call.format(fn=name + '_serial')}")
@@ -152,7 +155,7 @@ def _emit_helper(op: Any, program: Any, tensors: Sequence, args: List[str], rank
         body.append("    total = total / size if size else np.nan")
     body.append(f"    return {result}")
     lo.helpers += body + [""]
-    expression = f"{name}({', '.join(args)})"
+    expression = f"{name}({', '.join(args + (['kf_parallel'] if len(kinds) == 2 else []))})"
     if program.reduce is None:
         return expression
     kind, axes, keepdims = program.reduce
