@@ -196,3 +196,12 @@ def test_variable_writes_keep_program_order_inside_loops():
             np.testing.assert_array_equal(got.numpy(), want.numpy())
     np.testing.assert_array_equal(jv.numpy(), pv.numpy())
     assert jc.numpy() == pc.numpy() == 2
+
+
+def test_bad_values_at_run_time_raise_invalid_argument():
+    f = kf.function(lambda logits, labels: kf.nn.sparse_softmax_cross_entropy_with_logits(
+        labels=labels, logits=logits), jit_compile=True)
+    logits = kf.constant(np.zeros((2, 3), np.float32))
+    assert f(logits, kf.constant([0, 2])).shape == (2,)
+    with pytest.raises(errors.InvalidArgumentError, match="out of range"):
+        f(logits, kf.constant([0, 3]))

@@ -52,6 +52,9 @@ class JitFunction:
                 f"the numba backend could not compile the code it generated for this "
                 f"function ({self.dispatcher.py_func.__code__.co_filename}): "
                 f"{str(exc).splitlines()[-1] if str(exc) else type(exc).__name__}") from exc
+        except (ValueError, IndexError) as exc:  # raised by a kernel helper on bad values
+            raise errors.InvalidArgumentError(
+                f"{exc} [compiled function {self.lowered.fn_name}]") from None
         for h, value, dtype in zip(self._assigned, results[self._n_out:], self._assigned_dtypes):
             h.value = _as_array(value, dtype)
         return tuple([_as_array(v, d) for v, d in zip(results[:self._n_out], self._dtypes)])
