@@ -205,3 +205,22 @@ def test_bad_values_at_run_time_raise_invalid_argument():
     assert f(logits, kf.constant([0, 2])).shape == (2,)
     with pytest.raises(errors.InvalidArgumentError, match="out of range"):
         f(logits, kf.constant([0, 3]))
+
+
+def test_in_place_updates_never_change_a_value_someone_holds():
+    v = kf.Variable(np.ones(4, np.float32))
+
+    @kf.function(jit_compile=True)
+    def step(g):
+        seen = v.read_value()
+        v.assign_sub(g)
+        return seen
+
+    held = v.read_value()  # the caller holds the array: the update must not write into it
+    returned = step(kf.constant(np.ones(4, np.float32)))
+    np.testing.assert_array_equal(held.numpy(), np.ones(4))
+    np.testing.assert_array_equal(returned.numpy(), np.ones(4))  # read before the update
+    np.testing.assert_array_equal(v.numpy(), np.zeros(4))
+    del held, returned
+    step(kf.constant(np.ones(4, np.float32)))
+    np.testing.assert_array_equal(v.numpy(), -np.ones(4))

@@ -9,6 +9,7 @@ new batch size reuses the machine code). Needs the optional `fast` extra (numba,
 """
 from __future__ import annotations
 
+import sys
 from typing import Any, Sequence
 
 import numpy as np
@@ -41,10 +42,16 @@ class JitFunction:
         for i in self._scalars:  # rank-0 tensors are numba scalars
             args[i] = np.asarray(args[i])[()]
         args += self._extra
+        alone, value = True, None
         for h in self._handles:
             value = h.read()
+            # the handle, `value` and getrefcount's argument: nobody else sees this array
+            alone = alone and type(value) is np.ndarray and value.base is None and \
+                value.flags.writeable and sys.getrefcount(value) <= 3
             args.append(value[()] if value.ndim == 0 else value)
         args.append(_use_threads())
+        args.append(alone)
+        del value
         try:
             results = self.dispatcher(*args)
         except cache.numba().core.errors.NumbaError as exc:  # ours to fix, not the user's
