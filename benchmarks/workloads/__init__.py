@@ -15,4 +15,5 @@ WORKLOADS = (
     "checkpoint_io",
     "retrace_scaling",
     "data_pipeline",
+    "jit_compile",
 )

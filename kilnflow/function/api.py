@@ -257,6 +257,9 @@ class Function:
 
         concrete = tracing.trace(self._name, self.python_function, args, kwargs, trace_key,
                                  self._arg_names(len(args)), self._autograph, on_variable)
+        if self.jit_compile:  # TF's flag: the whole graph compiles (numba) or this raises
+            from kilnflow.runtime import jit
+            concrete._fn = jit.compile_graph(self._name, concrete.graph)
         if self.experimental_profile is not None:
             profile.register(concrete, pinned=self.experimental_profile)
         self._tracing_count += 1
@@ -292,6 +295,13 @@ class Function:
             concrete = self._for_variables(concrete, variable_handles(keep))
         return concrete
 
+    def experimental_get_compiler_ir(self, *args: Any, **kwargs: Any) -> Callable:
+        """As TF's: `f.experimental_get_compiler_ir(x)(stage="numba")` is the source the
+        jit backend generates for these arguments."""
+        from kilnflow.runtime import jit
+        graph = self.get_concrete_function(*args, **kwargs).graph
+        return lambda stage="numba": jit.compiler_ir(self._name, graph, stage)
+
     def traced_concrete_functions(self) -> list:
         """The distinct ConcreteFunctions traced so far, oldest first."""
         seen: Dict[int, ConcreteFunction] = {}
@@ -317,7 +327,8 @@ class Function:
             return entry[1]
         bound = Function(functools.partial(self.python_function, instance),
                          input_signature=self.input_signature, autograph=self._autograph,
-                         reduce_retracing=self._reduce_retracing, name=self._name)
+                         reduce_retracing=self._reduce_retracing, name=self._name,
+                         jit_compile=self.jit_compile)
         bound.python_function = BoundPython(self.python_function, instance)
         bound.experimental_profile = self.experimental_profile  # one profile per method
         bound._signature = signature_of(bound.python_function)

@@ -1,0 +1,295 @@
+"""jit_compile: `kf.function(jit_compile=True)` (the numba backend) against the Python
+runtime, NumPy and hand-written numba (issue 16).
+
+The while loops of `while_loop` (a tensor `for` accumulating scalars; Newton's square root
+on [1000] float32, whose condition is a reduction), the GELU chain of `elementwise_chain`
+(16M float32, 1M with --quick), and the MLP and RNN train steps of `mlp_train_step` and
+`rnn_train_step`. Each compiled variant is checked against NumPy before it is timed. The
+first call's time (trace + lowering + numba compile) is measured once per case with an
+empty cache directory (cold) and again from numba's disk cache, and reported in the notes.
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from typing import Any, Callable, Iterator, Optional
+
+import numpy as np
+
+import kilnflow as kf
+from benchmarks.harness import Case, Config, Target, Variant
+from benchmarks.workloads import _common, _models
+from benchmarks.workloads.elementwise_chain import SQRT_2_OVER_PI, gelu
+from benchmarks.workloads.while_loop import accumulate, accumulate_numpy, newton_sqrt, \
+    newton_sqrt_numpy
+
+NAME = "jit_compile"
+DESCRIPTION = "jit_compile=True (numba) vs @kf.function, NumPy and numba by hand: while " \
+              "loops, GELU, MLP and RNN train steps"
+JIT = "kilnflow jit_compile=True"
+FUNCTION = "kilnflow function"
+
+
+def _numba() -> Any:
+    return _common.peer("numba")
+
+
+def _first_calls(make: Callable[[], Callable[[], Any]]) -> str:
+    """'first call: cold X s, from the disk cache Y s' (one measurement each)."""
+    from kilnflow.runtime.jit import cache
+    previous = cache.cache_dir()
+    cache.set_cache_dir(tempfile.mkdtemp(prefix="kf_jit_bench_"))
+    try:
+        start = time.perf_counter()
+        make()()
+        cold = time.perf_counter() - start
+        cache.forget_modules()
+        start = time.perf_counter()
+        make()()
+        warm = time.perf_counter() - start
+    finally:
+        cache.clear_cache()
+        cache.set_cache_dir(previous)
+    return (f"first call of the jit variant (trace + lower + compile + run): cold {cold:.2f} s,"
+            f" from numba's disk cache {warm:.2f} s")
+
+
+def _jit_variant(name: str, build: Callable[[], Callable[[], Any]]) -> Variant:
+    if _numba() is None:
+        return Variant(name, unavailable="numba is not installed (the 'fast' extra)")
+    try:
+        return Variant(name, build())
+    except Exception as exc:  # noqa: BLE001 - shown in the table, the run goes on
+        return Variant(name, unavailable=f"not working yet: {type(exc).__name__}: "
+                                         f"{str(exc).splitlines()[0][:160]}")
+
+
+def _notes(make: Optional[Callable[[], Callable[[], Any]]], config: Config) -> list:
+    notes = [_common.peers_note()]
+    if make is not None and _numba() is not None and not config.smoke:
+        try:
+            notes.insert(0, _first_calls(make))
+        except Exception as exc:  # noqa: BLE001
+            notes.insert(0, f"first-call timing failed: {type(exc).__name__}: {exc}")
+    return notes
+
+
+def cases(config: Config) -> Iterator[Case]:
+    yield from _loop_cases(config)
+    yield _gelu_case(config)
+    yield _mlp_case(config)
+    yield _rnn_case(config)
+
+
+# ---------------------------------------------------------------- while loops
+
+def _loop_cases(config: Config) -> Iterator[Case]:
+    n_value = config.pick(10000, smoke=10)
+    n = kf.constant(n_value)
+    expected = accumulate_numpy(n_value)
+
+    def make_accumulate() -> Callable[[], Any]:
+        f = kf.function(accumulate, jit_compile=True)
+        np.testing.assert_allclose(_common.quiet(f)(n).numpy(), expected, rtol=1e-6)
+        return lambda: f(n)
+    plain = kf.function(accumulate)
+    _common.quiet(plain)(n)
+    yield Case(
+        f"for i in range(n): s = s * 0.5 + i, n = {n_value} (a tensor)",
+        [Variant("NumPy loop (float32 scalars)", lambda: accumulate_numpy(n_value)),
+         Variant(FUNCTION, lambda: plain(n)),
+         _jit_variant(JIT, make_accumulate),
+         _hand_numba_accumulate(n_value, expected)],
+        floor="NumPy loop (float32 scalars)", per_unit=("iteration", n_value),
+        targets=[Target("while accumulate <= 0.005 us per iteration", JIT, "per_unit", 5e-9,
+                        peers="TF XLA 0.011 us, jax.jit 0.0037 us, numba by hand 0.0015 us")],
+        notes=_notes(make_accumulate, config))
+
+    length = config.pick(1000, smoke=8)
+    a_np = np.random.default_rng(6).uniform(1.0, 1000.0, length).astype(np.float32)
+    a = kf.constant(a_np)
+    root, iterations = newton_sqrt_numpy(a_np)
+
+    def make_newton() -> Callable[[], Any]:
+        f = kf.function(newton_sqrt, jit_compile=True)
+        np.testing.assert_allclose(_common.quiet(f)(a).numpy(), root, rtol=1e-6)
+        return lambda: f(a)
+    plain_newton = kf.function(newton_sqrt)
+    _common.quiet(plain_newton)(a)
+    yield Case(
+        f"Newton sqrt on [{length}] float32 until converged ({iterations} iterations)",
+        [Variant("NumPy loop", lambda: newton_sqrt_numpy(a_np)),
+         Variant(FUNCTION, lambda: plain_newton(a)),
+         _jit_variant(JIT, make_newton),
+         _hand_numba_newton(a_np, root)],
+        floor="NumPy loop", per_unit=("iteration", iterations),
+        targets=[Target("Newton step on [1000] <= 2.5 us per iteration", JIT, "per_unit",
+                        2.5e-6, peers="TF XLA 6.05 us, jax.jit 3.27 us, numba 1.62 us")],
+        notes=_notes(make_newton, config))
+
+
+def _hand_numba_accumulate(n_value: int, expected: Any) -> Variant:
+    numba = _numba()
+    if numba is None:
+        return Variant("numba by hand", unavailable="numba is not installed")
+
+    @numba.njit
+    def loop(n):
+        s = np.float32(0.0)
+        for i in range(n):
+            s = np.float32(s * np.float32(0.5) + np.float32(i))
+        return s
+    np.testing.assert_allclose(loop(n_value), expected, rtol=1e-6)
+    return Variant("numba by hand", lambda: loop(n_value))
+
+
+def _hand_numba_newton(a_np: np.ndarray, root: np.ndarray) -> Variant:
+    numba = _numba()
+    if numba is None:
+        return Variant("numba by hand", unavailable="numba is not installed")
+
+    @numba.njit
+    def newton(a):
+        x = a.copy()
+        while True:
+            worst = np.float32(0.0)
+            for i in range(a.size):
+                worst = max(worst, abs(x[i] * x[i] - a[i]) / a[i])
+            if worst <= 1e-6:
+                return x
+            x = np.float32(0.5) * (x + a / x)
+    np.testing.assert_allclose(newton(a_np), root, rtol=1e-6)
+    return Variant("numba by hand", lambda: newton(a_np))
+
+
+# ---------------------------------------------------------------- GELU
+
+def _gelu_kf(x: Any) -> Any:
+    return gelu(x, kf)
+
+
+def _gelu_case(config: Config) -> Case:
+    size = config.pick(1 << 24, 1 << 20, 1 << 10)
+    x_np = np.random.default_rng(5).standard_normal(size).astype(np.float32)
+    x = kf.constant(x_np)
+    out = np.empty_like(x_np)
+    expected = gelu(x_np.astype(np.float64), np).astype(np.float32)
+    plain = kf.function(_gelu_kf)
+
+    def make(threads: int = 1) -> Callable[[], Callable[[], Any]]:
+        def build() -> Callable[[], Any]:
+            f = kf.function(_gelu_kf, jit_compile=True)
+            np.testing.assert_allclose(f(x).numpy(), expected, rtol=1e-4, atol=1e-5)
+
+            def run() -> Any:
+                kf.config.threading.set_intra_op_parallelism_threads(threads)
+                try:
+                    return f(x)
+                finally:
+                    kf.config.threading.set_intra_op_parallelism_threads(every)
+            return run
+        return build
+    every = os.cpu_count() or 1
+    return Case(
+        f"GELU (tanh approximation) on {size:,} float32",
+        [Variant("np.copyto (bandwidth floor)", lambda: np.copyto(out, x_np)),
+         Variant("NumPy naive", lambda: gelu(x_np, np)),
+         Variant(FUNCTION, lambda: plain(x)),
+         _jit_variant(f"{JIT} (1 thread)", make(1)),
+         _jit_variant(f"{JIT} ({every} threads)", make(every)),
+         _hand_numba_gelu(x_np, out, expected)],
+        floor="NumPy naive", copy_floor="np.copyto (bandwidth floor)",
+        targets=[Target("GELU jit <= 1.2x the copy floor", f"{JIT} (1 thread)", "copy_ratio",
+                        1.2, peers="TF XLA 1.29x, jax.jit 11.5x, numba by hand 37x (issue 16)")],
+        notes=_notes(make(1), config) + ["numba by hand uses every core (prange), as the "
+                                         "jit row that says so; the NumPy rows one"])
+
+
+def _hand_numba_gelu(x_np: np.ndarray, out: np.ndarray, expected: np.ndarray) -> Variant:
+    numba = _numba()
+    if numba is None:
+        return Variant("numba by hand (parallel)", unavailable="numba is not installed")
+    k = np.float32(SQRT_2_OVER_PI)
+
+    @numba.njit(parallel=True)
+    def kernel(x, out):
+        for i in numba.prange(x.size):
+            v = x[i]
+            out[i] = np.float32(0.5) * v * (np.float32(1) + np.tanh(
+                k * (v + np.float32(0.044715) * v * v * v)))
+        return out
+    np.testing.assert_allclose(kernel(x_np, out), expected, rtol=1e-4, atol=1e-5)
+    return Variant("numba by hand (parallel)", lambda: kernel(x_np, out))
+
+
+# ---------------------------------------------------------------- train steps
+
+def _mlp_case(config: Config) -> Case:
+    rng = np.random.default_rng(2)
+    sizes = config.pick(_models.MLP_SIZES, smoke=(32, 16, 16, 10))
+    batch = config.pick(64, smoke=8)
+    params = _models.mlp_params(rng, sizes)
+    x_np, y_np = _models.mlp_batch(rng, batch, sizes)
+    x, y = kf.constant(x_np), kf.constant(y_np)
+    model = _models.KfMLP(params)
+    plain = kf.function(model.step)
+    _models.check_same_step(_models.numpy_mlp_step, plain, params, model, (x_np, y_np),
+                            (x, y), FUNCTION)
+
+    def make() -> Callable[[], Any]:
+        jit_model = _models.KfMLP(params)
+        f = kf.function(jit_model.step, jit_compile=True)
+        _models.check_same_step(_models.numpy_mlp_step, f, params, jit_model, (x_np, y_np),
+                                (x, y), JIT)
+        return lambda: f(x, y)
+    floor_params = [p.copy() for p in params]
+    return Case(
+        f"MLP {'-'.join(str(s) for s in sizes)} train step, batch {batch}",
+        [Variant("NumPy hand-written step", lambda: _models.numpy_mlp_step(
+            floor_params, x_np, y_np)),
+         Variant(FUNCTION, lambda: plain(x, y)),
+         _jit_variant(JIT, make)],
+        floor="NumPy hand-written step",
+        targets=[Target("MLP train step jit <= 0.6x the NumPy step", JIT, "ratio", 0.6,
+                        peers="TF XLA 0.72x, jax.jit 0.62x (2 BLAS threads, issue 16)")],
+        notes=_notes(make, config))
+
+
+def _rnn_case(config: Config) -> Case:
+    rng = np.random.default_rng(7)
+    steps, batch = config.pick(50, smoke=3), config.pick(16, smoke=2)
+    inputs, hidden = config.pick(32, smoke=3), config.pick(128, smoke=4)
+    params = _models.rnn_params(rng, inputs, hidden)
+    xs_np = _common.random_floats(rng, (steps, batch, inputs))
+    y_np = _common.random_floats(rng, (batch, hidden), 0.5)
+    xs, y = kf.constant(xs_np), kf.constant(y_np)
+    model = _models.KfRNN(params)
+    plain = kf.function(model.step_unrolled)
+    _models.check_same_step(_models.numpy_rnn_step, plain, params, model, (xs_np, y_np),
+                            (xs, y), FUNCTION)
+
+    def make(method: str) -> Callable[[], Callable[[], Any]]:
+        def build() -> Callable[[], Any]:
+            jit_model = _models.KfRNN(params)
+            f = kf.function(getattr(jit_model, method), jit_compile=True)
+            _models.check_same_step(_models.numpy_rnn_step, f, params, jit_model,
+                                    (xs_np, y_np), (xs, y), f"{JIT} ({method})")
+            return lambda: f(xs, y)
+        return build
+    floor_params = [p.copy() for p in params]
+    unrolled = f"{JIT}, Python range (unrolled)"
+    return Case(
+        f"tanh RNN train step, T={steps}, batch {batch}, input {inputs}, hidden {hidden}",
+        [Variant("NumPy hand-written step (BPTT)", lambda: _models.numpy_rnn_step(
+            floor_params, xs_np, y_np)),
+         Variant(f"{FUNCTION}, Python range (unrolled)", lambda: plain(xs, y)),
+         _jit_variant(unrolled, make("step_unrolled")),
+         _jit_variant(f"{JIT}, for i in kf.range(T)", make("step_loop_hoisted"))],
+        floor="NumPy hand-written step (BPTT)",
+        targets=[Target("RNN train step jit <= 0.6x the NumPy step", unrolled, "ratio", 0.6,
+                        peers="TF XLA 1.05x (unrolled 0.69x), jax.jit scan 0.66x")],
+        notes=_notes(make("step_unrolled"), config))
+
+
+

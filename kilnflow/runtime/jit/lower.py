@@ -1,0 +1,399 @@
+"""Graph -> numba-compilable Python source: the jit backend's emitter.
+
+One `@numba.njit` function per graph: rank-0 tensors are numba scalars (pinned to their
+dtype after every op, since numba widens int32 arithmetic), other tensors arrays of static
+rank; While and If become native `while`/`if` statements, so a tensor loop runs without
+the interpreter. Variables enter as arguments and leave as extra results (an assignment
+rebinds a local, which keeps program order inside loops). Non-scalar constants are
+arguments too, so the source holds no data and numba's disk cache can key on it.
+Every op that cannot be lowered is collected, so one error lists them all.
+Reads graphs and OpDef facts only; never imports ops/, passes/ or function/.
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional, Sequence
+
+import numpy as np
+
+from kilnflow import errors
+from kilnflow.runtime import codegen
+from kilnflow.runtime.jit import fused, rules
+
+JIT_OPTIONS = 'cache=True, error_model="numpy"'  # numpy: x/0 gives inf, as the kernels do
+CONTROL_FLOW = {"While", "StatelessWhile", "If", "StatelessIf"}
+VARIABLE_OPS = {"ReadVariableOp": None, "AssignVariableOp": "{1}",
+                "AssignAddVariableOp": "{0} + {1}", "AssignSubVariableOp": "{0} - {1}"}
+
+
+def dtype_text(dtype: Any) -> str:
+    """`np.float32` for a kf or NumPy dtype (bool is `np.bool_`)."""
+    name = np.dtype(getattr(dtype, "as_numpy_dtype", dtype)).name
+    return "np.bool_" if name == "bool" else f"np.{name}"
+
+
+def literal(value: Any, dtype: Any) -> str:
+    """A scalar typed as `dtype`: numba would otherwise widen a bare literal."""
+    np_dtype = np.dtype(getattr(dtype, "as_numpy_dtype", dtype))
+    if np_dtype.kind == "b":
+        return repr(bool(value))
+    value = np.asarray(value).astype(np_dtype)[()]
+    if np_dtype.kind == "f":
+        value = float(value)
+        text = "np.nan" if value != value else ("np.inf" if value == np.inf else
+                                                "-np.inf" if value == -np.inf else repr(value))
+    elif np_dtype.kind == "c":
+        text = repr(complex(value))
+    else:
+        text = repr(int(value))
+    return f"{dtype_text(np_dtype)}({text})"
+
+
+def supported_dtype(dtype: Any) -> bool:
+    try:
+        return np.dtype(getattr(dtype, "as_numpy_dtype", dtype)).kind in "biufc"
+    except TypeError:
+        return False
+
+
+class Unsupported(Exception):
+    """Raised by a rule for an op it cannot lower (the reason goes in the error)."""
+
+
+class Lowering:
+    """Source lines of one graph function plus the helpers, constants and variables it uses."""
+
+    def __init__(self, name: str) -> None:
+        self.namer = codegen.Namer(["np", "numba", "kf_helpers", "prange", "kf_parallel",
+                                     "kf_inplace"])
+        self.name = self.namer.fresh(name)
+        self.lines: List[str] = []
+        self.helpers: List[str] = []            # top-level njit functions (fused loops)
+        self.constants: List[tuple] = []        # (parameter name, array)
+        self.variables: Dict[int, tuple] = {}   # id(handle) -> (local name, handle)
+        self.assigned: Dict[int, Any] = {}      # id(handle) -> handle written somewhere
+        self.unsupported: List[tuple] = []      # (op, reason)
+        self.parallel_min = fused.PARALLEL_MIN
+        self.in_place: set = set()              # id(op) of updates that may write in place
+
+    # ------------------------------------------------------------ values
+
+    def constant(self, op: Any) -> str:
+        array = np.asarray(op.attrs["value"].array)
+        if not supported_dtype(array.dtype):
+            raise Unsupported(f"constant of dtype {array.dtype}")
+        if array.ndim == 0:
+            return literal(array[()], array.dtype)
+        name = self.namer.fresh("c_" + op.name)
+        self.constants.append((name, np.ascontiguousarray(array)))
+        return name
+
+    def variable(self, handle: Any) -> str:
+        entry = self.variables.get(id(handle))
+        if entry is None:
+            entry = (self.namer.fresh("var_" + handle.name), handle)
+            self.variables[id(handle)] = entry
+        return entry[0]
+
+    def pinned(self, expression: str, tensor: Any) -> str:
+        if tensor.shape.rank == 0:  # pin the scalar's dtype (numba widens int arithmetic)
+            return f"{dtype_text(tensor.dtype)}({expression})"
+        return expression
+
+    def assign(self, name: str, expression: str, tensor: Any, indent: str) -> None:
+        self.lines.append(f"{indent}{name} = {self.pinned(expression, tensor)}")
+
+    # ------------------------------------------------------------ ops
+
+    def emit(self, operations: Sequence, env: Dict[int, str], indent: str) -> None:
+        for op in operations:
+            if op.outputs and id(op.outputs[0]) in env:  # fed from outside: an input
+                continue
+            try:
+                self._emit_op(op, env, indent)
+            except Unsupported as exc:
+                self.unsupported.append((op, str(exc)))
+                for t in op.outputs:  # keep going: the error lists every unsupported op
+                    env[id(t)] = "None"
+
+    def _emit_op(self, op: Any, env: Dict[int, str], indent: str) -> None:
+        kind = op.type
+        for t in op.outputs:
+            if t.dtype.name == "variant" and kind in ("While", "StatelessWhile"):
+                continue  # the recorded history, a list the gradient loop reads
+            if not supported_dtype(t.dtype):
+                raise Unsupported(f"output of dtype {t.dtype.name}")
+            if t.shape.rank is None:
+                raise Unsupported("output of unknown rank (numba needs static ranks)")
+        if kind == "Const":
+            env[id(op.outputs[0])] = self.constant(op)
+        elif kind in ("NoOp",):
+            return
+        elif kind in ("While", "StatelessWhile"):
+            self._emit_while(op, env, indent)
+        elif kind == "WhileGrad":
+            self._emit_while_grad(op, env, indent)
+        elif kind in ("If", "StatelessIf"):
+            self._emit_if(op, env, indent)
+        elif kind in VARIABLE_OPS:
+            self._emit_variable(op, env, indent)
+        elif kind == "FusedElementwise":
+            args = [env[id(t)] for t in op.inputs]
+            name = self.namer.fresh(op.name)
+            expression = fused.emit(op, args, self, indent)
+            self.assign(name, expression, op.outputs[0], indent)
+            env[id(op.outputs[0])] = name
+        else:
+            self._emit_rule(op, env, indent)
+
+    def _emit_rule(self, op: Any, env: Dict[int, str], indent: str) -> None:
+        args = [env[id(t)] for t in op.inputs]
+        for t in op.inputs:
+            if t.shape.rank is None:
+                raise Unsupported("input of unknown rank (numba needs static ranks)")
+        expression = rules.lower(op, args, self)
+        if expression is None:
+            raise Unsupported("no numba lowering for this op")
+        if isinstance(expression, rules.Alias):  # Identity and friends: no statement
+            env[id(op.outputs[0])] = args[expression.index]
+            return
+        names = [self.namer.fresh(op.name) for _ in op.outputs]
+        if len(names) == 1:
+            self.assign(names[0], expression, op.outputs[0], indent)
+        elif names:
+            self.lines.append(f"{indent}{', '.join(names)} = {expression}")
+            for name, t in zip(names, op.outputs):
+                if t.shape.rank == 0:
+                    self.lines.append(f"{indent}{name} = {dtype_text(t.dtype)}({name})")
+        else:
+            self.lines.append(f"{indent}{expression}")
+        for t, name in zip(op.outputs, names):
+            env[id(t)] = name
+
+    def _emit_variable(self, op: Any, env: Dict[int, str], indent: str) -> None:
+        handle = op.attrs["handle"]
+        if not supported_dtype(handle.dtype) or handle.shape.rank is None:
+            raise Unsupported(f"variable of dtype {handle.dtype.name}, shape {handle.shape}")
+        local = self.variable(handle)
+        update = VARIABLE_OPS[op.type]
+        if update is None:  # a read: the local holds the value the program order gives
+            name = self.namer.fresh(op.name)
+            self.lines.append(f"{indent}{name} = {local}")
+            env[id(op.outputs[0])] = name
+            return
+        self.assigned[id(handle)] = handle
+        value = update.format(local, env[id(op.inputs[0])])
+        if handle.shape.rank == 0:
+            value = f"{dtype_text(handle.dtype)}({value})"
+        elif op.type == "AssignVariableOp":  # a copy: later writes must not alias the value
+            value = f"np.asarray({value}, dtype={dtype_text(handle.dtype)}).copy()"
+        elif id(op) in self.in_place:  # no value read from it is used later: update in place
+            ufunc = "np.add" if op.type == "AssignAddVariableOp" else "np.subtract"
+            self.lines.append(f"{indent}if kf_inplace:")
+            self.lines.append(f"{indent}    {ufunc}({local}, {env[id(op.inputs[0])]}, {local})")
+            self.lines.append(f"{indent}else:")
+            self.lines.append(f"{indent}    {local} = {value}")
+            return
+        self.lines.append(f"{indent}{local} = {value}")
+
+    def _emit_subgraph(self, sub: Any, args: Sequence[str], captured: Sequence[str],
+                       indent: str) -> List[str]:
+        g = sub.graph
+        env = {id(p): v for p, v in zip(g.inputs, sub.feed(list(args), list(captured)))}
+        self.emit(g.operations, env, indent)
+        return [env[id(t)] for t in g.outputs]
+
+    def _emit_while(self, op: Any, env: Dict[int, str], indent: str) -> None:
+        n = op.attrs["n_vars"]
+        state = self._emit_loop(op, [env[id(t)] for t in op.inputs[:n]],
+                                [env[id(t)] for t in op.inputs[n:]], op.outputs[:n],
+                                bool(op.attrs.get("record_history")), indent)
+        for t, name in zip(op.outputs, state):
+            env[id(t)] = name
+
+    def _emit_loop(self, op: Any, initial: List[str], captured: List[str], specs: Sequence,
+                   record: bool, indent: str) -> List[str]:
+        """The forward loop of a While (or WhileGrad's replay): the final state names, then
+        with `record` the name of the list of states each iteration started from."""
+        n = op.attrs["n_vars"]
+        limit = op.attrs["maximum_iterations"]
+        state = [self.namer.fresh(op.name) for _ in range(n)]
+        inner = indent + "    "
+        for name, value, spec in zip(state, initial, specs):
+            self.assign(name, value, spec, indent)
+        counter = self.namer.fresh("iterations") if limit is not None else None
+        if counter:
+            self.lines.append(f"{indent}{counter} = 0")
+        history = self.namer.fresh("history") if record else None
+        if history:  # a list of state tuples: numba types it from the append below
+            self.lines.append(f"{indent}{history} = []")
+        self.lines.append(f"{indent}while True:")
+        if counter:
+            self.lines.append(f"{inner}if {counter} >= {int(limit)}:")
+            self.lines.append(f"{inner}    break")
+        keep_going = self._emit_subgraph(op.attrs["cond_graph"], state, captured, inner)[0]
+        self.lines.append(f"{inner}if not {keep_going}:")
+        self.lines.append(f"{inner}    break")
+        values = self._emit_subgraph(op.attrs["body_graph"], state, captured, inner)
+        if len(values) > n:
+            raise Unsupported("a loop body whose random draws a gradient must replay")
+        if history:
+            self.lines.append(f"{inner}{history}.append(({''.join(v + ', ' for v in state)}))")
+        changed = [(name, self.pinned(value, spec)) for name, value, spec
+                   in zip(state, values, op.outputs) if value != name]
+        if changed:  # one tuple assignment: a body may swap its loop variables
+            self.lines.append(f"{inner}{', '.join(n for n, _ in changed)} = "
+                              f"{', '.join(v for _, v in changed)}")
+        if counter:
+            self.lines.append(f"{inner}{counter} += 1")
+        return state + ([history] if history else [])
+
+    def _emit_while_grad(self, op: Any, env: Dict[int, str], indent: str) -> None:
+        """Backpropagation through a loop: the body's VJP graph, run for each recorded
+        iteration from the last to the first, as a native loop."""
+        n, n_captured = op.attrs["n_vars"], op.attrs["n_captured"]
+        wanted = op.attrs["wanted"]
+        args = [env[id(t)] for t in op.inputs]
+        state, captured = args[:n], args[n:n + n_captured]
+        seeds, finals = args[n + n_captured:2 * n + n_captured], \
+            args[2 * n + n_captured:3 * n + n_captured]
+        specs = op.inputs[:n]
+        if len(args) > 3 * n + n_captured:
+            history = args[-1]
+        else:  # no recorded history: replay the forward loop to record it
+            history = self._emit_loop(op, state, captured, specs, True, indent)[-1]
+        inner = indent + "    "
+        grads = [self.namer.fresh(op.name) for _ in range(n)]
+        for name, value, spec in zip(grads, seeds, specs):
+            self.assign(name, value, spec, indent)
+        totals = [self.namer.fresh(op.name + "_captured") for _ in wanted]
+        for name, i in zip(totals, wanted):
+            t = op.inputs[n + i]
+            zero = literal(0, t.dtype) if t.shape.rank == 0 else f"np.zeros_like({captured[i]})"
+            self.lines.append(f"{indent}{name} = {zero}")
+        step = self.namer.fresh("step")
+        self.lines.append(f"{indent}{step} = len({history}) - 1")
+        self.lines.append(f"{indent}while {step} >= 0:")
+        past = [self.namer.fresh("past") for _ in range(n)]
+        new = [self.namer.fresh("new") for _ in range(n)]
+        for k, name in enumerate(past):
+            self.lines.append(f"{inner}{name} = {history}[{step}][{k}]")
+        self.lines.append(f"{inner}if {step} + 1 < len({history}):")
+        for k, name in enumerate(new):
+            self.lines.append(f"{inner}    {name} = {history}[{step} + 1][{k}]")
+        self.lines.append(f"{inner}else:")
+        for name, final in zip(new, finals):
+            self.lines.append(f"{inner}    {name} = {final}")
+        vjp = op.attrs["vjp_graph"]
+        outs = self._emit_subgraph(vjp, past + captured + grads + new, (), inner)
+        pinned = [self.pinned(v, spec) for v, spec in zip(outs[:n], specs)]
+        self.lines.append(f"{inner}{', '.join(grads)} = {', '.join(pinned)}")
+        for name, value in zip(totals, outs[n:]):
+            self.lines.append(f"{inner}{name} = {name} + {value}")
+        self.lines.append(f"{inner}{step} -= 1")
+        for t, name in zip(op.outputs, grads + totals):
+            env[id(t)] = name
+
+    def _emit_if(self, op: Any, env: Dict[int, str], indent: str) -> None:
+        pred = env[id(op.inputs[0])]
+        captured = [env[id(t)] for t in op.inputs[1:]]
+        outs = [self.namer.fresh(op.name) for _ in op.outputs]
+        inner = indent + "    "
+        for keyword, key in (("if", "then_branch"), ("else", "else_branch")):
+            self.lines.append(f"{indent}if {pred}:" if keyword == "if" else f"{indent}else:")
+            start = len(self.lines)
+            values = self._emit_subgraph(op.attrs[key], (), captured, inner)
+            for name, value, spec in zip(outs, values, op.outputs):
+                self.assign(name, value, spec, inner)
+            if len(self.lines) == start:
+                self.lines.append(f"{inner}pass")
+        for t, name in zip(op.outputs, outs):
+            env[id(t)] = name
+
+
+class Lowered:
+    """The result: module source, the graph function's name, what to pass and return."""
+
+    def __init__(self, source: str, fn_name: str, constants: list, variables: list,
+                 assigned: list, scalar_inputs: list, output_dtypes: list) -> None:
+        self.source = source
+        self.fn_name = fn_name
+        self.constants = constants          # arrays appended after the inputs
+        self.variables = variables          # handles read (passed after the constants)
+        self.assigned = assigned            # handles written (returned after the outputs)
+        self.scalar_inputs = scalar_inputs  # per input: passed as a numba scalar
+        self.output_dtypes = output_dtypes
+
+
+def lower(name: str, graph: Any) -> Lowered:
+    """Lower `graph` (inputs, operations, outputs) to one njit function, or raise
+    InvalidArgumentError listing every op the backend cannot compile."""
+    lo = Lowering(codegen.identifier(name))
+    env: Dict[int, str] = {}
+    params = []
+    scalar_inputs = []
+    for t in graph.inputs:
+        if t.shape.rank is None or not supported_dtype(t.dtype):
+            lo.unsupported.append((t.op, f"input of dtype {t.dtype.name}, shape {t.shape}"))
+        param = lo.namer.fresh(t.op.name)
+        env[id(t)] = param
+        params.append(param)
+        scalar_inputs.append(t.shape.rank == 0)
+    lo.in_place = _in_place_updates(graph)
+    lo.emit(graph.operations, env, "    ")
+    if lo.unsupported:
+        raise errors.InvalidArgumentError(_unsupported_message(name, lo.unsupported))
+    assigned = list(lo.assigned.values())
+    returned = [env[id(t)] for t in graph.outputs] + [lo.variable(h) for h in assigned]
+    variables = [handle for _, handle in lo.variables.values()]
+    params += [c for c, _ in lo.constants] + [local for local, _ in lo.variables.values()]
+    params.append("kf_parallel")  # may fused loops use prange (more than one thread set)
+    params.append("kf_inplace")   # only the handles hold the variables' arrays
+    result = f"({', '.join(returned)}{',' if len(returned) == 1 else ''})"
+    header = [f'"""Generated by kilnflow\'s jit backend from graph {name!r}."""',
+              "import numba", "import numpy as np", "from numba import prange",
+              "from kilnflow.runtime.jit import helpers as kf_helpers", ""]
+    body = [f"@numba.njit({JIT_OPTIONS})", f"def {lo.name}({', '.join(params)}):"] + \
+        lo.lines + [f"    return {result}"]
+    source = "\n".join(header + lo.helpers + body) + "\n"
+    output_dtypes = [np.dtype(t.dtype.as_numpy_dtype) for t in graph.outputs]
+    return Lowered(source, lo.name, [a for _, a in lo.constants], variables, assigned,
+                   scalar_inputs, output_dtypes)
+
+
+def _in_place_updates(graph: Any) -> set:
+    """assign_add/assign_sub ops of the top level after which no value read from their
+    variable is used (nor returned), and whose variable no subgraph touches: those may
+    update the array in place when the caller says nothing else holds it."""
+    ops = graph.operations
+    last_use: Dict[int, int] = {}
+    for i, op in enumerate(ops):
+        for t in op.inputs:
+            last_use[id(t)] = i
+    for t in graph.outputs:
+        last_use[id(t)] = len(ops)
+    nested = {id(value) for op in ops for sub in op.attrs.values()
+              if hasattr(sub, "graph") and hasattr(sub.graph, "operations")
+              for inner in sub.graph.operations for value in inner.attrs.values()}
+    reads: Dict[int, List[Any]] = {}
+    found = set()
+    for i, op in enumerate(ops):
+        handle = op.attrs.get("handle") if op.type in VARIABLE_OPS else None
+        if handle is None or id(handle) in nested:
+            continue
+        if op.type == "ReadVariableOp":
+            reads.setdefault(id(handle), []).append(op.outputs[0])
+        elif op.type in ("AssignAddVariableOp", "AssignSubVariableOp") and all(
+                last_use.get(id(t), -1) < i for t in reads.get(id(handle), [])):
+            found.add(id(op))
+    return found
+
+
+def _unsupported_message(name: str, found: List[tuple]) -> str:
+    lines = [f"kf.function '{name}' has jit_compile=True, but these operations cannot be "
+             f"compiled by the numba backend (TF's rule: the whole function must compile):"]
+    for op, reason in found:
+        where = f" at {op.location[0]}:{op.location[1]}" if getattr(op, "location", None) \
+            else ""
+        lines.append(f"  node '{op.name}' ({op.type}){where}: {reason}")
+    lines.append("Remove jit_compile=True to run it with the Python runtime.")
+    return "\n".join(lines)

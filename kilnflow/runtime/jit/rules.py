@@ -1,0 +1,323 @@
+"""Per-op lowering rules of the jit backend: an op's node -> a numba expression.
+
+Elementwise ops need no rule: their `fusable` template (or a bare NumPy ufunc kernel) is
+rewritten into numba source, with every numeric literal typed like the op's first input.
+The table below covers ops whose kernels are not one expression (reductions, matmul,
+shape ops, softmax...). A rule returns the expression, an Alias (the output is an input),
+or None when this node cannot be lowered (an attr value it does not handle).
+Reads op types and attrs as data; never imports ops/.
+"""
+from __future__ import annotations
+
+import ast
+import re
+from typing import Any, Callable, Dict, List, Optional, Sequence
+
+import numpy as np
+
+_PLACEHOLDER = re.compile(r"\{(\w+)\}")
+
+
+class Alias:
+    """The op's output is its input number `index` (Identity)."""
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+
+
+def _np(kind: Any) -> str:
+    from kilnflow.runtime.jit.lower import dtype_text
+    return dtype_text(kind)
+
+
+def _literal(value: Any, dtype: Any) -> str:
+    from kilnflow.runtime.jit.lower import literal
+    return literal(value, dtype)
+
+
+# ---------------------------------------------------------------- elementwise templates
+
+class _Template(ast.NodeTransformer):
+    """`{0} * 2` -> `x * np.float32(2.0)`; `maximum(...)` -> `np.maximum(...)`."""
+
+    def __init__(self, args: Sequence[str], attrs: dict, dtype: Any) -> None:
+        self.args = args
+        self.attrs = attrs
+        self.dtype = dtype
+        self.ok = True
+
+    def visit_Name(self, node: ast.Name) -> Any:
+        if node.id.startswith("_in"):
+            return ast.Name(id=self.args[int(node.id[3:])], ctx=ast.Load())
+        if node.id.startswith("_at_"):
+            value = self.attrs.get(node.id[4:])
+            if not isinstance(value, (bool, int, float)):
+                self.ok = False
+                return node
+            return ast.parse(_literal(value, self.dtype), mode="eval").body
+        self.ok = False
+        return node
+
+    def visit_Constant(self, node: ast.Constant) -> Any:
+        if isinstance(node.value, bool) or not isinstance(node.value, (int, float)):
+            return node
+        return ast.parse(_literal(node.value, self.dtype), mode="eval").body
+
+    def visit_Call(self, node: ast.Call) -> Any:
+        if not isinstance(node.func, ast.Name) or node.keywords:
+            self.ok = False
+            return node
+        name = "absolute" if node.func.id == "abs" else node.func.id
+        if not hasattr(np, name):
+            self.ok = False
+            return node
+        node.args = [self.visit(a) for a in node.args]
+        node.func = ast.Attribute(value=ast.Name(id="np", ctx=ast.Load()), attr=name,
+                                  ctx=ast.Load())
+        return node
+
+    def visit_Attribute(self, node: ast.Attribute) -> Any:
+        self.ok = False  # `.astype(...)` and friends have rules of their own
+        return node
+
+
+def template_expression(op: Any, args: Sequence[str]) -> Optional[str]:
+    """The op's fusable template (or ufunc kernel) as numba source, or None."""
+    opdef = op.opdef
+    template = opdef.fusable
+    if template is None:
+        kernel = opdef.kernel
+        if isinstance(kernel, np.ufunc) and not op.attrs and kernel.nin == len(args):
+            return f"np.{kernel.__name__}({', '.join(args)})"
+        return None
+    text = _PLACEHOLDER.sub(lambda m: ("_in" if m.group(1).isdigit() else "_at_") +
+                            m.group(1), template)
+    try:
+        tree = ast.parse(text, mode="eval")
+    except SyntaxError:
+        return None
+    if op.outputs and op.outputs[0].shape.rank == 0 and isinstance(tree.body, ast.Call) and \
+            getattr(tree.body.func, "id", "") == "where":
+        # scalars: np.where would give a 0-d array; a conditional expression is the same
+        c, x, y = tree.body.args
+        tree.body = ast.IfExp(test=c, body=x, orelse=y)
+    dtype = op.inputs[0].dtype if op.inputs else op.outputs[0].dtype
+    if op.type == "SelectV2":
+        dtype = op.inputs[1].dtype
+    rewriter = _Template(args, op.attrs, dtype)
+    tree = rewriter.visit(tree)
+    if not rewriter.ok:
+        return None
+    return ast.unparse(ast.fix_missing_locations(tree))
+
+
+# ---------------------------------------------------------------- reductions
+
+def _axes(axis: Any, rank: int) -> tuple:
+    if axis is None:
+        return tuple(range(rank))
+    axes = axis if isinstance(axis, (tuple, list)) else (axis,)
+    return tuple(sorted({int(a) % rank for a in axes})) if rank else ()
+
+
+def reduce_text(kind: str, x: str, rank: int, axes: tuple, keepdims: bool, dtype: Any) -> str:
+    """`x` reduced over `axes` with the row helper of `kind`: transpose the reduced axes
+    last, view as (kept, reduced) rows, reduce each row, reshape to the kept dims."""
+    kept = [d for d in range(rank) if d not in axes]
+    if kind == "sum" and kept and axes == tuple(range(len(axes))):  # leading axes: by columns
+        reduced = " * ".join(f"{x}.shape[{d}]" for d in axes)
+        kept_size = " * ".join(f"{x}.shape[{d}]" for d in kept)
+        dims = ["1"] * len(axes) if keepdims else []
+        shape = ", ".join(dims + [f"{x}.shape[{d}]" for d in kept])
+        return (f"kf_helpers.columns_sum(np.ascontiguousarray({x}).reshape(({reduced}, "
+                f"{kept_size}))).astype({_np(dtype)}).reshape(({shape},))")
+    order = tuple(kept + list(axes))
+    moved = x if order == tuple(range(rank)) else f"{x}.transpose({order!r})"
+    kept_size = " * ".join(f"{x}.shape[{d}]" for d in kept) or "1"
+    reduced_size = " * ".join(f"{x}.shape[{d}]" for d in axes) or "1"
+    rows = f"np.ascontiguousarray({moved}).reshape(({kept_size}, {reduced_size}))"
+    reduced = f"kf_helpers.rows_{kind}({rows})"
+    out_dtype = _np(dtype)
+    if keepdims:
+        dims = [f"{x}.shape[{d}]" if d in kept else "1" for d in range(rank)]
+        shape = f"({', '.join(dims)},)"
+    else:
+        dims = [f"{x}.shape[{d}]" for d in kept]
+        shape = f"({', '.join(dims)},)" if dims else None
+    if shape is None:  # a scalar result
+        return f"{reduced}[0]"
+    return f"{reduced}.astype({out_dtype}).reshape({shape})"
+
+
+def _reduction(kind: str) -> Callable:
+    def rule(op: Any, args: List[str]) -> Optional[str]:
+        x = op.inputs[0]
+        rank = x.shape.rank
+        if rank == 0:
+            return args[0]
+        axes = _axes(op.attrs.get("axis"), rank)
+        return reduce_text(kind, args[0], rank, axes, bool(op.attrs.get("keepdims")),
+                           op.outputs[0].dtype)
+    return rule
+
+
+# ---------------------------------------------------------------- the table
+
+def _cast(op: Any, args: List[str]) -> str:
+    target = _np(op.attrs["dtype"])
+    return args[0] if op.inputs[0].shape.rank == 0 else f"{args[0]}.astype({target})"
+
+
+def _matmul(op: Any, args: List[str]) -> Optional[str]:
+    a, b = op.inputs
+    if a.shape.rank != 2 or b.shape.rank != 2 or np.dtype(
+            a.dtype.as_numpy_dtype).kind not in "fc":
+        return None  # numba's np.dot: 2-D floating only (BLAS through SciPy)
+    # C-contiguous operands (free when they already are), transposed as views: BLAS reads
+    # an F-ordered operand through its transpose flag, with no copy
+    x, y = (f"np.ascontiguousarray({a}){'.T' if op.attrs.get(flag) else ''}"
+            for a, flag in ((args[0], "transpose_a"), (args[1], "transpose_b")))
+    return f"np.dot({x}, {y})"
+
+
+def _shape_tuple(dims: Sequence[str]) -> str:
+    return f"({', '.join(dims)},)" if dims else "()"
+
+
+def _reshape_to(op: Any, x: str, dims: Sequence[str]) -> str:
+    if op.inputs[0].shape.rank == 0:
+        return f"np.full({_shape_tuple(dims)}, {x})"
+    if not dims:  # to a scalar
+        return f"np.ascontiguousarray({x}).reshape(1)[0]"
+    return f"np.ascontiguousarray({x}).reshape({_shape_tuple(dims)})"
+
+
+def _reshape(op: Any, args: List[str]) -> Optional[str]:
+    shape = op.attrs.get("shape")
+    if not isinstance(shape, tuple) or any(not isinstance(d, int) for d in shape):
+        return None
+    return _reshape_to(op, args[0], [str(d) for d in shape])
+
+
+def _expand_dims(op: Any, args: List[str]) -> str:
+    rank = op.inputs[0].shape.rank
+    axis = op.attrs["axis"] % (rank + 1)
+    dims = [f"{args[0]}.shape[{d}]" for d in range(rank)]
+    dims.insert(axis, "1")
+    return _reshape_to(op, args[0], dims)
+
+
+def _squeeze(op: Any, args: List[str]) -> Optional[str]:
+    shape = op.inputs[0].shape
+    axis = op.attrs.get("axis")
+    if axis:
+        dropped = {a % shape.rank for a in axis}
+    else:
+        if any(d is None for d in shape.as_list()):
+            return None
+        dropped = {i for i, d in enumerate(shape.as_list()) if d == 1}
+    dims = [f"{args[0]}.shape[{d}]" for d in range(shape.rank) if d not in dropped]
+    return _reshape_to(op, args[0], dims)
+
+
+def _transpose(op: Any, args: List[str]) -> str:
+    perm = tuple(int(p) for p in op.attrs["perm"])
+    return f"{args[0]}.transpose({perm!r})" if len(perm) > 1 else args[0]
+
+
+def _concat(op: Any, args: List[str]) -> Optional[str]:
+    rank = op.outputs[0].shape.rank
+    if rank == 0 or any(t.shape.rank == 0 for t in op.inputs):
+        return None
+    axis = op.attrs["axis"] % rank
+    return f"np.concatenate(({', '.join(args)},), axis={axis})"
+
+
+def _pack(op: Any, args: List[str]) -> Optional[str]:
+    rank = op.outputs[0].shape.rank
+    axis = op.attrs["axis"] % rank
+    if op.inputs and op.inputs[0].shape.rank == 0:
+        return f"np.array([{', '.join(args)}], dtype={_np(op.outputs[0].dtype)})"
+    return f"np.stack(({', '.join(args)},), axis={axis})"
+
+
+def _fill(op: Any, args: List[str]) -> Optional[str]:
+    shape = op.attrs.get("shape")
+    if not isinstance(shape, tuple):
+        return None
+    value = _literal(op.attrs["value"], op.attrs["dtype"])
+    return value if not shape else f"np.full({shape!r}, {value})"
+
+
+def _softmax(op: Any, args: List[str]) -> Optional[str]:
+    rank = op.inputs[0].shape.rank
+    if op.attrs.get("axis", -1) % rank != rank - 1:
+        return None
+    x = args[0]
+    rows = " * ".join(f"{x}.shape[{d}]" for d in range(rank - 1)) or "1"
+    return (f"kf_helpers.softmax_rows(np.ascontiguousarray({x}).reshape(({rows}, "
+            f"{x}.shape[{rank - 1}]))).reshape({x}.shape)")
+
+
+def _sparse_xent(op: Any, args: List[str]) -> Optional[str]:
+    if op.inputs[0].shape.rank != 2:
+        return None
+    return f"kf_helpers.sparse_softmax_cross_entropy(np.ascontiguousarray({args[0]}), " \
+           f"{args[1]})"
+
+
+def _sum_to_shape(op: Any, args: List[str]) -> Optional[str]:
+    """A gradient summed back to an input's shape (undoing broadcasting), when both static
+    shapes are known."""
+    src, dst = op.inputs[0].shape, op.outputs[0].shape
+    if not (src.is_fully_defined() and dst.is_fully_defined()):
+        return None
+    src, dst = src.as_list(), dst.as_list()
+    lead = len(src) - len(dst)
+    axes = tuple(range(lead)) + tuple(lead + i for i, d in enumerate(dst)
+                                      if d == 1 and src[lead + i] != 1)
+    if not axes:
+        return args[0]
+    summed = reduce_text("sum", args[0], len(src), axes, False, op.outputs[0].dtype)
+    return f"np.ascontiguousarray({summed}).reshape({tuple(dst)!r})" if dst else summed
+
+
+def _strided_slice(op: Any, args: List[str]) -> Optional[str]:
+    inline = op.opdef.inline(op) if op.opdef.inline is not None else None
+    return inline.format(*args) if inline is not None else None
+
+
+def _add_n(op: Any, args: List[str]) -> str:
+    return " + ".join(args)
+
+
+def _shape(op: Any, args: List[str]) -> str:
+    rank = op.inputs[0].shape.rank
+    dims = ", ".join(f"{args[0]}.shape[{d}]" for d in range(rank))
+    return f"np.array([{dims}], dtype={_np(op.attrs['out_type'])})" if rank else \
+        f"np.zeros(0, {_np(op.attrs['out_type'])})"
+
+
+RULES: Dict[str, Callable[[Any, List[str]], Optional[str]]] = {
+    "Cast": _cast, "MatMul": _matmul, "Reshape": _reshape, "ExpandDims": _expand_dims,
+    "Squeeze": _squeeze, "Transpose": _transpose, "ConcatV2": _concat, "Pack": _pack,
+    "Fill": _fill, "Softmax": _softmax, "SparseSoftmaxCrossEntropyWithLogits": _sparse_xent,
+    "SumToShape": _sum_to_shape, "StridedSlice": _strided_slice, "AddN": _add_n,
+    "Shape": _shape,
+    "Sum": _reduction("sum"), "Mean": _reduction("mean"), "Prod": _reduction("prod"),
+    "Max": _reduction("max"), "Min": _reduction("min"), "Any": _reduction("any"),
+    "All": _reduction("all"),
+}
+ALIASES = {"Identity", "StopGradient"}
+
+
+def lower(op: Any, args: List[str], lo: Any) -> Any:
+    """The expression computing `op` from the expressions `args`, an Alias, or None."""
+    if op.type in ALIASES and len(op.inputs) == 1:
+        return Alias(0)
+    rule = RULES.get(op.type)
+    if rule is not None:
+        return rule(op, args)
+    if op.opdef.stateful or op.opdef.random or op.opdef.codegen is not None:
+        return None
+    return template_expression(op, args)
