@@ -19,6 +19,7 @@ from kilnflow import nest
 from kilnflow.autograph.api import converted_call
 from kilnflow.context import building, ctx, no_tapes
 from kilnflow.keras import backend
+from kilnflow.keras.layers import boundary
 from kilnflow.keras import constraints as _constraints
 from kilnflow.keras import initializers as _initializers
 from kilnflow.keras import regularizers as _regularizers
@@ -350,9 +351,10 @@ class Layer(Module):
     def _maybe_build(self, inputs: Any) -> None:
         if self.built:
             return
+        boundary.check_inputs(self, inputs)
         shapes = nest.map_structure(lambda t: TensorShape(t.shape), inputs)
         self._build_input_shape = shapes
-        self.build(shapes)
+        boundary.build_named(self, shapes)
         self.built = True
 
     def _convert(self, x: Any) -> Any:
@@ -390,14 +392,17 @@ class Layer(Module):
         if not self.built:
             self._maybe_build(inputs)
         self._call_losses = []
-        if (explicit is None or explicit == inherited) and ctx.graph is None:
-            outputs = self.call(inputs, *args[1:], **kwargs)  # the fast, common eager path
-        else:
-            with backend.training_scope(training), self.name_scope:
-                if ctx.graph is None:
-                    outputs = self.call(inputs, *args[1:], **kwargs)
-                else:  # building a graph: AutoGraph turns tensor `if`/`while` into ops
-                    outputs = _graph_call(self.call, (inputs,) + tuple(args[1:]), kwargs)
+        try:
+            if (explicit is None or explicit == inherited) and ctx.graph is None:
+                outputs = self.call(inputs, *args[1:], **kwargs)  # the fast, common eager path
+            else:
+                with backend.training_scope(training), self.name_scope:
+                    if ctx.graph is None:
+                        outputs = self.call(inputs, *args[1:], **kwargs)
+                    else:  # building a graph: AutoGraph turns tensor `if`/`while` into ops
+                        outputs = _graph_call(self.call, (inputs,) + tuple(args[1:]), kwargs)
+        except (AttributeError, KeyError, IndexError) as exc:
+            raise boundary.call_error(self, first, exc) from exc
         if self._activity_regularizer is not None:
             for out in nest.flatten(outputs):
                 batch = kmath.cast(_batch_size(out), out.dtype)
