@@ -9,6 +9,8 @@ from kilnflow.context import set_allocation_limit as _set_allocation_limit
 from kilnflow.function.api import functions_run_eagerly as functions_run_eagerly
 from kilnflow.function.api import run_functions_eagerly as run_functions_eagerly
 from kilnflow.passes import pipeline as _pipeline
+from kilnflow.profiler.modes import disable_compare_modes as _disable_compare_modes
+from kilnflow.profiler.modes import enable_compare_modes as _enable_compare_modes
 
 
 class PhysicalDevice(SimpleNamespace):
@@ -41,4 +43,6 @@ optimizer = SimpleNamespace(set_experimental_options=_set_experimental_options,
                             get_experimental_options=_pipeline.get_options)
 
 experimental = SimpleNamespace(set_allocation_limit=_set_allocation_limit,
-                               get_allocation_limit=_allocation_limit)
+                               get_allocation_limit=_allocation_limit,
+                               enable_compare_modes=_enable_compare_modes,
+                               disable_compare_modes=_disable_compare_modes)

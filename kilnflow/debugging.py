@@ -19,6 +19,8 @@ from kilnflow.ops.checks import assert_positive as assert_positive
 from kilnflow.ops.checks import assert_rank as assert_rank
 from kilnflow.ops.checks import assert_type as assert_type
 from kilnflow.ops.checks import check_numerics as check_numerics
+from kilnflow.autograph.api import get_verbosity as get_verbosity
+from kilnflow.autograph.api import set_verbosity as set_verbosity
 from kilnflow.ops.logging import Assert as Assert
 from kilnflow.ops.math import is_finite as is_finite
 from kilnflow.ops.math import is_inf as is_inf
@@ -37,18 +39,3 @@ def get_logger() -> logging.Logger:
     return logging.getLogger("kilnflow")
 
 
-_verbosity = {"level": 0}
-
-
-def set_verbosity(level: int, alsologtostdout: bool = False) -> None:
-    """AutoGraph's verbosity (kf.autograph.set_verbosity): 0 is quiet; higher levels log
-    conversions on the 'kilnflow.autograph' logger at DEBUG."""
-    _verbosity["level"] = int(level)
-    logger = logging.getLogger("kilnflow.autograph")
-    logger.setLevel(logging.DEBUG if level > 0 else logging.NOTSET)
-    if alsologtostdout and not logger.handlers:
-        logger.addHandler(logging.StreamHandler())
-
-
-def get_verbosity() -> int:
-    return _verbosity["level"]

@@ -43,12 +43,14 @@ def cases(config: Config) -> Iterator[Case]:
 
     f = _compiled(x)
     np.testing.assert_array_equal(f(x).numpy(), a + 1)
-    ns_f = {"np": np, "a": a, "b": b, "x": x, "f": f}
+    g = _profiled_once(x)
+    ns_f = {"np": np, "a": a, "b": b, "x": x, "f": f, "g": g}
     yield Case(
         "compiled x + 1 on [16] float32 (@kf.function, cached)",
         [Variant("NumPy a + 1", "a + 1", ns_f),
          Variant("NumPy np.add(a, b)", "np.add(a, b)", ns_f),
-         Variant("kilnflow function f(x)", "f(x)", ns_f)]
+         Variant("kilnflow function f(x)", "f(x)", ns_f),
+         Variant("kilnflow function g(x), after a profiler start/stop", "g(x)", ns_f)]
         + _common.peer_variants(_compiled_peers(a)),
         floor="NumPy a + 1",
         targets=[Target("compiled x + 1 call <= 3x a bare NumPy add",
@@ -60,6 +62,17 @@ def cases(config: Config) -> Iterator[Case]:
 
 def _plus_one(x):
     return x + 1
+
+
+def _profiled_once(x: kf.Tensor) -> kf.Function:
+    """A function profiled once and then not: profiling off must cost nothing (issue 17)."""
+    import tempfile
+    g = _compiled(x)
+    with tempfile.TemporaryDirectory() as logdir:
+        kf.profiler.experimental.start(logdir)
+        g(x)
+        kf.profiler.experimental.stop()
+    return g
 
 
 def _compiled(x: kf.Tensor) -> kf.Function:

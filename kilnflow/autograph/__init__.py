@@ -15,6 +15,8 @@ from .api import convert as convert
 from .api import converted_call as converted_call
 from .api import do_not_convert as do_not_convert
 from .api import explain as explain
+from .api import get_verbosity as get_verbosity
+from .api import set_verbosity as set_verbosity
 from .api import source_map as source_map
 from .api import to_code as to_code
 from .api import to_graph as to_graph

@@ -13,6 +13,7 @@ import enum
 import functools
 import inspect
 import linecache
+import logging
 import os
 import sysconfig
 import threading
@@ -523,3 +524,21 @@ def explain(f) -> ConversionReport:
 
 _DEFAULT_OPTIONS = ConversionOptions()
 _AG = _make_ag_module()
+
+
+_verbosity = {"level": 0}
+
+
+def set_verbosity(level: int, alsologtostdout: bool = False) -> None:
+    """AutoGraph's verbosity (tf.autograph.set_verbosity): 0 is quiet; higher levels log
+    conversions on the 'kilnflow.autograph' logger at DEBUG."""
+    _verbosity["level"] = int(level)
+    logger = logging.getLogger("kilnflow.autograph")
+    logger.setLevel(logging.DEBUG if level > 0 else logging.NOTSET)
+    if alsologtostdout and not logger.handlers:
+        logger.addHandler(logging.StreamHandler())
+
+
+def get_verbosity() -> int:
+    """The level set_verbosity set (tf.autograph.get_verbosity)."""
+    return _verbosity["level"]

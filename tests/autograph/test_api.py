@@ -255,3 +255,11 @@ def test_experimental_feature_do_not_convert_and_set_loop_options_exist_and_work
 
     with pytest.raises(TypeError, match="bool"):
         kf.function(python_only)(kf.constant(1))
+
+
+def test_set_verbosity_is_in_autograph_and_debugging():
+    kf.autograph.set_verbosity(2)
+    try:
+        assert kf.autograph.get_verbosity() == 2 == kf.debugging.get_verbosity()
+    finally:
+        kf.autograph.set_verbosity(0)
