@@ -17,7 +17,7 @@ from kilnflow.ops.args import invalid_argument
 from kilnflow.ops.convert import binary, convert_to_tensor
 from kilnflow.shapes import TensorSpec
 from kilnflow.tensor import Tensor
-from kilnflow.ops.math import NUMERIC
+from kilnflow.ops.math import NUMERIC, conj_if_complex
 from kilnflow.ops.math import abs as _abs
 from kilnflow.ops.math import log as _log
 from kilnflow.ops.math import pow as _pow
@@ -60,7 +60,7 @@ def _matmul_inline(op: Any) -> Optional[str]:
 
 
 def _matmul_grad(op: Any, dy: Any) -> list:
-    a, b = op.inputs
+    a, b = (conj_if_complex(x) for x in op.inputs)  # adjoints for complex, as TF
     ta, tb = op.attrs["transpose_a"], op.attrs["transpose_b"]
     if not ta and not tb:
         return [matmul(dy, b, transpose_b=True), matmul(a, dy, transpose_a=True)]

@@ -44,15 +44,26 @@ def _binary(name: str, kernel: Any, grad: Any = None, dtypes: Any = NUMERIC,
 
 # ---------------------------------------------------------------- binary arithmetic
 
+def conj_if_complex(t: Any) -> Any:
+    """conj(t) for complex tensors, t otherwise: TF's gradients of products use the
+    conjugate (so |z|^2 = z * conj(z) has gradient 2z)."""
+    if not t.dtype.is_complex:
+        return t
+    from kilnflow.ops.complex import conj  # builds on this module: a late import
+    return conj(t)
+
+
 ADD = _binary("AddV2", np.add, lambda op, dy: [dy, dy], fusable="({0} + {1})",
               commutative=True)
 SUB = _binary("Sub", np.subtract, lambda op, dy: [dy, -dy], fusable="({0} - {1})")
 MUL = _binary("Mul", np.multiply,
-              lambda op, dy: [dy * op.inputs[1], dy * op.inputs[0]],
+              lambda op, dy: [dy * conj_if_complex(op.inputs[1]),
+                              dy * conj_if_complex(op.inputs[0])],
               fusable="({0} * {1})", commutative=True)
 REAL_DIV = _binary(
     "RealDiv", np_errors_ignored(np.true_divide),
-    lambda op, dy: [dy / op.inputs[1], -dy * op.inputs[0] / square(op.inputs[1])],
+    lambda op, dy: [dy / conj_if_complex(op.inputs[1]),
+                    -dy * conj_if_complex(op.inputs[0] / square(op.inputs[1]))],
     dtypes=INEXACT, fusable="({0} / {1})")
 
 
@@ -203,7 +214,8 @@ NEG = _unary("Neg", np.negative, lambda op, dy: [-dy], SIGNED, "(-{0})")
 ABS = _unary("Abs", np.abs, lambda op, dy: [dy * sign(op.inputs[0])], SIGNED, "abs({0})")
 SIGN = _unary("Sign", np.sign, lambda op, dy: [array.zeros_like(op.inputs[0])], SIGNED,
               "sign({0})")
-SQUARE = _unary("Square", np.square, lambda op, dy: [dy * 2 * op.inputs[0]], NUMERIC,
+SQUARE = _unary("Square", np.square,
+                lambda op, dy: [dy * 2 * conj_if_complex(op.inputs[0])], NUMERIC,
                 "({0} * {0})")
 SQRT = _unary("Sqrt", np_errors_ignored(np.sqrt),
               lambda op, dy: [dy * 0.5 / op.outputs[0]], INEXACT, "sqrt({0})")
