@@ -50,21 +50,29 @@ def _rebuild(template: Any, children: list) -> Any:
     return list(children) if type(template) is list else type(template)(children)
 
 
+def _pack(x: Any, leaves: Any) -> Any:
+    # module level, not a nested closure: a self-referencing closure would make a reference
+    # cycle per call, keeping every packed output alive until the garbage collector runs
+    if is_nested(x):
+        return _rebuild(x, [_pack(c, leaves) for c in _children(x)])
+    return next(leaves)
+
+
+_END = object()
+
+
 def pack_sequence_as(structure: Any, flat: list) -> Any:
     """Inverse of flatten: put `flat`'s items back into `structure`'s shape."""
     flat = list(flat)
-    position = [0]
-
-    def build(x: Any) -> Any:
-        if is_nested(x):
-            return _rebuild(x, [build(c) for c in _children(x)])
-        i = position[0]
-        position[0] += 1
-        return flat[i]
-
-    result = build(structure)
-    if position[0] != len(flat):
-        raise ValueError(f"Structure had {position[0]} leaves, but flat sequence had {len(flat)}")
+    leaves = iter(flat)
+    try:
+        result = _pack(structure, leaves)
+        complete = next(leaves, _END) is _END
+    except StopIteration:
+        complete = False
+    if not complete:
+        raise ValueError(f"Structure had {len(flatten(structure))} leaves, but flat sequence "
+                         f"had {len(flat)}")
     return result
 
 
