@@ -15,6 +15,7 @@ from kilnflow.keras import constraints as _constraints
 from kilnflow.keras import initializers as _initializers
 from kilnflow.keras import regularizers as _regularizers
 from kilnflow.keras.layers.base import Layer
+from kilnflow.keras.layers.weight_options import set_kernel_and_bias_options
 from kilnflow.keras.layers.convolutional import _data_format, conv_output_length
 from kilnflow.ops import math as kmath
 from kilnflow.ops import reduction
@@ -78,12 +79,9 @@ class Conv1D(Layer):
         self.dilation_rate = (_single(dilation_rate, "dilation_rate"),)
         self.activation = _activations.get(activation)
         self.use_bias = use_bias
-        self.kernel_initializer = _initializers.get(kernel_initializer)
-        self.bias_initializer = _initializers.get(bias_initializer)
-        self.kernel_regularizer = _regularizers.get(kernel_regularizer)
-        self.bias_regularizer = _regularizers.get(bias_regularizer)
-        self.kernel_constraint = _constraints.get(kernel_constraint)
-        self.bias_constraint = _constraints.get(bias_constraint)
+        set_kernel_and_bias_options(self, kernel_initializer, bias_initializer,
+                                    kernel_regularizer, bias_regularizer, kernel_constraint,
+                                    bias_constraint)
 
     def build(self, input_shape: Any) -> None:
         channels = _steps_channels(input_shape, self.data_format)[2]

@@ -14,6 +14,7 @@ from kilnflow.keras import constraints as _constraints
 from kilnflow.keras import initializers as _initializers
 from kilnflow.keras import regularizers as _regularizers
 from kilnflow.keras.layers.base import Layer
+from kilnflow.keras.layers.weight_options import set_kernel_and_bias_options
 from kilnflow.shapes import TensorShape
 from kilnflow.ops import reshaping
 from kilnflow.ops import reduction
@@ -103,12 +104,9 @@ class Conv2D(Layer):
         self.dilation_rate = _pair(dilation_rate, "dilation_rate")
         self.activation = _activations.get(activation)
         self.use_bias = use_bias
-        self.kernel_initializer = _initializers.get(kernel_initializer)
-        self.bias_initializer = _initializers.get(bias_initializer)
-        self.kernel_regularizer = _regularizers.get(kernel_regularizer)
-        self.bias_regularizer = _regularizers.get(bias_regularizer)
-        self.kernel_constraint = _constraints.get(kernel_constraint)
-        self.bias_constraint = _constraints.get(bias_constraint)
+        set_kernel_and_bias_options(self, kernel_initializer, bias_initializer,
+                                    kernel_regularizer, bias_regularizer, kernel_constraint,
+                                    bias_constraint)
 
     def build(self, input_shape: Any) -> None:
         channels = _spatial_shape(input_shape, self.data_format)[3]
