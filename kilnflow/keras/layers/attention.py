@@ -8,9 +8,8 @@ from typing import Any, Optional
 
 import numpy as np
 
-from kilnflow.keras import constraints as _constraints
-from kilnflow.keras import initializers as _initializers
-from kilnflow.keras import regularizers as _regularizers
+from kilnflow.keras.layers.weight_options import (kernel_and_bias_config,
+                                                    set_kernel_and_bias_options)
 from kilnflow.keras.layers.base import Layer
 from kilnflow.ops import linalg
 from kilnflow.ops import math as kmath
@@ -86,12 +85,9 @@ class MultiHeadAttention(Layer):
         self.value_dim = int(value_dim) if value_dim else self.key_dim
         self.dropout, self.use_bias, self.seed = float(dropout), use_bias, seed
         self._output_shape = output_shape
-        self.kernel_initializer = _initializers.get(kernel_initializer)
-        self.bias_initializer = _initializers.get(bias_initializer)
-        self.kernel_regularizer = _regularizers.get(kernel_regularizer)
-        self.bias_regularizer = _regularizers.get(bias_regularizer)
-        self.kernel_constraint = _constraints.get(kernel_constraint)
-        self.bias_constraint = _constraints.get(bias_constraint)
+        set_kernel_and_bias_options(self, kernel_initializer, bias_initializer,
+                                    kernel_regularizer, bias_regularizer, kernel_constraint,
+                                    bias_constraint)
 
     def _projection(self, name: str, equation: str, kernel: tuple, bias: tuple) -> _Projection:
         return _Projection(equation, kernel, bias if self.use_bias else None,
@@ -183,12 +179,7 @@ class MultiHeadAttention(Layer):
                 "value_dim": self.value_dim, "dropout": self.dropout,
                 "use_bias": self.use_bias, "output_shape": self._output_shape,
                 "attention_axes": None, "seed": self.seed,
-                "kernel_initializer": _initializers.serialize(self.kernel_initializer),
-                "bias_initializer": _initializers.serialize(self.bias_initializer),
-                "kernel_regularizer": _regularizers.serialize(self.kernel_regularizer),
-                "bias_regularizer": _regularizers.serialize(self.bias_regularizer),
-                "kernel_constraint": _constraints.serialize(self.kernel_constraint),
-                "bias_constraint": _constraints.serialize(self.bias_constraint)}
+                **kernel_and_bias_config(self)}
 
 
 class _BaseAttention(Layer):

@@ -11,11 +11,9 @@ from typing import Any, Optional
 
 from kilnflow.keras import activations as _activations
 from kilnflow.keras import backend
-from kilnflow.keras import constraints as _constraints
-from kilnflow.keras import initializers as _initializers
-from kilnflow.keras import regularizers as _regularizers
 from kilnflow.keras.layers.base import Layer
-from kilnflow.keras.layers.weight_options import set_kernel_and_bias_options
+from kilnflow.keras.layers.weight_options import (kernel_and_bias_config,
+                                                    set_kernel_and_bias_options)
 from kilnflow.keras.layers.convolutional import _data_format, conv_output_length
 from kilnflow.ops import math as kmath
 from kilnflow.ops import reduction
@@ -131,12 +129,7 @@ class Conv1D(Layer):
                 "dilation_rate": self.dilation_rate,
                 "activation": _activations.serialize(self.activation),
                 "use_bias": self.use_bias,
-                "kernel_initializer": _initializers.serialize(self.kernel_initializer),
-                "bias_initializer": _initializers.serialize(self.bias_initializer),
-                "kernel_regularizer": _regularizers.serialize(self.kernel_regularizer),
-                "bias_regularizer": _regularizers.serialize(self.bias_regularizer),
-                "kernel_constraint": _constraints.serialize(self.kernel_constraint),
-                "bias_constraint": _constraints.serialize(self.bias_constraint)}
+                **kernel_and_bias_config(self)}
 
 
 class _Pooling1D(Layer):

@@ -10,11 +10,9 @@ from typing import Any, Optional
 
 from kilnflow.keras import activations as _activations
 from kilnflow.keras import backend
-from kilnflow.keras import constraints as _constraints
-from kilnflow.keras import initializers as _initializers
-from kilnflow.keras import regularizers as _regularizers
 from kilnflow.keras.layers.base import Layer
-from kilnflow.keras.layers.weight_options import set_kernel_and_bias_options
+from kilnflow.keras.layers.weight_options import (kernel_and_bias_config,
+                                                    set_kernel_and_bias_options)
 from kilnflow.shapes import TensorShape
 from kilnflow.ops import reshaping
 from kilnflow.ops import reduction
@@ -145,12 +143,7 @@ class Conv2D(Layer):
                 "dilation_rate": self.dilation_rate,
                 "activation": _activations.serialize(self.activation),
                 "use_bias": self.use_bias,
-                "kernel_initializer": _initializers.serialize(self.kernel_initializer),
-                "bias_initializer": _initializers.serialize(self.bias_initializer),
-                "kernel_regularizer": _regularizers.serialize(self.kernel_regularizer),
-                "bias_regularizer": _regularizers.serialize(self.bias_regularizer),
-                "kernel_constraint": _constraints.serialize(self.kernel_constraint),
-                "bias_constraint": _constraints.serialize(self.bias_constraint)}
+                **kernel_and_bias_config(self)}
 
 
 class _Pooling2D(Layer):

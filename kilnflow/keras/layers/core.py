@@ -10,11 +10,11 @@ import numpy as np
 from kilnflow import dtypes as _dtypes
 from kilnflow.keras import activations as _activations
 from kilnflow.keras import backend
-from kilnflow.keras import constraints as _constraints
 from kilnflow.keras import initializers as _initializers
 from kilnflow.keras import regularizers as _regularizers
 from kilnflow.keras.layers.base import KerasTensor, Layer, Node
-from kilnflow.keras.layers.weight_options import set_kernel_and_bias_options
+from kilnflow.keras.layers.weight_options import (kernel_and_bias_config,
+                                                    set_kernel_and_bias_options)
 from kilnflow.ops import array, slicing
 from kilnflow.ops import math as kmath
 from kilnflow.shapes import TensorShape, TensorSpec
@@ -128,12 +128,7 @@ class Dense(Layer):
         return {**super().get_config(), "units": self.units,
                 "activation": _activations.serialize(self.activation),
                 "use_bias": self.use_bias,
-                "kernel_initializer": _initializers.serialize(self.kernel_initializer),
-                "bias_initializer": _initializers.serialize(self.bias_initializer),
-                "kernel_regularizer": _regularizers.serialize(self.kernel_regularizer),
-                "bias_regularizer": _regularizers.serialize(self.bias_regularizer),
-                "kernel_constraint": _constraints.serialize(self.kernel_constraint),
-                "bias_constraint": _constraints.serialize(self.bias_constraint)}
+                **kernel_and_bias_config(self)}
 
 
 class Activation(Layer):

@@ -18,3 +18,13 @@ def set_kernel_and_bias_options(layer: Any, kernel_initializer: Any, bias_initia
     layer.bias_regularizer = _regularizers.get(bias_regularizer)
     layer.kernel_constraint = _constraints.get(kernel_constraint)
     layer.bias_constraint = _constraints.get(bias_constraint)
+
+
+def kernel_and_bias_config(layer: Any) -> dict:
+    """The six options as get_config() writes them (serialized)."""
+    return {"kernel_initializer": _initializers.serialize(layer.kernel_initializer),
+            "bias_initializer": _initializers.serialize(layer.bias_initializer),
+            "kernel_regularizer": _regularizers.serialize(layer.kernel_regularizer),
+            "bias_regularizer": _regularizers.serialize(layer.bias_regularizer),
+            "kernel_constraint": _constraints.serialize(layer.kernel_constraint),
+            "bias_constraint": _constraints.serialize(layer.bias_constraint)}
