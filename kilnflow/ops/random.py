@@ -243,7 +243,8 @@ TRUNCATED_NORMAL = defop("TruncatedNormal", shape=random_shape, kernel=_truncate
 
 # ---------------------------------------------------------------- public functions
 
-def _float_dtype(dtype: Any, what: str) -> _dtypes.DType:
+def float_dtype(dtype: Any, what: str) -> _dtypes.DType:
+    """`dtype` as a floating DType; TF's TypeError naming `what` otherwise."""
     dtype = _dtypes.as_dtype(dtype)
     if not dtype.is_floating:
         raise TypeError(f"{what}: Value passed to parameter 'dtype' has DataType {dtype.name} "
@@ -251,7 +252,7 @@ def _float_dtype(dtype: Any, what: str) -> _dtypes.DType:
     return dtype
 
 
-def _scale_and_shift(values: Tensor, scale: Any, shift: Any) -> Tensor:
+def scale_and_shift(values: Tensor, scale: Any, shift: Any) -> Tensor:
     """values * scale + shift, skipping the ops when scale is 1 and shift is 0 (Python)."""
     dtype = values.dtype
     if not (isinstance(scale, (int, float)) and scale == 1):
@@ -270,23 +271,23 @@ def normal(shape: Any, mean: Any = 0.0, stddev: Any = 1.0, dtype: Any = _dtypes.
     >>> kf.random.normal([2, 3], seed=1).shape
     TensorShape([2, 3])
     """
-    dtype = _float_dtype(dtype, "random.normal")
+    dtype = float_dtype(dtype, "random.normal")
     shape_t, key = shape_argument(shape)
     stream = _stream("normal", seed, (key, dtype))
     values = bind(RANDOM_STANDARD_NORMAL, (shape_t,), {"dtype": dtype, "stream": stream},
                   name=name)
-    return _scale_and_shift(values, stddev, mean)
+    return scale_and_shift(values, stddev, mean)
 
 
 def truncated_normal(shape: Any, mean: Any = 0.0, stddev: Any = 1.0,
                      dtype: Any = _dtypes.float32, seed: Optional[int] = None,
                      name: Optional[str] = None) -> Tensor:
     """Normal values with `mean` and `stddev`, redrawn when more than 2 stddevs from `mean`."""
-    dtype = _float_dtype(dtype, "random.truncated_normal")
+    dtype = float_dtype(dtype, "random.truncated_normal")
     shape_t, key = shape_argument(shape)
     stream = _stream("truncated_normal", seed, (key, dtype))
     values = bind(TRUNCATED_NORMAL, (shape_t,), {"dtype": dtype, "stream": stream}, name=name)
-    return _scale_and_shift(values, stddev, mean)
+    return scale_and_shift(values, stddev, mean)
 
 
 def uniform(shape: Any, minval: Any = 0, maxval: Any = None, dtype: Any = _dtypes.float32,
@@ -317,7 +318,7 @@ def uniform(shape: Any, minval: Any = 0, maxval: Any = None, dtype: Any = _dtype
     if maxval is None:
         maxval = 1.0
     if isinstance(minval, (int, float)) and isinstance(maxval, (int, float)):
-        return _scale_and_shift(values, maxval - minval, minval)
+        return scale_and_shift(values, maxval - minval, minval)
     lo = convert_to_tensor(minval, dtype)
     return add(multiply(values, convert_to_tensor(maxval, dtype) - lo), lo)
 
@@ -420,7 +421,7 @@ def gamma(shape: Any, alpha: Any, beta: Any = None, dtype: Any = _dtypes.float32
           seed: Optional[int] = None, name: Optional[str] = None) -> Tensor:
     """Gamma(alpha, beta) draws of shape `shape + broadcast(alpha, beta).shape` (beta is the
     rate). Not differentiable with respect to alpha here."""
-    dtype = _float_dtype(dtype, "random.gamma")
+    dtype = float_dtype(dtype, "random.gamma")
     alpha = convert_to_tensor(alpha, dtype)
     if beta is not None:
         beta = convert_to_tensor(beta, dtype)

@@ -21,6 +21,7 @@ from kilnflow.core.opdef import bind, defop
 from kilnflow.ops.convert import convert_to_tensor
 from kilnflow.ops.joining import stack
 from kilnflow.ops.math import add, cast, multiply
+from kilnflow.ops.random import float_dtype, scale_and_shift
 from kilnflow.ops.random import draw_categorical, float_draw, shape_argument, shape_spec, \
     truncated_normal_draw
 from kilnflow.shapes import TensorSpec, broadcast_shapes
@@ -225,23 +226,6 @@ def _check_alg(alg: Any) -> None:
                      f"'auto_select'")
 
 
-def _float_dtype(dtype: Any, what: str) -> _dtypes.DType:
-    dtype = _dtypes.as_dtype(dtype)
-    if not dtype.is_floating:
-        raise TypeError(f"{what}: Value passed to parameter 'dtype' has DataType {dtype.name} "
-                        f"not in list of allowed values: float16, float32, float64")
-    return dtype
-
-
-def _scale_and_shift(values: Tensor, scale: Any, shift: Any) -> Tensor:
-    dtype = values.dtype
-    if not (isinstance(scale, (int, float)) and scale == 1):
-        values = multiply(values, convert_to_tensor(scale, dtype))
-    if not (isinstance(shift, (int, float)) and shift == 0):
-        values = add(values, convert_to_tensor(shift, dtype))
-    return values
-
-
 def stateless_normal(shape: Any, seed: Any, mean: Any = 0.0, stddev: Any = 1.0,
                      dtype: Any = _dtypes.float32, name: Optional[str] = None,
                      alg: Any = "auto_select") -> Tensor:
@@ -254,10 +238,10 @@ def stateless_normal(shape: Any, seed: Any, mean: Any = 0.0, stddev: Any = 1.0,
     True
     """
     _check_alg(alg)
-    dtype = _float_dtype(dtype, "random.stateless_normal")
+    dtype = float_dtype(dtype, "random.stateless_normal")
     values = bind(STATELESS_NORMAL, (shape_argument(shape)[0], seed_tensor(seed)),
                   {"dtype": dtype}, name=name)
-    return _scale_and_shift(values, stddev, mean)
+    return scale_and_shift(values, stddev, mean)
 
 
 def stateless_truncated_normal(shape: Any, seed: Any, mean: Any = 0.0, stddev: Any = 1.0,
@@ -265,10 +249,10 @@ def stateless_truncated_normal(shape: Any, seed: Any, mean: Any = 0.0, stddev: A
                                alg: Any = "auto_select") -> Tensor:
     """Deterministic normal values redrawn when more than 2 stddevs from `mean`."""
     _check_alg(alg)
-    dtype = _float_dtype(dtype, "random.stateless_truncated_normal")
+    dtype = float_dtype(dtype, "random.stateless_truncated_normal")
     values = bind(STATELESS_TRUNCATED_NORMAL, (shape_argument(shape)[0], seed_tensor(seed)),
                   {"dtype": dtype}, name=name)
-    return _scale_and_shift(values, stddev, mean)
+    return scale_and_shift(values, stddev, mean)
 
 
 def stateless_uniform(shape: Any, seed: Any, minval: Any = 0, maxval: Any = None,
@@ -300,12 +284,12 @@ def stateless_uniform(shape: Any, seed: Any, minval: Any = 0, maxval: Any = None
         lo, hi = convert_to_tensor(minval, dtype), convert_to_tensor(maxval, dtype)
         return bind(STATELESS_UNIFORM_INT, (shape_t, seed, lo, hi), {"dtype": dtype},
                     name=name)
-    dtype = _float_dtype(dtype, "random.stateless_uniform")
+    dtype = float_dtype(dtype, "random.stateless_uniform")
     values = bind(STATELESS_UNIFORM, (shape_t, seed), {"dtype": dtype}, name=name)
     if maxval is None:
         maxval = 1.0
     if isinstance(minval, (int, float)) and isinstance(maxval, (int, float)):
-        return _scale_and_shift(values, maxval - minval, minval)
+        return scale_and_shift(values, maxval - minval, minval)
     lo = convert_to_tensor(minval, dtype)
     return add(multiply(values, convert_to_tensor(maxval, dtype) - lo), lo)
 
@@ -326,7 +310,7 @@ def stateless_gamma(shape: Any, seed: Any, alpha: Any, beta: Any = None,
                     dtype: Any = _dtypes.float32, name: Optional[str] = None) -> Tensor:
     """Deterministic Gamma(alpha, beta) draws (beta is the rate; both broadcast to `shape`).
     Not differentiable with respect to alpha here (TF's implicit gradient is not built)."""
-    dtype = _float_dtype(dtype, "random.stateless_gamma")
+    dtype = float_dtype(dtype, "random.stateless_gamma")
     alpha = convert_to_tensor(alpha, dtype)
     values = bind(STATELESS_GAMMA, (shape_argument(shape)[0], seed_tensor(seed), alpha),
                   {"dtype": dtype}, name=name)
