@@ -19,80 +19,106 @@ class OpError(Exception):
     """
 
     def __init__(self, *args: Any):
-        if len(args) == 3:
-            self.node_def, self.op, self.message = args
+        if len(args) in (3, 4):
+            self.node_def, self.op, self.message = args[:3]
+            if len(args) == 4:  # TF's base class takes the canonical code as a fourth argument
+                self.error_code = args[3]
         elif len(args) == 1:
             self.node_def, self.op, self.message = None, None, args[0]
         else:
-            raise TypeError("OpError takes (message) or (node_def, op, message)")
+            raise TypeError("OpError takes (message), (node_def, op, message) or "
+                            "(node_def, op, message, error_code)")
         super().__init__(self.message)
+
+    error_code = 2  # UNKNOWN: subclasses carry their canonical code
 
     def __str__(self) -> str:
         return str(self.message)
 
 
 class CancelledError(OpError):
-    pass
+    error_code = 1
 
 
 class UnknownError(OpError):
-    pass
+    error_code = 2
 
 
 class InvalidArgumentError(OpError, ValueError):
-    pass
+    error_code = 3
 
 
 class DeadlineExceededError(OpError):
-    pass
+    error_code = 4
 
 
 class NotFoundError(OpError):
-    pass
+    error_code = 5
 
 
 class AlreadyExistsError(OpError):
-    pass
+    error_code = 6
 
 
 class PermissionDeniedError(OpError):
-    pass
+    error_code = 7
 
 
 class ResourceExhaustedError(OpError):
-    pass
+    error_code = 8
 
 
 class FailedPreconditionError(OpError):
-    pass
+    error_code = 9
 
 
 class AbortedError(OpError):
-    pass
+    error_code = 10
 
 
 class OutOfRangeError(OpError):
-    pass
+    error_code = 11
 
 
 class UnimplementedError(OpError):
-    pass
+    error_code = 12
 
 
 class InternalError(OpError):
-    pass
+    error_code = 13
 
 
 class UnavailableError(OpError):
-    pass
+    error_code = 14
 
 
 class DataLossError(OpError):
-    pass
+    error_code = 15
 
 
 class UnauthenticatedError(OpError):
-    pass
+    error_code = 16
+
+
+# TF's canonical error codes (tf.errors.OK ... tf.errors.UNAUTHENTICATED): the same numbers as
+# the classes' error_code, which is what code comparing `e.error_code` to them expects.
+OK = 0
+CANCELLED = 1
+UNKNOWN = 2
+INVALID_ARGUMENT = 3
+DEADLINE_EXCEEDED = 4
+NOT_FOUND = 5
+ALREADY_EXISTS = 6
+PERMISSION_DENIED = 7
+RESOURCE_EXHAUSTED = 8
+FAILED_PRECONDITION = 9
+ABORTED = 10
+OUT_OF_RANGE = 11
+UNIMPLEMENTED = 12
+INTERNAL = 13
+UNAVAILABLE = 14
+DATA_LOSS = 15
+UNAUTHENTICATED = 16
 
 
 def class_for(exc: BaseException) -> type:

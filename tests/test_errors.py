@@ -145,3 +145,11 @@ def test_astronomical_sizes_are_resource_exhausted_not_memory_error():
 def test_a_kernel_running_out_of_memory_raises_resource_exhausted():
     assert kf.errors.class_for(MemoryError()) is kf.errors.ResourceExhaustedError
     assert kf.errors.class_for(ValueError()) is kf.errors.InvalidArgumentError
+
+
+def test_canonical_error_codes_match_the_classes():
+    # values as TF 2.21 has them (tf.errors.INVALID_ARGUMENT == 3, ...)
+    assert (kf.errors.OK, kf.errors.INVALID_ARGUMENT, kf.errors.UNAUTHENTICATED) == (0, 3, 16)
+    assert kf.errors.InvalidArgumentError(None, None, "m").error_code == kf.errors.INVALID_ARGUMENT
+    assert kf.errors.UnavailableError("m").error_code == kf.errors.UNAVAILABLE
+    assert kf.errors.OpError(None, None, "m", kf.errors.ABORTED).error_code == 10

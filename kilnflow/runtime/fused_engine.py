@@ -34,12 +34,13 @@ REDUCERS = {"sum": np.add, "prod": np.multiply, "max": np.maximum, "min": np.min
             "any": np.logical_or, "all": np.logical_and, "mean": np.add}
 
 
-def _default_threads() -> int:
+def default_num_threads() -> int:
+    """The engine's thread count when none is set: one per CPU."""
     return max(1, os.cpu_count() or 1)
 
 
 _pool: Optional[ThreadPoolExecutor] = None
-_threads = _default_threads()
+_threads = default_num_threads()
 _pool_lock = threading.Lock()
 
 

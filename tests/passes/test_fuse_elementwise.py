@@ -185,7 +185,7 @@ def test_engine_threads_and_blocks_match_one_call():
             np.testing.assert_allclose(engine.run(program.compiled(), program, [a.T, b[:, None]]),
                                        want.T, rtol=1e-6)
         finally:
-            engine.set_num_threads(engine._default_threads())
+            engine.set_num_threads(engine.default_num_threads())
 
 
 @pytest.mark.parametrize("cache_bytes", [1 << 16, 1 << 24])  # blocks of rows; one call
