@@ -19,6 +19,14 @@ from kilnflow.ops.checks import assert_positive as assert_positive
 from kilnflow.ops.checks import assert_rank as assert_rank
 from kilnflow.ops.checks import assert_type as assert_type
 from kilnflow.ops.checks import check_numerics as check_numerics
+from kilnflow.ops.checks import assert_integer as assert_integer
+from kilnflow.ops.checks import assert_proper_iterable as assert_proper_iterable
+from kilnflow.ops.checks import assert_rank_at_least as assert_rank_at_least
+from kilnflow.ops.checks import assert_rank_in as assert_rank_in
+from kilnflow.ops.checks import assert_same_float_dtype as assert_same_float_dtype
+from kilnflow.ops.checks import assert_scalar as assert_scalar
+from kilnflow.ops.checks import assert_shapes as assert_shapes
+from kilnflow.ops.checks import is_numeric_tensor as is_numeric_tensor
 from kilnflow.autograph.api import get_verbosity as get_verbosity
 from kilnflow.autograph.api import set_verbosity as set_verbosity
 from kilnflow.ops.logging import Assert as Assert

@@ -121,3 +121,111 @@ def check_numerics(tensor: Any, message: str, name: Optional[str] = None) -> Ten
 def assert_all_finite(t: Any, msg: str, name: Optional[str] = None) -> Tensor:
     """tf.debugging.assert_all_finite: check_numerics under TF 2's name."""
     return check_numerics(t, msg, name=name)
+
+
+def _prefix(message: Optional[str]) -> str:
+    return f"{message} " if message else ""
+
+
+def assert_rank_at_least(x: Any, rank: int, message: Optional[str] = None,
+                         name: Optional[str] = None) -> None:
+    """Raises ValueError when x's static rank is below `rank`."""
+    x = convert_to_tensor(x)
+    if x.shape.rank is not None and x.shape.rank < int(rank):
+        raise ValueError(errors.with_location(
+            f"{_prefix(message)}Tensor must have rank at least {int(rank)}. Received rank "
+            f"{x.shape.rank}, shape {x.shape}"))
+
+
+def assert_rank_in(x: Any, ranks: Any, message: Optional[str] = None,
+                   name: Optional[str] = None) -> None:
+    """Raises ValueError when x's static rank is none of `ranks`."""
+    x = convert_to_tensor(x)
+    ranks = tuple(int(r) for r in ranks)
+    if x.shape.rank is not None and x.shape.rank not in ranks:
+        raise ValueError(errors.with_location(
+            f"{_prefix(message)}Tensor must have rank in {ranks}. Received rank "
+            f"{x.shape.rank}, shape {x.shape}"))
+
+
+def assert_scalar(tensor: Any, message: Optional[str] = None, name: Optional[str] = None) -> Any:
+    """Returns `tensor` when its static shape is scalar; ValueError otherwise."""
+    tensor = convert_to_tensor(tensor)
+    if tensor.shape.rank != 0:
+        raise ValueError(errors.with_location(
+            f"{_prefix(message)}Expected scalar shape, saw shape: {tensor.shape}."))
+    return tensor
+
+
+def assert_integer(x: Any, message: Optional[str] = None, name: Optional[str] = None) -> None:
+    """Raises TypeError unless x has an integer dtype."""
+    x = convert_to_tensor(x)
+    if not x.dtype.is_integer:
+        raise TypeError(errors.with_location(
+            f"{_prefix(message)}Expected \"x\" to be integer type. Found: tensor of dtype "
+            f"{x.dtype}"))
+
+
+def assert_same_float_dtype(tensors: Any = None, dtype: Any = None) -> Any:
+    """The one floating dtype of `tensors` (and `dtype`); float32 when there is none.
+    ValueError when they differ or one is not floating."""
+    expected = _dtypes.as_dtype(dtype) if dtype is not None else None
+    for t in tensors or []:
+        t = convert_to_tensor(t)
+        if expected is None:
+            expected = t.dtype
+        elif t.dtype != expected:
+            raise ValueError(errors.with_location(
+                f"tensor of dtype {t.dtype} must be of the same type ({expected}) as the "
+                "tensors before it"))
+    if expected is None:
+        return _dtypes.float32
+    if not expected.is_floating:
+        raise ValueError(errors.with_location(f"Expected floating point type, got {expected}."))
+    return expected
+
+
+def assert_proper_iterable(values: Any) -> None:
+    """TypeError when `values` is a tensor, an array, a string or bytes: things a caller
+    passing 'a list of values' most likely did not mean to iterate element by element."""
+    if isinstance(values, (Tensor, np.ndarray, str, bytes)) or not hasattr(values, "__iter__"):
+        raise TypeError(errors.with_location(
+            f"Expected argument \"values\" to be a \"proper\" iterable. Found: {type(values)}"))
+
+
+def assert_shapes(shapes: Any, data: Any = None, summarize: Optional[int] = None,
+                  message: Optional[str] = None, name: Optional[str] = None) -> None:
+    """Checks the static shapes of (tensor, spec) pairs: a spec entry is a size, a symbol
+    (the same symbol must have one size across all tensors), or a leading `...`."""
+    pairs = list(shapes.items()) if isinstance(shapes, dict) else list(shapes)
+    sizes: dict = {}
+    for tensor, spec in pairs:
+        tensor = convert_to_tensor(tensor.deref() if hasattr(tensor, "deref") else tensor)
+        spec = tuple(spec) if isinstance(spec, (list, tuple)) else (spec,)
+        dims = tensor.shape.as_list() if tensor.shape.rank is not None else None
+        if dims is None:
+            continue
+        ellipsis = bool(spec) and spec[0] is Ellipsis
+        spec = spec[1:] if ellipsis else spec
+        if (len(dims) < len(spec)) if ellipsis else (len(dims) != len(spec)):
+            raise ValueError(errors.with_location(
+                f"{_prefix(message)}Tensor {tensor.shape} must have rank "
+                f"{'at least ' if ellipsis else ''}{len(spec)}. Received rank {len(dims)}"))
+        for axis, (want, got) in enumerate(zip(spec, dims[len(dims) - len(spec):])):
+            if got is None:
+                continue
+            if isinstance(want, str):
+                want, origin = sizes.setdefault(want, (got, tensor.shape))
+                where = f"Specified by tensor shape={origin}"
+            else:
+                want, where = int(want), "Specified explicitly"
+            if got != want:
+                raise ValueError(errors.with_location(
+                    f"{_prefix(message)}{where} dimension {axis}. Tensor shape={tensor.shape} "
+                    f"dimension {axis} must have size {want}. Received size {got}"))
+
+
+def is_numeric_tensor(tensor: Any) -> bool:
+    """True for a tensor of a numeric dtype (not bool, not string); False for non-tensors."""
+    return isinstance(tensor, Tensor) and (tensor.dtype.is_floating or tensor.dtype.is_integer
+                                           or tensor.dtype.is_complex)

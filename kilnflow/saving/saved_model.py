@@ -112,6 +112,22 @@ class SaveOptions:
         self.experimental_variable_policy = experimental_variable_policy
 
 
+class LoadOptions:
+    """Options for saved_model.load (TF's): accepted and recorded. kilnflow loads every
+    function and variable on the CPU; `allow_partial_checkpoint` is the one that changes
+    nothing here because a kilnflow saved model always holds all its variables."""
+
+    def __init__(self, allow_partial_checkpoint: bool = False,
+                 experimental_io_device: Any = None, experimental_skip_checkpoint: bool = False,
+                 experimental_variable_policy: Any = None,
+                 experimental_load_function_aliases: bool = False):
+        self.allow_partial_checkpoint = allow_partial_checkpoint
+        self.experimental_io_device = experimental_io_device
+        self.experimental_skip_checkpoint = experimental_skip_checkpoint
+        self.experimental_variable_policy = experimental_variable_policy
+        self.experimental_load_function_aliases = experimental_load_function_aliases
+
+
 def _default_signature(obj: Any) -> Dict[str, ConcreteFunction]:
     """TF's rule: with no `signatures`, a root whose only kf.function method with an
     input_signature is that one exports it as serving_default."""

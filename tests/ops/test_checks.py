@@ -61,3 +61,62 @@ def test_check_numerics_passes_values_through_and_names_the_message():
         tape.watch(x)
         y = kf.reduce_sum(kf.debugging.check_numerics(x, "x") * 3.0)
     assert tape.gradient(y, x).numpy().tolist() == [3.0, 3.0]
+
+
+# The static shape/dtype checks, with TF 2.21's error classes and wording (recorded from TF).
+def test_rank_checks_raise_value_errors_naming_the_rank():
+    x = kf.constant([1.0, 2.0])
+    kf.debugging.assert_rank_at_least(x, 1)
+    with pytest.raises(ValueError, match=r"must have rank at least 2\. Received rank 1, shape \(2,\)"):
+        kf.debugging.assert_rank_at_least(x, 2)
+    kf.debugging.assert_rank_in(x, [1, 2])
+    with pytest.raises(ValueError, match=r"must have rank in \(0, 2\)"):
+        kf.debugging.assert_rank_in(x, [0, 2])
+    assert kf.debugging.assert_scalar(kf.constant(1.0)).shape.rank == 0
+    with pytest.raises(ValueError, match=r"Expected scalar shape, saw shape: \(2,\)"):
+        kf.debugging.assert_scalar(x)
+
+
+def test_dtype_checks():
+    kf.debugging.assert_integer(kf.constant(1))
+    with pytest.raises(TypeError, match="Expected \"x\" to be integer type.*float32"):
+        kf.debugging.assert_integer(kf.constant(1.0))
+    assert kf.debugging.assert_same_float_dtype([kf.constant([1.0])]) == kf.float32
+    assert kf.debugging.assert_same_float_dtype(None, kf.float64) == kf.float64
+    with pytest.raises(ValueError, match="same type"):
+        kf.debugging.assert_same_float_dtype([kf.constant([1.0]), kf.constant([1.0], kf.float64)])
+    with pytest.raises(ValueError, match="Expected floating point type, got <dtype: 'int32'>"):
+        kf.debugging.assert_same_float_dtype([kf.constant(1)])
+    assert kf.debugging.is_numeric_tensor(kf.constant([1.0]))
+    assert not kf.debugging.is_numeric_tensor(kf.constant("a"))
+    assert not kf.debugging.is_numeric_tensor(1.0)
+
+
+def test_proper_iterable_refuses_tensors_and_strings():
+    kf.debugging.assert_proper_iterable([1, 2])
+    for value in (kf.constant([1.0]), "ab", b"ab", np.zeros(2), 3):
+        with pytest.raises(TypeError, match="proper"):
+            kf.debugging.assert_proper_iterable(value)
+
+
+def test_assert_shapes_binds_symbols_across_tensors():
+    x = kf.constant([1.0, 2.0])
+    kf.debugging.assert_shapes([(x, ("N",)), (kf.zeros([2, 3]), ("N", 3))])
+    kf.debugging.assert_shapes([(kf.zeros([4, 2, 3]), (..., 3))])
+    with pytest.raises(ValueError, match=r"Specified by tensor shape=\(2,\) dimension 0.*must have "
+                                         r"size 2\. Received size 3"):
+        kf.debugging.assert_shapes([(x, ("N",)), (kf.zeros([3, 2]), ("N", 2))])
+    with pytest.raises(ValueError, match="Specified explicitly.*must have size 3"):
+        kf.debugging.assert_shapes({x.ref(): (3,)})
+    with pytest.raises(ValueError, match="rank"):
+        kf.debugging.assert_shapes([(kf.zeros([2, 3]), ("N",))])
+
+
+def test_static_checks_run_at_trace_time_in_functions():
+    @kf.function
+    def f(a):
+        kf.debugging.assert_rank_at_least(a, 2)
+        return a * 2
+    assert f(kf.zeros([2, 2])).shape == (2, 2)
+    with pytest.raises(ValueError, match="rank at least 2"):
+        f(kf.zeros([2]))

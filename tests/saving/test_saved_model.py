@@ -110,3 +110,9 @@ def test_truncated_weights_file_is_rejected(saved):
 def test_missing_directory():
     with pytest.raises(ValueError, match="not found"):
         saved_model.load("/nonexistent/kilnflow/model")
+
+
+def test_saved_model_tag_and_method_constants_are_tfs():
+    assert (kf.saved_model.SERVING, kf.saved_model.TRAINING) == ("serve", "train")
+    assert kf.saved_model.PREDICT_METHOD_NAME == "tensorflow/serving/predict"
+    assert kf.saved_model.LoadOptions(allow_partial_checkpoint=True).allow_partial_checkpoint
