@@ -211,3 +211,19 @@ from kilnflow import distribute as distribute  # noqa: E402 - the tf.distribute 
 from kilnflow.distribute.reduce_util import VariableAggregation as VariableAggregation
 from kilnflow.distribute.reduce_util import VariableSynchronization as \
     VariableSynchronization
+from kilnflow.autodiff.py_function import numpy_function as numpy_function  # noqa: E402
+from kilnflow.autodiff.py_function import py_function as py_function  # noqa: E402
+from kilnflow.functional.higher_order import foldl as foldl  # noqa: E402
+from kilnflow.functional.higher_order import foldr as foldr  # noqa: E402
+from kilnflow.functional.higher_order import map_fn as map_fn  # noqa: E402
+from kilnflow.functional.higher_order import scan as scan  # noqa: E402
+from kilnflow.ops.graph_utils import ensure_shape as ensure_shape  # noqa: E402
+from kilnflow.ops.graph_utils import get_current_name_scope as get_current_name_scope  # noqa
+from kilnflow.ops.graph_utils import get_static_value as get_static_value  # noqa: E402
+from kilnflow.ops.graph_utils import group as group  # noqa: E402
+from kilnflow.ops.graph_utils import identity_n as identity_n  # noqa: E402
+from kilnflow.ops.graph_utils import init_scope as init_scope  # noqa: E402
+from kilnflow.ops.graph_utils import inside_function as inside_function  # noqa: E402
+from kilnflow.ops.graph_utils import is_symbolic_tensor as is_symbolic_tensor  # noqa: E402
+from kilnflow.ops.graph_utils import no_op as no_op  # noqa: E402
+from kilnflow.ops.graph_utils import tuple as tuple  # noqa: E402,A004
