@@ -17,6 +17,7 @@ from kilnflow.ops import array, joining, slicing
 from kilnflow.ops.convert import convert_to_tensor
 from kilnflow.ops.graph_utils import ensure_shape
 from kilnflow.ops.subgraph import trace_once
+from kilnflow.graph import Graph
 from kilnflow.ops.tensor_array import TensorArray
 from kilnflow.ops.while_loop import while_loop
 from kilnflow.shapes import TensorShape, TensorSpec
@@ -247,3 +248,61 @@ def foldr(fn: Callable, elems: Any, initializer: Any = None, parallel_iterations
     321
     """
     return _fold(fn, elems, initializer, True, False, "foldr")
+
+
+# ---------------------------------------------------------------- vectorized_map
+
+def _trace_element(fn: Callable, elems: Any, flat: list) -> tuple:
+    """fn traced on one element's specs, in a throwaway graph: (graph, result)."""
+    specs = [TensorSpec(e.shape[1:], e.dtype) for e in flat]
+    outer = ctx.graph if ctx.graph is not None else Graph()
+
+    def traced(*args: Any) -> Any:
+        return fn(nest.pack_sequence_as(elems, list(args)))
+    with no_tapes():
+        graph, result, outputs = trace_once("vectorized_map", traced, specs, outer, hoist=False)
+    return graph, result, outputs
+
+
+def _batchable(graph: Any, n_args: int, outputs: list) -> bool:
+    """True when running the traced ops on the whole batch computes every element at once:
+    every op that sees an element is elementwise (its `fusable` form), its batched inputs
+    have the output's rank and the others no more (so broadcasting aligns the trailing
+    dims), and every output depends on the element."""
+    batched = {id(p) for p in graph.inputs[:n_args]}
+    for op in graph.operations:
+        if not any(id(x) in batched for x in op.inputs):
+            if op.opdef.stateful:
+                return False  # would run once, not once per element
+            continue
+        if not op.opdef.fusable or op.opdef.stateful or len(op.outputs) != 1:
+            return False
+        rank = op.outputs[0].shape.rank
+        for x in op.inputs:
+            if x.shape.rank is None or rank is None:
+                return False
+            if (x.shape.rank != rank) if id(x) in batched else (x.shape.rank > rank):
+                return False
+        batched.add(id(op.outputs[0]))
+    return all(o is not None and id(o) in batched for o in outputs)
+
+
+def vectorized_map(fn: Callable, elems: Any, fallback_to_while_loop: bool = True,
+                   warn: bool = True) -> Any:
+    """Like map_fn, vectorised: when `fn` is elementwise it runs once on the whole batch,
+    otherwise (with `fallback_to_while_loop`, the default) it runs as map_fn.
+
+    >>> import kilnflow as kf
+    >>> kf.vectorized_map(lambda t: t * t + 1.0, kf.constant([1.0, 2.0])).numpy().tolist()
+    [2.0, 5.0]
+    """
+    flat = _flat_elems(elems, "vectorized_map")
+    graph, result, outputs = _trace_element(fn, elems, flat)
+    if _batchable(graph, len(flat), outputs):
+        return fn(elems)
+    if not fallback_to_while_loop:
+        raise ValueError("vectorized_map: fn is not elementwise here and "
+                         "fallback_to_while_loop is False")
+    signature = nest.pack_sequence_as(
+        result, [TensorSpec(o.shape, o.dtype) for o in outputs])
+    return map_fn(fn, elems, fn_output_signature=signature)
