@@ -13,11 +13,11 @@ from typing import Any, Callable, List, Optional
 from kilnflow import dtypes as _dtypes
 from kilnflow import errors, nest
 from kilnflow.context import ctx, no_tapes
+from kilnflow.graph import Graph
 from kilnflow.ops import array, joining, slicing
 from kilnflow.ops.convert import convert_to_tensor
 from kilnflow.ops.graph_utils import ensure_shape
 from kilnflow.ops.subgraph import trace_once
-from kilnflow.graph import Graph
 from kilnflow.ops.tensor_array import TensorArray
 from kilnflow.ops.while_loop import while_loop
 from kilnflow.shapes import TensorShape, TensorSpec
@@ -116,7 +116,8 @@ def _iterate(n: Any, step: Callable, state: list, out_dtypes: List[Any], reverse
 
 
 def _probe(step: Callable, state: list) -> list:
-    """The static shapes of step's outputs, from a throwaway trace (no tape records it)."""
+    """The static shapes of step's outputs, from a throwaway trace (no tape records it;
+    Python side effects of `fn` happen once more at trace time)."""
     specs = [TensorSpec(x.shape, x.dtype) for x in state]
     outs: list = []
 
@@ -172,7 +173,9 @@ def map_fn(fn: Callable, elems: Any, dtype: Any = None, parallel_iterations: Any
                                     s.shape.is_fully_defined() else []), d)
                  for s, d in zip(specs, out_dtypes)]
         return nest.pack_sequence_as(signature, empty)
-    _, stacked = _iterate(n, step, [], out_dtypes, False, graph)
+    shapes = [s.shape if isinstance(s, TensorSpec) else None for s in nest.flatten(signature)]
+    known = shapes if all(s is not None and s.is_fully_defined() for s in shapes) else None
+    _, stacked = _iterate(n, step, [], out_dtypes, False, graph, out_shapes=known)
     return nest.pack_sequence_as(signature, stacked)
 
 
@@ -208,7 +211,7 @@ def _fold(fn: Callable, elems: Any, initializer: Any, reverse: bool, keep: bool,
     # without an initializer the first element is the first output, as in TF
     head = acc_flat if start and keep else None
     state, stacked = _iterate(n, step, acc_flat, acc_dtypes if keep else [], reverse, graph,
-                              start, head)
+                              start, head, [a.shape for a in acc_flat] if keep else [])
     if not keep:
         return nest.pack_sequence_as(acc, state)
     stacked = [array.zeros([0] + a.shape.as_list(), a.dtype) if s is None else s

@@ -359,3 +359,40 @@ def test_gradients_stop_gradients_hold_tensors_constant():
         with v1.Session(graph=graph) as sess:
             assert sess.run(g) == [1.0, 1.0]
             assert sess.run(k, {x: 3.0}) == 9.0
+
+
+def test_map_fn_scan_and_ensure_shape_survive_a_saved_model(tmp_path):
+    class M(kf.Module):
+        @kf.function(input_signature=[kf.TensorSpec([None, 2], kf.float32)])
+        def f(self, x):
+            return kf.scan(lambda a, t: a + t,
+                           kf.map_fn(lambda t: kf.ensure_shape(t * 2.0, [2]), x))
+    kf.saved_model.save(M(), str(tmp_path))
+    loaded = kf.saved_model.load(str(tmp_path))
+    assert loaded.f(kf.constant([[1.0, 2.0], [3.0, 4.0]])).numpy().tolist() == \
+        [[2.0, 4.0], [8.0, 12.0]]
+
+
+def test_a_py_function_cannot_be_saved(tmp_path):
+    # its Python function is not data: saving refuses it instead of writing a model that
+    # would fail when loaded
+    class M(kf.Module):
+        @kf.function(input_signature=[kf.TensorSpec([], kf.float32)])
+        def f(self, x):
+            return kf.py_function(lambda a: a * 2.0, [x], kf.float32)
+    with pytest.raises(TypeError, match="serialize"):
+        kf.saved_model.save(M(), str(tmp_path))
+
+
+def test_tf1_mode_py_function_map_fn_and_gradients():
+    v1.disable_eager_execution()
+    try:
+        p = v1.placeholder(kf.float32, [2])
+        y = kf.py_function(lambda t: kf.reduce_sum(t) * t, [p], kf.float32)
+        m = kf.map_fn(lambda t: t * 3.0, p)
+        g = kf.gradients(kf.reduce_sum(y), p)[0]
+        with v1.Session() as sess:
+            values = sess.run([y, m, g], {p: [1.0, 2.0]})
+    finally:
+        v1.enable_eager_execution()
+    assert [v.tolist() for v in values] == [[3.0, 6.0], [3.0, 6.0], [6.0, 6.0]]
