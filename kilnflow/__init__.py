@@ -241,3 +241,4 @@ from kilnflow.functional.initializers import Ones as ones_initializer  # noqa: E
 from kilnflow.functional.initializers import RandomNormal as random_normal_initializer  # noqa
 from kilnflow.functional.initializers import RandomUniform as random_uniform_initializer  # noqa
 from kilnflow.functional.initializers import Zeros as zeros_initializer  # noqa: E402
+from kilnflow.ops.critical_section import CriticalSection as CriticalSection  # noqa: E402
