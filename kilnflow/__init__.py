@@ -211,3 +211,34 @@ from kilnflow import distribute as distribute  # noqa: E402 - the tf.distribute 
 from kilnflow.distribute.reduce_util import VariableAggregation as VariableAggregation
 from kilnflow.distribute.reduce_util import VariableSynchronization as \
     VariableSynchronization
+from kilnflow.autodiff.py_function import numpy_function as numpy_function  # noqa: E402
+from kilnflow.autodiff.py_function import py_function as py_function  # noqa: E402
+from kilnflow.functional.higher_order import foldl as foldl  # noqa: E402
+from kilnflow.functional.higher_order import foldr as foldr  # noqa: E402
+from kilnflow.functional.higher_order import map_fn as map_fn  # noqa: E402
+from kilnflow.functional.higher_order import scan as scan  # noqa: E402
+from kilnflow.ops.graph_utils import ensure_shape as ensure_shape  # noqa: E402
+from kilnflow.ops.graph_utils import get_current_name_scope as get_current_name_scope  # noqa
+from kilnflow.ops.graph_utils import get_static_value as get_static_value  # noqa: E402
+from kilnflow.ops.graph_utils import group as group  # noqa: E402
+from kilnflow.ops.graph_utils import identity_n as identity_n  # noqa: E402
+from kilnflow.ops.graph_utils import init_scope as init_scope  # noqa: E402
+from kilnflow.ops.graph_utils import inside_function as inside_function  # noqa: E402
+from kilnflow.ops.graph_utils import is_symbolic_tensor as is_symbolic_tensor  # noqa: E402
+from kilnflow.ops.graph_utils import no_op as no_op  # noqa: E402
+from kilnflow.ops.graph_utils import tuple as tuple  # noqa: E402,A004
+from kilnflow.functional.higher_order import vectorized_map as vectorized_map  # noqa: E402
+from kilnflow.functional.gradients import AggregationMethod as AggregationMethod  # noqa: E402
+from kilnflow.functional.gradients import RegisterGradient as RegisterGradient  # noqa: E402
+from kilnflow.functional.gradients import grad_pass_through as grad_pass_through  # noqa: E402
+from kilnflow.functional.gradients import gradients as gradients  # noqa: E402
+from kilnflow.functional.gradients import hessians as hessians  # noqa: E402
+from kilnflow.functional.gradients import no_gradient as no_gradient  # noqa: E402
+from kilnflow.functional.gradients import recompute_grad as recompute_grad  # noqa: E402
+from kilnflow import types as types  # noqa: E402
+from kilnflow.functional.initializers import Constant as constant_initializer  # noqa: E402
+from kilnflow.functional.initializers import Ones as ones_initializer  # noqa: E402
+from kilnflow.functional.initializers import RandomNormal as random_normal_initializer  # noqa
+from kilnflow.functional.initializers import RandomUniform as random_uniform_initializer  # noqa
+from kilnflow.functional.initializers import Zeros as zeros_initializer  # noqa: E402
+from kilnflow.ops.critical_section import CriticalSection as CriticalSection  # noqa: E402

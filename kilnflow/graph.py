@@ -8,6 +8,7 @@ shape inference), tensor, context; nothing above.
 from __future__ import annotations
 
 import contextlib
+import threading
 
 from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Sequence
 
@@ -376,11 +377,34 @@ def control_dependencies(control_inputs: Optional[Sequence]) -> Iterator[None]:
         ctx.control_deps.pop()
 
 
+_eager_scope = threading.local()  # eagerly, scopes only name things: kept per thread
+
+
+@contextlib.contextmanager
+def _eager_name_scope(name: str) -> Iterator[str]:
+    saved = getattr(_eager_scope, "scope", "")
+    scope = saved if not name else name if name.endswith("/") else f"{saved}{name}/"
+    _eager_scope.scope = scope
+    try:
+        yield name
+    finally:
+        _eager_scope.scope = saved
+
+
 def name_scope(name: str) -> Any:
-    """Prefix the names of ops created inside with `name/` (no effect eagerly)."""
+    """Prefix the names of ops created inside with `name/` (eagerly it only sets the scope
+    get_current_name_scope reports)."""
     if ctx.graph is None:
-        return contextlib.nullcontext(name)
+        return _eager_name_scope(name)
     return ctx.graph.name_scope(name)
+
+
+def current_name_scope() -> str:
+    """The name scope ops are created in now, with its trailing slash ('' at top level)."""
+    if ctx.graph is None:
+        return getattr(_eager_scope, "scope", "")
+    with ctx.graph.name_scope(None) as scope:
+        return scope
 
 
 def device(device_name: Optional[str]) -> Any:

@@ -49,6 +49,8 @@ CAPS: Dict[str, Tuple[int, str]] = {
                           "cluster resolvers, the Ray worker runner (the distributed extra)"),
     "keras": (5_000, "Keras layers, models, training (3.8k); grows with the layer list"),
 }
+CAPS["functional"] = (1_000, "TF's composite names defining no ops (issue 12): map_fn, scan, "
+                             "folds, vectorized_map, gradient utilities, v2 initializers, types")
 # Keras 3 breadth (issue 14): every Keras 3 loss, the metrics package, 1-D conv/pooling,
 # activation/reshaping/noise/preprocessing layers, whole-model saving (5.2k at the raise)
 CAPS["keras"] = (8_000, "Keras 3 layers, losses, metrics, models, training and saving")

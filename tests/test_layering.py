@@ -36,6 +36,8 @@ TOP = 9
 SANCTIONED = {
     ("kilnflow.ops.cond", "kilnflow.autodiff.tape"):
         "cond's gradient replays the taken branch under a GradientTape",
+    ("kilnflow.ops.critical_section", "kilnflow.autodiff.tape"):
+        "a critical section's gradient replays its body under a tape, as cond's does",
     ("kilnflow.ops.while_loop", "kilnflow.autodiff.tape"):
         "while's second-order gradient is built from public loops under a tape",
     ("kilnflow.ops.while_loop", "kilnflow.autodiff.accumulate"):

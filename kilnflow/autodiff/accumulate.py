@@ -37,6 +37,9 @@ def differentiable(x: Any) -> bool:
     return dtype.is_floating or dtype.is_complex
 
 
+# op type -> gradient rule, for ops declared without one (kf.RegisterGradient); None marks
+# an op kf.no_gradient declared not differentiable
+REGISTERED_GRADIENTS: Dict[str, Any] = {}
 _needed: list = [()]  # which inputs of the record being differentiated need a gradient
 
 
@@ -66,7 +69,8 @@ def backward(records: Sequence, targets: Sequence, target_grads: Sequence,
         if id(t) in reached and differentiable(t):
             partials.setdefault(id(t), []).append(g)
     for record in reversed(records):
-        if record.opdef.grad is None or not any(id(x) in reached for x in record.inputs):
+        rule = record.opdef.grad or REGISTERED_GRADIENTS.get(record.opdef.name)
+        if rule is None or not any(id(x) in reached for x in record.inputs):
             continue
         out_grads = []
         for o in record.outputs:
@@ -81,7 +85,7 @@ def backward(records: Sequence, targets: Sequence, target_grads: Sequence,
             continue
         _needed[0] = tuple(id(x) in reached and differentiable(x) for x in record.inputs)
         with quiet_ops():  # rules also differentiate inputs nobody asked about
-            in_grads = record.opdef.grad(record, *out_grads)
+            in_grads = rule(record, *out_grads)
         for x, g in zip(record.inputs, in_grads):
             if g is None or id(x) not in reached or not differentiable(x):
                 continue

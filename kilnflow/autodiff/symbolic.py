@@ -27,7 +27,8 @@ class _OpRecord:
 
 
 def gradients(ys: Any, xs: Any, grad_ys: Any = None,
-              unconnected_gradients: Any = "none") -> List[Any]:
+              unconnected_gradients: Any = "none", stop_gradients: Any = None) -> List[Any]:
+    """`stop_gradients`: tensors held constant (no gradient flows back through their op)."""
     flat_ys = nest.flatten(ys)
     flat_xs = nest.flatten(xs)
     graph = flat_ys[0].graph
@@ -35,7 +36,9 @@ def gradients(ys: Any, xs: Any, grad_ys: Any = None,
     with building(graph):
         seeds = [array.ones_like(y) for y in flat_ys] if grad_ys is None else \
             [convert.convert_to_tensor(g) for g in nest.flatten(grad_ys)]
-        records = [_OpRecord(op) for op in graph.operations]
+        stopped = {id(t) for t in nest.flatten(stop_gradients)} if stop_gradients else set()
+        records = [_OpRecord(op) for op in graph.operations
+                   if not any(id(o) in stopped for o in op.outputs)]
         found = backward(records, flat_ys, seeds, {id(k) for k in keys})
         out = []
         for x, k in zip(flat_xs, keys):

@@ -10,7 +10,7 @@ import enum
 from typing import Any, Iterator, Optional
 
 from kilnflow import nest
-from kilnflow.autodiff.accumulate import backward
+from kilnflow.autodiff.accumulate import REGISTERED_GRADIENTS, backward
 from kilnflow.context import ctx
 from kilnflow.ops import array, convert
 from kilnflow.ops import joining, reshaping
@@ -96,7 +96,7 @@ class GradientTape:
 
     def record(self, opdef: Any, inputs: Any, attrs: dict, result: Any) -> None:
         """Called by bind() for every op applied while this tape is active."""
-        if opdef.grad is None:
+        if opdef.grad is None and REGISTERED_GRADIENTS.get(opdef.name) is None:
             return
         watched = self._watched
         if opdef.watch_attr is not None:

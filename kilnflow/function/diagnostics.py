@@ -75,6 +75,20 @@ def _local_names(fn_node: ast.AST) -> set:
     return names
 
 
+# Functions handed to these run on every call (kf.py_function): their effects are not
+# trace-time-only, so their bodies are not scanned.
+_RUN_TIME_CALLERS = frozenset({"py_function", "numpy_function", "py_func"})
+
+
+def _run_time_nodes(tree: ast.AST) -> set:
+    skipped: set = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and node.args and \
+                getattr(node.func, "attr", getattr(node.func, "id", None)) in _RUN_TIME_CALLERS:
+            skipped.update(id(n) for n in ast.walk(node.args[0]))
+    return skipped
+
+
 def scan_source(fn: Callable) -> List[str]:
     """Warnings (with file:line) for trace-time-only side effects in `fn`'s own source."""
     target = inspect.unwrap(fn)
@@ -92,7 +106,10 @@ def scan_source(fn: Callable) -> List[str]:
     fn_node = tree.body[0] if tree.body else tree
     local = _local_names(fn_node)
     found = []
+    run_time = _run_time_nodes(tree)
     for node in ast.walk(tree):
+        if id(node) in run_time:
+            continue
         if isinstance(node, (ast.Assign, ast.AugAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             for t in targets:

@@ -175,9 +175,10 @@ def get_default_session() -> Any:
 
 def gradients(ys: Any, xs: Any, grad_ys: Any = None, name: str = "gradients",
               stop_gradients: Any = None, unconnected_gradients: Any = "none") -> list:
-    """Symbolic gradients of sum(ys) w.r.t. xs in the default graph."""
-    from kilnflow.autodiff.symbolic import gradients as _gradients
-    return _gradients(ys, xs, grad_ys, unconnected_gradients)
+    """Symbolic gradients of sum(ys) w.r.t. xs in the default graph (kf.gradients)."""
+    from kilnflow.functional.gradients import gradients as _gradients
+    return _gradients(ys, xs, grad_ys, name, stop_gradients=stop_gradients,
+                      unconnected_gradients=unconnected_gradients)
 
 
 def wrap_function(fn: Callable, signature: Sequence, name: Optional[str] = None) -> Any:

@@ -12,23 +12,11 @@ from typing import Any, List, Optional
 from kilnflow.compat.v1.graph_keys import GraphKeys, get_collection
 from kilnflow.context import ctx
 from kilnflow.graph import control_dependencies, get_default_graph
-from kilnflow.graph import NO_OP
-from kilnflow.core.opdef import bind
 from kilnflow.ops.array import zeros_like
+from kilnflow.ops.graph_utils import group
 from kilnflow.ops.convert import convert_to_tensor
 from kilnflow.ops.math import cast, sqrt
 from kilnflow.variables import Variable
-
-
-def group(*inputs: Any, name: Optional[str] = None) -> Any:
-    """One op that runs after all of `inputs` (None eagerly, where everything already ran)."""
-    graph = ctx.graph
-    if graph is None:
-        return None
-    ops = [x for x in inputs if x is not None]
-    with control_dependencies(ops):
-        bind(NO_OP, (), name=name or "group_deps")
-    return graph.operations[-1]
 
 
 class Optimizer:
