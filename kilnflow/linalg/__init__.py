@@ -1,4 +1,5 @@
-"""The kf.linalg namespace (tf.linalg): re-exports only."""
+"""The kf.linalg namespace (tf.linalg): re-exports of the matrix ops, and the LinearOperator
+classes (linear_operator*.py)."""
 from kilnflow.ops.array import eye as eye
 from kilnflow.ops.linalg import adjoint as adjoint
 from kilnflow.ops.linalg import band_part as band_part
@@ -41,3 +42,9 @@ from kilnflow.ops.matrices import tridiagonal_matmul as tridiagonal_matmul
 from kilnflow.ops.matrices import tridiagonal_solve as tridiagonal_solve
 from kilnflow.ops.nn import l2_normalize as l2_normalize
 from kilnflow.ops.reduction import global_norm as global_norm
+from kilnflow.ops.matrix_functions import banded_triangular_solve as banded_triangular_solve
+from kilnflow.ops.matrix_functions import eigh_tridiagonal as eigh_tridiagonal
+from kilnflow.ops.matrix_functions import expm as expm
+from kilnflow.ops.matrix_functions import logm as logm
+from kilnflow.ops.matrix_functions import sqrtm as sqrtm
+from kilnflow.linalg import experimental as experimental
