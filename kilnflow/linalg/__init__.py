@@ -48,3 +48,37 @@ from kilnflow.ops.matrix_functions import expm as expm
 from kilnflow.ops.matrix_functions import logm as logm
 from kilnflow.ops.matrix_functions import sqrtm as sqrtm
 from kilnflow.linalg import experimental as experimental
+from kilnflow.linalg.linear_operator import LinearOperator as LinearOperator
+from kilnflow.linalg.linear_operator_composite import LinearOperatorAdjoint as \
+    LinearOperatorAdjoint
+from kilnflow.linalg.linear_operator_composite import LinearOperatorComposition as \
+    LinearOperatorComposition
+from kilnflow.linalg.linear_operator import LinearOperatorDiag as LinearOperatorDiag
+from kilnflow.linalg.linear_operator import LinearOperatorFullMatrix as \
+    LinearOperatorFullMatrix
+from kilnflow.linalg.linear_operator import LinearOperatorIdentity as LinearOperatorIdentity
+from kilnflow.linalg.linear_operator_composite import LinearOperatorInversion as \
+    LinearOperatorInversion
+from kilnflow.linalg.linear_operator import LinearOperatorLowerTriangular as \
+    LinearOperatorLowerTriangular
+from kilnflow.linalg.linear_operator import LinearOperatorScaledIdentity as \
+    LinearOperatorScaledIdentity
+from kilnflow.linalg.linear_operator import LinearOperatorZeros as LinearOperatorZeros
+from kilnflow.linalg.linear_operator_structured import LinearOperatorBlockDiag as \
+    LinearOperatorBlockDiag
+from kilnflow.linalg.linear_operator_structured import LinearOperatorBlockLowerTriangular as \
+    LinearOperatorBlockLowerTriangular
+from kilnflow.linalg.linear_operator_structured import LinearOperatorCirculant as \
+    LinearOperatorCirculant
+from kilnflow.linalg.linear_operator_structured import LinearOperatorHouseholder as \
+    LinearOperatorHouseholder
+from kilnflow.linalg.linear_operator_structured import LinearOperatorKronecker as \
+    LinearOperatorKronecker
+from kilnflow.linalg.linear_operator_structured import LinearOperatorLowRankUpdate as \
+    LinearOperatorLowRankUpdate
+from kilnflow.linalg.linear_operator_structured import LinearOperatorPermutation as \
+    LinearOperatorPermutation
+from kilnflow.linalg.linear_operator_structured import LinearOperatorToeplitz as \
+    LinearOperatorToeplitz
+from kilnflow.linalg.linear_operator_structured import LinearOperatorTridiag as \
+    LinearOperatorTridiag

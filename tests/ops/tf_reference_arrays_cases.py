@@ -90,3 +90,27 @@ CASES.update({
     "eigh_tridiagonal": lambda tf, d: tf.linalg.eigh_tridiagonal(
         d["px"][1:5], d["sx"][4:7]),
 })
+_LO = lambda tf: tf.linalg  # noqa: E731
+CASES.update({
+    "circulant_real": lambda tf, d: tf.math.real(_LO(tf).LinearOperatorCirculant(
+        d["px"][1:5], input_output_dtype=tf.complex128).to_dense()),
+    "circulant_imag": lambda tf, d: tf.math.imag(_LO(tf).LinearOperatorCirculant(
+        d["px"][1:5], input_output_dtype=tf.complex128).to_dense()),
+    "circulant_det": lambda tf, d: tf.math.real(_LO(tf).LinearOperatorCirculant(
+        d["px"][1:5], input_output_dtype=tf.complex128).determinant()),
+    "permutation": lambda tf, d: _LO(tf).LinearOperatorPermutation([2, 0, 3, 1]).matmul(
+        d["m"].T),
+    "toeplitz": lambda tf, d: _LO(tf).LinearOperatorToeplitz(d["m"][0], d["m"][1]).to_dense(),
+    "householder": lambda tf, d: _LO(tf).LinearOperatorHouseholder(d["m"][0]).to_dense(),
+    "tridiag_compact": lambda tf, d: _LO(tf).LinearOperatorTridiag(d["m"][:, :3]).matmul(
+        d["m"][:, :3].T),
+    "kronecker": lambda tf, d: _LO(tf).LinearOperatorKronecker(
+        [_LO(tf).LinearOperatorFullMatrix(d["a"]),
+         _LO(tf).LinearOperatorFullMatrix(d["m"][:2, :2].astype(np.float64))]).to_dense(),
+    "low_rank_update": lambda tf, d: _LO(tf).LinearOperatorLowRankUpdate(
+        _LO(tf).LinearOperatorDiag(d["px"][2:5]), d["a"][:, :2], np.array([2.0, 3.0])).to_dense(),
+    "block_lower_triangular": lambda tf, d: _LO(tf).LinearOperatorBlockLowerTriangular(
+        [[_LO(tf).LinearOperatorFullMatrix(d["a"][:2, :2])],
+         [_LO(tf).LinearOperatorFullMatrix(d["a"][:, :2]),
+          _LO(tf).LinearOperatorFullMatrix(d["sq"])]]).to_dense(),
+})
