@@ -82,3 +82,7 @@ from kilnflow.linalg.linear_operator_structured import LinearOperatorToeplitz as
     LinearOperatorToeplitz
 from kilnflow.linalg.linear_operator_structured import LinearOperatorTridiag as \
     LinearOperatorTridiag
+from kilnflow.linalg.linear_operator_structured import LinearOperatorCirculant2D as \
+    LinearOperatorCirculant2D
+from kilnflow.linalg.linear_operator_structured import LinearOperatorCirculant3D as \
+    LinearOperatorCirculant3D

@@ -315,43 +315,72 @@ class LinearOperatorToeplitz(LinearOperator):
 
 class LinearOperatorCirculant(LinearOperator):
     """The circulant matrix whose eigenvalues are `spectrum` (the DFT of its first column):
-    C[i, j] = c[(i - j) mod n] with c = ifft(spectrum). Values are input_output_dtype."""
+    C = DFT^-1 diag(spectrum) DFT, so C[i, j] = c[(i - j) mod n] with c = ifft(spectrum).
+    The 2-D and 3-D variants take the last 2 or 3 dims of spectrum as one multi-dimensional
+    DFT (block circulant with circulant blocks). Values are input_output_dtype."""
+
+    _block_depth = 1
 
     def __init__(self, spectrum: Any, input_output_dtype: Any = _dtypes.complex64,
                  is_non_singular: Any = None, is_self_adjoint: Any = None,
                  is_positive_definite: Any = None, is_square: Any = True,
-                 name: str = "LinearOperatorCirculant"):
+                 name: Optional[str] = None):
         self.spectrum = convert_to_tensor(spectrum)
+        depth = self._block_depth
+        if self.spectrum.shape.rank is not None and self.spectrum.shape.rank < depth:
+            raise ValueError(f"spectrum must have rank >= {depth}, got {self.spectrum.shape}")
+        self._sizes = [_known(d, "the spectrum's dims") for d in
+                       self.spectrum.shape.as_list()[-depth:]]
         super().__init__(input_output_dtype, None, is_non_singular, is_self_adjoint,
-                         is_positive_definite, True, name,
+                         is_positive_definite, True, name or type(self).__name__,
                          {"spectrum": spectrum, "input_output_dtype": input_output_dtype})
 
     def _shape(self) -> TensorShape:
-        return self.spectrum.shape.concatenate(self.spectrum.shape[-1:])
+        n = int(np.prod(self._sizes))
+        return self.spectrum.shape[:-self._block_depth].concatenate([n, n])
+
+    def _complex_type(self) -> Any:
+        return _dtypes.complex128 if self.spectrum.dtype in (
+            _dtypes.float64, _dtypes.complex128) else _dtypes.complex64
+
+    def _flat_spectrum(self) -> Tensor:
+        s = math.cast(self.spectrum, self._complex_type())
+        n = int(np.prod(self._sizes))
+        return reshaping.reshape(s, self.spectrum.shape[:-self._block_depth].as_list() + [n])
 
     def _to_dense(self) -> Tensor:
-        n = _known(self.spectrum.shape[-1], "the size")
-        complex_type = _dtypes.complex128 if self.spectrum.dtype in (
-            _dtypes.float64, _dtypes.complex128) else _dtypes.complex64
-        spectrum = math.cast(self.spectrum, complex_type)
-        k = np.arange(n)
-        inverse_dft = np.exp(2j * np.pi * np.outer(k, k) / n) / n  # c = inverse_dft @ spectrum
-        column = reshaping.squeeze(matmul(convert_to_tensor(inverse_dft, complex_type),
-                                          reshaping.expand_dims(spectrum, -1)), [-1])
-        index = (np.arange(n)[:, None] - np.arange(n)[None, :]) % n
-        dense = slicing.gather(column, convert_to_tensor(index.astype(np.int32)),
-                               axis=column.shape.rank - 1)
+        dft = np.ones((1, 1))
+        for n in self._sizes:  # the multi-dimensional DFT of a row-major flattening
+            k = np.arange(n)
+            dft = np.kron(dft, np.exp(-2j * np.pi * np.outer(k, k) / n))
+        inverse = np.conj(dft).T / dft.shape[0]
+        ctype = self._complex_type()
+        scaled = convert_to_tensor(inverse, ctype) * \
+            reshaping.expand_dims(self._flat_spectrum(), -2)
+        dense = matmul(scaled, convert_to_tensor(dft, ctype))
         if self.dtype.is_complex:
             return math.cast(dense, self.dtype)
         from kilnflow.ops.complex import real
         return math.cast(real(dense), self.dtype)
 
     def _determinant(self) -> Tensor:
-        d = reduction.reduce_prod(math.cast(self.spectrum, _dtypes.complex128), axis=-1)
+        d = reduction.reduce_prod(math.cast(self._flat_spectrum(), _dtypes.complex128), axis=-1)
         if self.dtype.is_complex:
             return math.cast(d, self.dtype)
         from kilnflow.ops.complex import real
         return math.cast(real(d), self.dtype)
+
+
+class LinearOperatorCirculant2D(LinearOperatorCirculant):
+    """A block circulant operator with circulant blocks: spectrum [..., N0, N1]."""
+
+    _block_depth = 2
+
+
+class LinearOperatorCirculant3D(LinearOperatorCirculant):
+    """Circulant in three nested levels: spectrum [..., N0, N1, N2]."""
+
+    _block_depth = 3
 
 
 class LinearOperatorHouseholder(LinearOperator):

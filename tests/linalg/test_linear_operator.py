@@ -187,3 +187,15 @@ def test_conjugate_gradient_solves_through_an_operator():
                                               max_iter=20)
     np.testing.assert_allclose(state.x.numpy(), np.linalg.solve(spd, _V), rtol=1e-8)
     assert 1 <= int(state.i) <= 20
+
+
+def test_circulant_2d_and_3d_are_multidimensional_convolutions():
+    for make, depth in ((L.LinearOperatorCirculant2D, 2), (L.LinearOperatorCirculant3D, 3)):
+        shape = (2, 3, 2)[:depth]
+        spectrum = _m(*shape) + 1j * _m(*shape)
+        x = _m(*shape) + 1j * _m(*shape)
+        op = make(spectrum, input_output_dtype=kf.complex128)
+        assert op.shape.as_list() == [x.size, x.size]
+        want = np.fft.ifftn(spectrum * np.fft.fftn(x)).reshape(-1)
+        np.testing.assert_allclose(op.matvec(x.reshape(-1)).numpy(), want, rtol=1e-10)
+        np.testing.assert_allclose(op.determinant().numpy(), np.prod(spectrum), rtol=1e-10)

@@ -114,3 +114,14 @@ CASES.update({
          [_LO(tf).LinearOperatorFullMatrix(d["a"][:, :2]),
           _LO(tf).LinearOperatorFullMatrix(d["sq"])]]).to_dense(),
 })
+_SPECTRUM_2D = np.array([[6.0, 1.0, 1.0], [2.0, 0.5, 0.5]])  # conjugate-symmetric: real
+_SPECTRUM_3D = np.arange(1.0, 9.0).reshape(2, 2, 2)
+CASES.update({
+    "circulant2d": lambda tf, d: tf.math.real(_LO(tf).LinearOperatorCirculant2D(
+        _SPECTRUM_2D, input_output_dtype=tf.complex128).to_dense()),
+    "circulant2d_imag": lambda tf, d: tf.math.imag(_LO(tf).LinearOperatorCirculant2D(
+        _SPECTRUM_2D + 1j * np.array([[0.0, 1.0, 0.0], [0.5, 0.0, 2.0]]),
+        input_output_dtype=tf.complex128).to_dense()),
+    "circulant3d": lambda tf, d: tf.math.real(_LO(tf).LinearOperatorCirculant3D(
+        _SPECTRUM_3D, input_output_dtype=tf.complex128).matvec(np.arange(8.0) + 0j)),
+})
