@@ -278,7 +278,12 @@ def strided_slice(input_: Any, begin: Any, end: Any, strides: Any = None,  # noq
 
 
 def parallel_stack(values: Sequence, name: str = "parallel_stack") -> Tensor:
-    """Stacks `values` along a new first dim (as stack; TF copies them in parallel)."""
+    """Stacks `values` along a new first dim inside a graph (as stack; TF copies them in
+    parallel). Eagerly it raises RuntimeError, as TF does."""
+    from kilnflow.context import executing_eagerly
+    if executing_eagerly():
+        raise RuntimeError(errors.with_location(
+            "tf.parallel_stack() is not compatible with eager execution."))
     return joining.stack(values, axis=0)
 
 

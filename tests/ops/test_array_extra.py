@@ -26,7 +26,10 @@ def test_shape_n_and_parallel_stack():
     shapes = kf.shape_n([kf.zeros([2, 3]), kf.zeros([4])], out_type=kf.int64)
     assert [s.numpy().tolist() for s in shapes] == [[2, 3], [4]]
     assert shapes[0].dtype == kf.int64
-    assert kf.parallel_stack([[1, 2], [3, 4]]).numpy().tolist() == [[1, 2], [3, 4]]
+    stacked = kf.function(lambda: kf.parallel_stack([[1, 2], [3, 4]]))()
+    assert stacked.numpy().tolist() == [[1, 2], [3, 4]]
+    with pytest.raises(RuntimeError, match="eager"):  # as TF 2.21
+        kf.parallel_stack([[1, 2], [3, 4]])
 
 
 def test_strided_slice_with_bounds_fed_when_the_graph_runs():
