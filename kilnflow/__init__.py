@@ -242,3 +242,37 @@ from kilnflow.functional.initializers import RandomNormal as random_normal_initi
 from kilnflow.functional.initializers import RandomUniform as random_uniform_initializer  # noqa
 from kilnflow.functional.initializers import Zeros as zeros_initializer  # noqa: E402
 from kilnflow.ops.critical_section import CriticalSection as CriticalSection  # noqa: E402
+# issue 12: the remaining top-level array, conv and matrix names
+from kilnflow.ops.array_extra import dynamic_partition as dynamic_partition  # noqa: E402
+from kilnflow.ops.array_extra import dynamic_stitch as dynamic_stitch  # noqa: E402
+from kilnflow.ops.array_extra import repeat as repeat  # noqa: E402
+from kilnflow.ops.array_extra import reverse_sequence as reverse_sequence  # noqa: E402
+from kilnflow.ops.array_extra import roll as roll  # noqa: E402
+from kilnflow.ops.array_extra import unique as unique  # noqa: E402
+from kilnflow.ops.array_extra import unique_with_counts as unique_with_counts  # noqa: E402
+from kilnflow.ops.shape_extra import approx_top_k as approx_top_k  # noqa: E402
+from kilnflow.ops.shape_extra import bitcast as bitcast  # noqa: E402
+from kilnflow.ops.shape_extra import broadcast_dynamic_shape as \
+    broadcast_dynamic_shape  # noqa: E402
+from kilnflow.ops.shape_extra import broadcast_static_shape as \
+    broadcast_static_shape  # noqa: E402
+from kilnflow.ops.shape_extra import histogram_fixed_width_bins as \
+    histogram_fixed_width_bins  # noqa: E402
+from kilnflow.ops.shape_extra import parallel_stack as parallel_stack  # noqa: E402
+from kilnflow.ops.shape_extra import required_space_to_batch_paddings as \
+    required_space_to_batch_paddings  # noqa: E402
+from kilnflow.ops.shape_extra import sequence_mask as sequence_mask  # noqa: E402
+from kilnflow.ops.shape_extra import shape_n as shape_n  # noqa: E402
+from kilnflow.ops.shape_extra import strided_slice as strided_slice  # noqa: E402
+from kilnflow.ops.shape_extra import timestamp as timestamp  # noqa: E402
+from kilnflow.ops.shape_extra import unravel_index as unravel_index  # noqa: E402
+from kilnflow.ops.conv_extra import conv as conv  # noqa: E402
+from kilnflow.ops.conv_extra import conv2d_backprop_filter_v2 as \
+    conv2d_backprop_filter_v2  # noqa: E402
+from kilnflow.ops.conv_extra import conv2d_backprop_input_v2 as \
+    conv2d_backprop_input_v2  # noqa: E402
+from kilnflow.ops.conv_extra import extract_volume_patches as \
+    extract_volume_patches  # noqa: E402
+from kilnflow.ops.decompositions import eig as eig  # noqa: E402
+from kilnflow.ops.decompositions import eigvals as eigvals  # noqa: E402
+from kilnflow.ops.matrix_functions import sqrtm as matrix_square_root  # noqa: E402

@@ -130,7 +130,14 @@ from kilnflow.ops.special import bessel_i0e as bessel_i0e
 from kilnflow.ops.special import bessel_i1 as bessel_i1
 from kilnflow.ops.special import bessel_i1e as bessel_i1e
 from types import SimpleNamespace as _Namespace  # noqa: E402
+from kilnflow.ops import special_bessel as _bessel  # noqa: E402
 
 # tf.math.special: the functions kilnflow has of TF's list
 special = _Namespace(bessel_i0=bessel_i0, bessel_i0e=bessel_i0e, bessel_i1=bessel_i1,
-                     bessel_i1e=bessel_i1e)
+                     bessel_i1e=bessel_i1e, bessel_j0=_bessel.bessel_j0,
+                     bessel_j1=_bessel.bessel_j1, bessel_k0=_bessel.bessel_k0,
+                     bessel_k0e=_bessel.bessel_k0e, bessel_k1=_bessel.bessel_k1,
+                     bessel_k1e=_bessel.bessel_k1e, bessel_y0=_bessel.bessel_y0,
+                     bessel_y1=_bessel.bessel_y1, dawsn=_bessel.dawsn, expint=_bessel.expint,
+                     fresnel_cos=_bessel.fresnel_cos, fresnel_sin=_bessel.fresnel_sin,
+                     spence=_bessel.spence)

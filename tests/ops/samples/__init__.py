@@ -189,6 +189,7 @@ UNSAMPLED = {
     "If": "StatelessIf with a stateful branch: same rule, kernel and gradient as StatelessIf",
     "While": "StatelessWhile with a stateful body: same rule, kernel and gradient",
     "Placeholder": "a graph input: fed, never run; every graph test traces some",
+    "Timestamp": "stateful (reads the clock): tests/ops/test_array_extra.py",
 }
 
 
@@ -223,12 +224,14 @@ ERRORS: list = []
 # each family module adds its samples and error samples when imported
 from tests.ops.samples import (  # noqa: E402,F401
     array,
+    array_extra,
     bitwise,
     checks,
     cond,
     const,
     conv,
     critical_section,
+    conv_extra,
     custom_gradient,
     decompositions,
     elementwise,
@@ -239,6 +242,7 @@ from tests.ops.samples import (  # noqa: E402,F401
     linalg,
     math,
     math_extra,
+    matrix_functions,
     nn,
     nn_extra,
     placeholders,
@@ -254,6 +258,7 @@ from tests.ops.samples import (  # noqa: E402,F401
     unicode,
     sorting,
     special,
+    special_bessel,
     stateless_random,
     summary_ops,
     tensor_array,
