@@ -232,6 +232,7 @@ from tests.ops.samples import (  # noqa: E402,F401
     decompositions,
     elementwise,
     fused,
+    image,
     graph,
     joining,
     linalg,

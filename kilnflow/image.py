@@ -1,0 +1,12 @@
+"""The kf.image namespace (tf.image): re-exports only."""
+from kilnflow.ops.image import ResizeMethod as ResizeMethod
+from kilnflow.ops.image import central_crop as central_crop
+from kilnflow.ops.image import crop_to_bounding_box as crop_to_bounding_box
+from kilnflow.ops.image import flip_left_right as flip_left_right
+from kilnflow.ops.image import flip_up_down as flip_up_down
+from kilnflow.ops.image import pad_to_bounding_box as pad_to_bounding_box
+from kilnflow.ops.image import resize as resize
+from kilnflow.ops.image import resize_with_crop_or_pad as resize_with_crop_or_pad
+from kilnflow.ops.image import resize_with_pad as resize_with_pad
+from kilnflow.ops.image import rot90 as rot90
+from kilnflow.ops.image import transpose as transpose
