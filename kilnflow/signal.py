@@ -3,3 +3,17 @@ from kilnflow.ops.signal import fft as fft
 from kilnflow.ops.signal import ifft as ifft
 from kilnflow.ops.signal import irfft as irfft
 from kilnflow.ops.signal import rfft as rfft
+from kilnflow.ops.signal_nd import fft2d as fft2d
+from kilnflow.ops.signal_nd import fft3d as fft3d
+from kilnflow.ops.signal_nd import fftnd as fftnd
+from kilnflow.ops.signal_nd import fftshift as fftshift
+from kilnflow.ops.signal_nd import ifft2d as ifft2d
+from kilnflow.ops.signal_nd import ifft3d as ifft3d
+from kilnflow.ops.signal_nd import ifftnd as ifftnd
+from kilnflow.ops.signal_nd import ifftshift as ifftshift
+from kilnflow.ops.signal_nd import irfft2d as irfft2d
+from kilnflow.ops.signal_nd import irfft3d as irfft3d
+from kilnflow.ops.signal_nd import irfftnd as irfftnd
+from kilnflow.ops.signal_nd import rfft2d as rfft2d
+from kilnflow.ops.signal_nd import rfft3d as rfft3d
+from kilnflow.ops.signal_nd import rfftnd as rfftnd
