@@ -225,7 +225,7 @@ def _grad_of_resize_grad(op: Any, ddx: Any) -> list:
     return [math.cast(bind(RESIZE, (ddx,), dict(op.attrs)), dy.dtype), None]
 
 
-_FLOATS_AND_INTS = (_dtypes.float16, _dtypes.float32, _dtypes.float64, _dtypes.bfloat16,
+_FLOATS_AND_INTS = (_dtypes.float16, _dtypes.float32, _dtypes.float64,
                     _dtypes.uint8, _dtypes.int8, _dtypes.uint16, _dtypes.int16, _dtypes.int32,
                     _dtypes.int64)
 RESIZE = defop("ResizeImage", shape=_resize_rule, kernel=_resize_kernel,
