@@ -25,3 +25,10 @@ from kilnflow.ops.image_color import rgb_to_yiq as rgb_to_yiq
 from kilnflow.ops.image_color import rgb_to_yuv as rgb_to_yuv
 from kilnflow.ops.image_color import yiq_to_rgb as yiq_to_rgb
 from kilnflow.ops.image_color import yuv_to_rgb as yuv_to_rgb
+from kilnflow.ops.image_quality import extract_patches as extract_patches
+from kilnflow.ops.image_quality import image_gradients as image_gradients
+from kilnflow.ops.image_quality import psnr as psnr
+from kilnflow.ops.image_quality import sobel_edges as sobel_edges
+from kilnflow.ops.image_quality import ssim as ssim
+from kilnflow.ops.image_quality import ssim_multiscale as ssim_multiscale
+from kilnflow.ops.image_quality import total_variation as total_variation
