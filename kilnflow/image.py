@@ -32,3 +32,11 @@ from kilnflow.ops.image_quality import sobel_edges as sobel_edges
 from kilnflow.ops.image_quality import ssim as ssim
 from kilnflow.ops.image_quality import ssim_multiscale as ssim_multiscale
 from kilnflow.ops.image_quality import total_variation as total_variation
+from kilnflow.ops.image_boxes import combined_non_max_suppression as combined_non_max_suppression  # noqa: E501
+from kilnflow.ops.image_boxes import crop_and_resize as crop_and_resize
+from kilnflow.ops.image_boxes import draw_bounding_boxes as draw_bounding_boxes
+from kilnflow.ops.image_boxes import extract_glimpse as extract_glimpse
+from kilnflow.ops.image_boxes import non_max_suppression as non_max_suppression
+from kilnflow.ops.image_boxes import non_max_suppression_overlaps as non_max_suppression_overlaps  # noqa: E501
+from kilnflow.ops.image_boxes import non_max_suppression_padded as non_max_suppression_padded
+from kilnflow.ops.image_boxes import non_max_suppression_with_scores as non_max_suppression_with_scores  # noqa: E501
