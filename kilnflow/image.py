@@ -40,3 +40,17 @@ from kilnflow.ops.image_boxes import non_max_suppression as non_max_suppression
 from kilnflow.ops.image_boxes import non_max_suppression_overlaps as non_max_suppression_overlaps  # noqa: E501
 from kilnflow.ops.image_boxes import non_max_suppression_padded as non_max_suppression_padded
 from kilnflow.ops.image_boxes import non_max_suppression_with_scores as non_max_suppression_with_scores  # noqa: E501
+from kilnflow.ops.image_random import random_flip_left_right as random_flip_left_right
+from kilnflow.ops.image_random import random_flip_up_down as random_flip_up_down
+from kilnflow.ops.image_random import stateless_random_flip_left_right as stateless_random_flip_left_right
+from kilnflow.ops.image_random import stateless_random_flip_up_down as stateless_random_flip_up_down
+from kilnflow.ops.image_random import random_brightness as random_brightness
+from kilnflow.ops.image_random import stateless_random_brightness as stateless_random_brightness
+from kilnflow.ops.image_random import random_contrast as random_contrast
+from kilnflow.ops.image_random import stateless_random_contrast as stateless_random_contrast
+from kilnflow.ops.image_random import random_saturation as random_saturation
+from kilnflow.ops.image_random import stateless_random_saturation as stateless_random_saturation
+from kilnflow.ops.image_random import random_hue as random_hue
+from kilnflow.ops.image_random import stateless_random_hue as stateless_random_hue
+from kilnflow.ops.image_random import random_crop as random_crop
+from kilnflow.ops.image_random import stateless_random_crop as stateless_random_crop
