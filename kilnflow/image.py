@@ -54,3 +54,8 @@ from kilnflow.ops.image_random import random_hue as random_hue
 from kilnflow.ops.image_random import stateless_random_hue as stateless_random_hue
 from kilnflow.ops.image_random import random_crop as random_crop
 from kilnflow.ops.image_random import stateless_random_crop as stateless_random_crop
+from kilnflow.ops.image_codec import decode_bmp as decode_bmp
+from kilnflow.ops.image_codec import decode_image as decode_image
+from kilnflow.ops.image_codec import decode_png as decode_png
+from kilnflow.ops.image_codec import encode_png as encode_png
+from kilnflow.ops.image_codec import is_jpeg as is_jpeg

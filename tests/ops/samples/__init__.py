@@ -233,6 +233,8 @@ from tests.ops.samples import (  # noqa: E402,F401
     elementwise,
     fused,
     image,
+    image_boxes,
+    image_codec,
     graph,
     joining,
     linalg,
