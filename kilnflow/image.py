@@ -59,3 +59,5 @@ from kilnflow.ops.image_codec import decode_image as decode_image
 from kilnflow.ops.image_codec import decode_png as decode_png
 from kilnflow.ops.image_codec import encode_png as encode_png
 from kilnflow.ops.image_codec import is_jpeg as is_jpeg
+from kilnflow.ops.image_random import sample_distorted_bounding_box as sample_distorted_bounding_box
+from kilnflow.ops.image_random import stateless_sample_distorted_bounding_box as stateless_sample_distorted_bounding_box  # noqa: E501

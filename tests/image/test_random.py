@@ -65,3 +65,26 @@ def test_gradients_flow_and_bad_arguments_raise():
         I.random_brightness(RGB, -1.0)
     with pytest.raises(kf.errors.InvalidArgumentError):
         I.stateless_random_crop(RGB, (9, 2, 3), SEED)
+
+
+def test_sample_distorted_bounding_box_meets_its_constraints():
+    box = np.array([[[0.1, 0.1, 0.9, 0.8]]], np.float32)
+    for seed in ([3, 14], [1, 2], [7, 7]):
+        begin, size, bboxes = I.stateless_sample_distorted_bounding_box(
+            [20, 30, 3], box, seed, min_object_covered=0.3, area_range=(0.1, 1.0))
+        (y, x, _), (h, w, depth) = begin.numpy(), size.numpy()
+        assert depth == -1 and 0 <= y and y + h <= 20 and 0 <= x and x + w <= 30
+        assert 0.1 * 600 <= h * w <= 600 and 0.75 <= w / h <= 1.34 or (h, w) == (20, 30)
+        covered = max(0, min(y + h, 18) - max(y, 2)) * max(0, min(x + w, 24) - max(x, 3))
+        assert covered / (16 * 21) >= 0.3 or (h, w) == (20, 30)
+        np.testing.assert_allclose(bboxes.numpy(), [[[y / 20, x / 30, (y + h) / 20,
+                                                      (x + w) / 30]]], rtol=1e-6)
+        again = I.stateless_sample_distorted_bounding_box([20, 30, 3], box, seed, 0.3,
+                                                           area_range=(0.1, 1.0))
+        np.testing.assert_array_equal(again[0].numpy(), begin.numpy())
+    crop = kf.slice(np.zeros((20, 30, 3)), begin, size)
+    assert crop.shape[:2] == (h, w)
+    with pytest.raises(kf.errors.InvalidArgumentError):
+        I.stateless_sample_distorted_bounding_box([20, 30, 3], np.zeros((1, 0, 4)), [1, 2])
+    with pytest.raises(ValueError):
+        I.sample_distorted_bounding_box([20, 30, 3], box, area_range=(0.5, 0.1))

@@ -235,6 +235,7 @@ from tests.ops.samples import (  # noqa: E402,F401
     image,
     image_boxes,
     image_codec,
+    image_random,
     graph,
     joining,
     linalg,
