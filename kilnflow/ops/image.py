@@ -343,7 +343,11 @@ def rot90(image: Any, k: Any = 1, name: Optional[str] = None) -> Tensor:
     """Rotate images counter-clockwise by k quarter turns."""
     image = convert_to_tensor(image)
     image_rank(image, "rot90")
-    k = int(np.asarray(rules.constant_value(convert_to_tensor(k)))) % 4
+    known = rules.constant_value(convert_to_tensor(k))
+    if known is None or np.asarray(known).ndim != 0:
+        raise ValueError(errors.with_location("rot90: `k` must be a scalar known when the "
+                                              "graph is built"))
+    k = int(known) % 4
     for _ in range(k):
         image = flip_up_down(transpose(image))
     return array.identity(image, name=name)

@@ -96,3 +96,20 @@ def test_bad_inputs_raise_tf_errors():
         kf.image.central_crop(IMG, 0.0)
     with pytest.raises((TypeError, errors.InvalidArgumentError)):
         kf.image.resize(np.array([[[["a"]]]]), (2, 2))
+
+
+def test_eager_function_and_session_agree_with_unknown_dims():
+    want = kf.image.resize(IMG, (3, 9), method="bicubic", antialias=True).numpy()
+    f = kf.function(lambda x: kf.image.resize(x, (3, 9), method="bicubic", antialias=True),
+                    input_signature=[kf.TensorSpec([None, None, None, 2], kf.float32)])
+    np.testing.assert_allclose(f(IMG).numpy(), want, rtol=1e-6)
+    v1 = kf.compat.v1
+    g = v1.Graph()
+    with g.as_default():
+        p = v1.placeholder(kf.float32, [None, None, None, 2])
+        out = kf.image.resize(p, (3, 9), method="bicubic", antialias=True)
+        flipped = kf.image.flip_left_right(kf.image.rot90(p))
+        with v1.Session(graph=g) as sess:
+            got, got_flip = sess.run([out, flipped], {p: IMG})
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    np.testing.assert_array_equal(got_flip, kf.image.flip_left_right(kf.image.rot90(IMG)))
