@@ -122,8 +122,8 @@ def _ssim_per_channel(x: Tensor, y: Tensor, max_val: Tensor, filter_size: int,
     cs = (num1 - num0 + c2) / (den1 - den0 + c2)
     if index_map:
         return luminance * cs, cs
-    return (reduction.reduce_mean(luminance * cs, [-3, -2]),
-            reduction.reduce_mean(cs, [-3, -2]))
+    # cs stays a map: only ssim_multiscale averages it (ssim would leave a dead Mean)
+    return reduction.reduce_mean(luminance * cs, [-3, -2]), cs
 
 
 def ssim(img1: Any, img2: Any, max_val: Any, filter_size: int = 11, filter_sigma: float = 1.5,
@@ -163,8 +163,8 @@ def ssim_multiscale(img1: Any, img2: Any, max_val: Any,
             imgs = down
         value, cs = _ssim_per_channel(imgs[0], imgs[1], max_val, int(filter_size),
                                       float(filter_sigma), float(k1), float(k2), False)
-        mcs.append(nn.relu(cs))
-    mcs.pop()
+        if k < len(power_factors) - 1:  # the last scale contributes its full SSIM instead
+            mcs.append(nn.relu(reduction.reduce_mean(cs, [-3, -2])))
     stacked = joining.stack(mcs + [nn.relu(value)], -1)
     weights = convert_to_tensor(np.asarray(power_factors, np.float32), _dtypes.float32)
     ms = reduction.reduce_prod(math.pow(stacked, weights), [-1])
