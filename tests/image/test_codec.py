@@ -14,7 +14,8 @@ import pytest
 import kilnflow as kf
 from kilnflow import errors
 
-REF = json.load(open(os.path.join(os.path.dirname(__file__), "tf_codec_reference.json")))
+with open(os.path.join(os.path.dirname(__file__), "tf_codec_reference.json")) as _file:
+    REF = json.load(_file)
 I = kf.image
 
 

@@ -12,7 +12,8 @@ import pytest
 import kilnflow as kf
 from kilnflow import errors
 
-REF = json.load(open(os.path.join(os.path.dirname(__file__), "tf_image_reference.json")))
+with open(os.path.join(os.path.dirname(__file__), "tf_image_reference.json")) as _file:
+    REF = json.load(_file)
 RGB = np.asarray(REF["rgb"], np.float32)
 RGB8 = np.asarray(REF["rgb8"], np.uint8)
 I = kf.image

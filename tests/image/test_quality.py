@@ -9,7 +9,8 @@ import pytest
 
 import kilnflow as kf
 
-REF = json.load(open(os.path.join(os.path.dirname(__file__), "tf_image_reference.json")))
+with open(os.path.join(os.path.dirname(__file__), "tf_image_reference.json")) as _file:
+    REF = json.load(_file)
 I = kf.image
 RGB = np.asarray(REF["rgb"], np.float32)
 

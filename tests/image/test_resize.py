@@ -10,7 +10,8 @@ import pytest
 import kilnflow as kf
 from kilnflow import errors
 
-REF = json.load(open(os.path.join(os.path.dirname(__file__), "tf_image_reference.json")))
+with open(os.path.join(os.path.dirname(__file__), "tf_image_reference.json")) as _file:
+    REF = json.load(_file)
 IMG = np.asarray(REF["img"], np.float32)
 CASES = REF["resize"]
 

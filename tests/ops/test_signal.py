@@ -12,8 +12,9 @@ import pytest
 import kilnflow as kf
 from kilnflow import errors
 
-REF = json.load(open(os.path.join(os.path.dirname(__file__), "data",
-                                  "tf_signal_reference.json")))
+with open(os.path.join(os.path.dirname(__file__), "data",
+          "tf_signal_reference.json")) as _file:
+    REF = json.load(_file)
 S = kf.signal
 X = np.asarray(REF["x"], np.float32)
 
