@@ -185,6 +185,7 @@ from kilnflow.graph import Operation as Operation
 
 from kilnflow import linalg as linalg  # noqa: E402 - the tf.linalg namespace
 from kilnflow import signal as signal  # noqa: E402 - the tf.signal namespace
+from kilnflow import image as image  # noqa: E402 - the tf.image namespace
 from kilnflow import math as math  # noqa: E402 - the tf.math namespace
 from kilnflow import config as config  # noqa: E402
 from kilnflow import compat as compat  # noqa: E402

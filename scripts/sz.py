@@ -55,8 +55,11 @@ CAPS["functional"] = (1_000, "TF's composite names defining no ops (issue 12): m
 # activation/reshaping/noise/preprocessing layers, whole-model saving (5.2k at the raise)
 CAPS["keras"] = (8_000, "Keras 3 layers, losses, metrics, models, training and saving")
 # issue 12's array/conv/special/matrix-function families (array_extra, shape_extra, conv_extra,
-# special_bessel, matrix_functions: 1.2k) took ops past 10k
-CAPS["ops"] = (11_500, CAPS["ops"][1] + "; issue 12's array, special and matrix functions: 10.6k")
+# special_bessel, matrix_functions: 1.2k), tf.image and the rest of tf.signal (resize kernels,
+# colour, boxes/NMS, the PNG/BMP codecs, multi-dim FFTs, windows, STFT/DCT/MDCT/mel: about 2k)
+# and issue 14's text lookup, FarmHash and conv3d-transpose ops took ops past 10k
+CAPS["ops"] = (14_000, CAPS["ops"][1] + "; issue 12's array, special, matrix-function, image "
+               "and signal families and issue 14's text/hash ops: about 13k")
 CAPS["linalg"] = (1_000, "kf.linalg: the namespace's re-exports and the LinearOperator classes "
                          "(structure-aware matmul/solve/determinant over the ops)")
 

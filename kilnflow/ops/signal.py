@@ -1,5 +1,8 @@
-"""Discrete Fourier transforms over the innermost dim (tf.signal): fft/ifft on complex
-tensors, rfft/irfft between real and complex. Gradients for fft and ifft (TF's rules).
+"""Discrete Fourier transforms (tf.signal): fft/ifft on complex tensors and rfft/irfft
+between real and complex, over the innermost 1, 2 or 3 dims or any axes (fftnd), and
+fftshift. Every transform has a gradient: the adjoint of the linear map (a complex
+gradient follows TF's convention, d/dRe + i d/dIm), so FFT's is N * IFFT of the gradient,
+RFFT's zero-extends the bins before an inverse FFT, and IRFFT's is TF's masked RFFT.
 """
 from __future__ import annotations
 
@@ -11,6 +14,7 @@ from kilnflow import dtypes as _dtypes
 from kilnflow import errors
 from kilnflow.core.opdef import bind, defop
 from kilnflow.ops import array
+from kilnflow.ops.signal_nd import irfft_grad, rfft_grad
 from kilnflow.ops.convert import convert_to_tensor
 from kilnflow.ops.math import cast
 from kilnflow.shapes import TensorSpec
@@ -58,10 +62,13 @@ def _irfft_rule(x: Any, *, fft_length: int) -> TensorSpec:
 
 RFFT = defop("RFFT", shape=_rfft_rule, dtypes=_REAL,
              kernel=lambda x, *, fft_length: np.fft.rfft(x, fft_length).astype(
-                 np.complex64 if x.dtype == np.float32 else np.complex128))
+                 np.complex64 if x.dtype == np.float32 else np.complex128),
+             grad=lambda op, dy: [rfft_grad(op.inputs[0], dy, (-1,), (op.attrs["fft_length"],))])
 IRFFT = defop("IRFFT", shape=_irfft_rule, dtypes=_COMPLEX,
               kernel=lambda x, *, fft_length: np.fft.irfft(x, fft_length).astype(
-                  np.float32 if x.dtype == np.complex64 else np.float64))
+                  np.float32 if x.dtype == np.complex64 else np.float64),
+              grad=lambda op, dy: [irfft_grad(op.inputs[0], dy, (-1,),
+                                              (op.attrs["fft_length"],))])
 
 
 def fft(input: Any, name: Optional[str] = None) -> Tensor:  # noqa: A002
