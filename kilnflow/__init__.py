@@ -211,3 +211,10 @@ from kilnflow import distribute as distribute  # noqa: E402 - the tf.distribute 
 from kilnflow.distribute.reduce_util import VariableAggregation as VariableAggregation
 from kilnflow.distribute.reduce_util import VariableSynchronization as \
     VariableSynchronization
+from kilnflow.type_spec import TypeSpec as TypeSpec
+from kilnflow.type_spec import type_spec_from_value as type_spec_from_value
+from kilnflow import sparse as sparse
+from kilnflow.sparse.sparse_tensor import SparseTensor as SparseTensor
+from kilnflow.sparse.sparse_tensor import SparseTensorSpec as SparseTensorSpec
+from kilnflow.sparse.indexed_slices import IndexedSlices as IndexedSlices
+from kilnflow.sparse.indexed_slices import IndexedSlicesSpec as IndexedSlicesSpec

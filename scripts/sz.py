@@ -51,6 +51,10 @@ CAPS: Dict[str, Tuple[int, str]] = {
 # Keras 3 breadth (issue 14): every Keras 3 loss, the metrics package, 1-D conv/pooling,
 # activation/reshaping/noise/preprocessing layers, whole-model saving (5.2k at the raise)
 CAPS["keras"] = (8_000, "Keras 3 layers, losses, metrics, models, training and saving")
+CAPS["sparse"] = (900, "kf.sparse: SparseTensor, IndexedSlices, the tf.sparse ops built from "
+                       "public kf ops (issue 12, ~700 at creation)")
+CAPS["ragged"] = (900, "kf.ragged: RaggedTensor, its spec, the tf.ragged ops and the ragged "
+                       "string ops built from public kf ops (issue 12)")
 
 
 def code_lines(path: str) -> int:
