@@ -218,3 +218,7 @@ from kilnflow.sparse.sparse_tensor import SparseTensor as SparseTensor
 from kilnflow.sparse.sparse_tensor import SparseTensorSpec as SparseTensorSpec
 from kilnflow.sparse.indexed_slices import IndexedSlices as IndexedSlices
 from kilnflow.sparse.indexed_slices import IndexedSlicesSpec as IndexedSlicesSpec
+from kilnflow import ragged as ragged
+from kilnflow.ragged.ragged_tensor import RaggedTensor as RaggedTensor
+from kilnflow.ragged.ragged_tensor import RaggedTensorSpec as RaggedTensorSpec
+from kilnflow.ragged.ops import ragged_fill_empty_rows as ragged_fill_empty_rows

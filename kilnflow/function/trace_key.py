@@ -186,5 +186,6 @@ def describe_change(path: str, old: Any, new: Any) -> List[str]:
 def _kind(k: Any) -> str:
     if isinstance(k, tuple) and k:
         return {TENSOR: "tensor", "S": "tensor", PYTHON: f"Python {getattr(k[1], '__name__', '')}",
-                VARIABLE: "variable", OBJECT: "object", COMPOSITE: "composite tensor"}.get(k[0], f"{k[0]} structure")
+                VARIABLE: "variable", OBJECT: "object",
+                COMPOSITE: "composite tensor"}.get(k[0], f"{k[0]} structure")
     return repr(k)
