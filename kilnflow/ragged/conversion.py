@@ -7,11 +7,13 @@ from typing import Any, List, Optional, Tuple
 import numpy as np
 
 from kilnflow import dtypes as _dtypes
-from kilnflow.ops.array import fill, range as _range, shape as _shape
+from kilnflow.ops.array import range as _range, shape as _shape
 from kilnflow.ops.convert import convert_to_tensor
 from kilnflow.ops.array import where
 from kilnflow.ops.math import cast, less, not_equal
+from kilnflow.ops.joining import concat as _concat
 from kilnflow.ops.reduction import reduce_any, reduce_max
+from kilnflow.ops.reshaping import reshape
 from kilnflow.ops.slicing import boolean_mask
 from kilnflow.ragged.ragged_tensor import RaggedTensor
 from kilnflow.tensor import Tensor
@@ -92,20 +94,26 @@ def from_tensor(tensor: Any, lengths: Any = None, padding: Any = None, ragged_ra
         raise NotImplementedError("RaggedTensor.from_tensor supports ragged_rank=1 here")
     if lengths is not None and padding is not None:
         raise ValueError("Specify lengths or padding, but not both")
+    if lengths is None and padding is None:  # every row whole: a uniform row length, as TF
+        static = t.shape.as_list()[1] if t.shape.rank else None
+        flat = reshape(t, _concat([convert_to_tensor([-1], _dtypes.int64),
+                                   _shape(t, out_type=_dtypes.int64)[2:]], 0))
+        width = static if static is not None else _shape(t, out_type=_dtypes.int64)[1]
+        rows = _shape(t, out_type=_dtypes.int64)[0]
+        out = RaggedTensor.from_uniform_row_length(flat, width, rows, validate=False)
+        return out.with_row_splits_dtype(row_splits_dtype)
     dims = _shape(t, out_type=_dtypes.int64)
     width = dims[1]
     positions = _range(width)[None, :]
     if lengths is not None:
         row_lengths = convert_to_tensor(lengths, _dtypes.int64)
-    elif padding is not None:
+    else:
         kept = not_equal(t, convert_to_tensor(padding, t.dtype))
         while kept.shape.rank is not None and kept.shape.rank > 2:
             kept = reduce_any(kept, axis=-1)
         last = where(kept, positions + 1 + 0 * cast(kept, _dtypes.int64),
                      0 * cast(kept, _dtypes.int64))
         row_lengths = reduce_max(last, axis=1)
-    else:
-        row_lengths = fill(dims[:1], width)
     keep = less(positions, row_lengths[:, None])
     values = boolean_mask(t, keep)
     splits_lengths = cast(row_lengths, _dtypes.as_dtype(row_splits_dtype))

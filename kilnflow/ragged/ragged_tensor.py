@@ -74,6 +74,7 @@ class RaggedTensor(CompositeTensor):
                              "factory methods instead (e.g., RaggedTensor.from_row_lengths())")
         self._values = values
         self._row_splits = row_splits
+        self._uniform: Optional[int] = None  # a static uniform row length (TF's uniform dim)
 
     # ---------------------------------------------------------------- factories
 
@@ -136,6 +137,29 @@ class RaggedTensor(CompositeTensor):
         lengths = scatter_nd(cast(ids, _dtypes.int64)[:, None], ones,
                              cast(nrows, _dtypes.int64)[None])
         return cls.from_row_lengths(values, lengths, validate=validate)
+
+    @classmethod
+    def from_uniform_row_length(cls, values: Any, uniform_row_length: Any, nrows: Any = None,
+                                validate: bool = True,
+                                name: Optional[str] = None) -> "RaggedTensor":
+        """Rows of `uniform_row_length` values each (a uniform, statically known dim when
+        the length is a Python int or an eager tensor)."""
+        values = values if isinstance(values, RaggedTensor) else convert_to_tensor(values)
+        length = convert_to_tensor(uniform_row_length, _dtypes.int64)
+        if nrows is None:
+            nrows = _nvals(values) // length if length.shape.rank == 0 else None
+        count = cast(convert_to_tensor(nrows), _dtypes.int64)
+        out = cls._make(values, _range(count + 1) * length, validate)
+        if isinstance(length, EagerTensor):
+            out._uniform = int(length.numpy())
+        return out
+
+    @property
+    def uniform_row_length(self) -> Optional[Tensor]:
+        """The row length when every row has the same static length, else None."""
+        if self._uniform is None:
+            return None
+        return convert_to_tensor(self._uniform, self._row_splits.dtype)
 
     @classmethod
     def from_nested_row_splits(cls, flat_values: Any, nested_row_splits: Any,
@@ -207,7 +231,8 @@ class RaggedTensor(CompositeTensor):
         n = self._row_splits.shape.as_list()[0] if self._row_splits.shape.rank == 1 else None
         inner = self._values.shape
         rest = inner.as_list()[1:] if inner.rank is not None else None
-        return TensorShape(None if rest is None else [None if n is None else n - 1, None] + rest)
+        return TensorShape(None if rest is None else
+                           [None if n is None else n - 1, self._uniform] + rest)
 
     def get_shape(self) -> TensorShape:
         return self.shape
@@ -260,7 +285,9 @@ class RaggedTensor(CompositeTensor):
     # ---------------------------------------------------------------- rebuilding
 
     def with_values(self, new_values: Any) -> "RaggedTensor":
-        return RaggedTensor._make(new_values, self._row_splits, validate=False)
+        out = RaggedTensor._make(new_values, self._row_splits, validate=False)
+        out._uniform = self._uniform
+        return out
 
     def with_flat_values(self, new_values: Any) -> "RaggedTensor":
         if isinstance(self._values, RaggedTensor):
@@ -271,7 +298,9 @@ class RaggedTensor(CompositeTensor):
         dtype = _dtypes.as_dtype(dtype)
         values = self._values.with_row_splits_dtype(dtype) if \
             isinstance(self._values, RaggedTensor) else self._values
-        return RaggedTensor(values, cast(self._row_splits, dtype), internal=True)
+        out = RaggedTensor(values, cast(self._row_splits, dtype), internal=True)
+        out._uniform = self._uniform
+        return out
 
     # ---------------------------------------------------------------- conversion
 
@@ -480,8 +509,10 @@ class RaggedTensorSpec(TypeSpec):
 
     def _from_components(self, components: List[Any]) -> RaggedTensor:
         result = components[0]
-        for splits in reversed(list(components[1:])):
+        dims = self._shape.as_list() if self._shape.rank is not None else None
+        for level, splits in reversed(list(enumerate(components[1:]))):
             result = RaggedTensor(result, splits, internal=True)
+            result._uniform = None if dims is None else dims[level + 1]
         return result
 
     def _serialize(self) -> tuple:

@@ -7,7 +7,7 @@ from typing import Any, Optional
 from kilnflow import dtypes as _dtypes
 from kilnflow.ops import strings as _strings
 from kilnflow.ops import unicode as _unicode
-from kilnflow.ops.array import fill, shape as _shape
+from kilnflow.ops.array import shape as _shape
 from kilnflow.ops.reshaping import reshape
 from kilnflow.ragged.ragged_tensor import RaggedTensor
 from kilnflow.tensor import Tensor
@@ -15,15 +15,23 @@ from kilnflow.tensor import Tensor
 _I64 = _dtypes.int64
 
 
-def _uniform_outer(rt: RaggedTensor, dims: Tensor) -> RaggedTensor:
+def _uniform_outer(rt: RaggedTensor, dims: Any) -> RaggedTensor:
     """Wrap rows that came from a flattened input of shape `dims` back into its outer dims
     (uniform row lengths, as TF's ragged result of a rank > 1 input)."""
-    for axis in range(dims.shape.as_list()[0] - 1, 0, -1):
+    rank = len(dims) if isinstance(dims, list) else dims.shape.as_list()[0]
+    for axis in range(rank - 1, 0, -1):
         width = dims[axis]
         count = rt.nrows(out_type=_I64) // width
-        rt = RaggedTensor.from_row_lengths(rt, fill(reshape(count, [1]), width),
-                                           validate=False)
+        rt = RaggedTensor.from_uniform_row_length(rt, width, count, validate=False)
     return rt
+
+
+def _dims(x: Tensor) -> Any:
+    """The input's dims: Python ints when static (uniform row lengths TF reports in the
+    shape), else a shape tensor."""
+    if x.shape.is_fully_defined():
+        return x.shape.as_list()
+    return _shape(x, out_type=_I64)
 
 
 def split(input: Any = None, sep: Any = None, maxsplit: int = -1,  # noqa: A002
@@ -44,7 +52,7 @@ def split(input: Any = None, sep: Any = None, maxsplit: int = -1,  # noqa: A002
                                           validate=False)
     if x.shape.rank == 1:
         return rows
-    return _uniform_outer(rows, _shape(x, out_type=_I64))
+    return _uniform_outer(rows, _dims(x))
 
 
 def unicode_decode(input: Any, input_encoding: str, errors: str = "replace",  # noqa: A002
@@ -66,7 +74,7 @@ def unicode_decode(input: Any, input_encoding: str, errors: str = "replace",  # 
     rows = RaggedTensor.from_row_splits(points, splits, validate=False)
     if x.shape.rank == 1:
         return rows
-    return _uniform_outer(rows, _shape(x, out_type=_I64))
+    return _uniform_outer(rows, _dims(x))
 
 
 def unicode_split(input: Any, input_encoding: str, errors: str = "replace",  # noqa: A002

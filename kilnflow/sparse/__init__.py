@@ -4,6 +4,7 @@ from kilnflow.sparse.sparse_tensor import SparseTensorSpec as SparseTensorSpec
 from kilnflow.sparse.ops import add as add
 from kilnflow.sparse.math_ops import bincount as bincount
 from kilnflow.sparse.ops import concat as concat
+from kilnflow.sparse.cross import cross as cross
 from kilnflow.sparse.math_ops import expand_dims as expand_dims
 from kilnflow.sparse.math_ops import eye as eye
 from kilnflow.sparse.math_ops import fill_empty_rows as fill_empty_rows
@@ -19,6 +20,7 @@ from kilnflow.sparse.ops import reorder as reorder
 from kilnflow.sparse.math_ops import reset_shape as reset_shape
 from kilnflow.sparse.ops import reshape as reshape
 from kilnflow.sparse.math_ops import retain as retain
+from kilnflow.sparse.cross import sampled_addmm as sampled_addmm
 from kilnflow.sparse.math_ops import segment_mean as segment_mean
 from kilnflow.sparse.math_ops import segment_sqrt_n as segment_sqrt_n
 from kilnflow.sparse.math_ops import segment_sum as segment_sum

@@ -15,9 +15,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 with open(os.path.join(HERE, "tf_ragged_expected.json"), encoding="utf-8") as _f:
     EXPECTED = json.load(_f)
 CASES = ragged_cases.cases(kf)
-# TF gives a uniform row partition (a static dim) for the middle dim of a split rank-2
-# input; kilnflow's row partitions are all ragged, so only the shape and spec differ
-UNIFORM_DIMS = {"split_2d"}
 
 
 def _record(value):
@@ -25,12 +22,7 @@ def _record(value):
 
 
 def _check(tag, got):
-    want = EXPECTED[tag]
-    if tag in UNIFORM_DIMS:
-        for key in ("shape", "spec"):
-            got.pop(key)
-            want = {k: v for k, v in want.items() if k not in ("shape", "spec")}
-    assert got == want
+    assert got == EXPECTED[tag]
 
 
 @pytest.mark.parametrize("tag", sorted(CASES))
@@ -124,6 +116,15 @@ def test_bad_input_raises_tf_errors():
         kf.RaggedTensor([1], [0, 1])
     with pytest.raises(TypeError):
         kf.convert_to_tensor(kf.ragged.constant([[1], []]))
+
+
+def test_uniform_row_lengths_are_static_dims_through_functions():
+    rt = kf.RaggedTensor.from_uniform_row_length([1, 2, 3, 4], 2)
+    assert rt.shape == kf.TensorShape([2, 2]) and rt.uniform_row_length.numpy() == 2
+    f = kf.function(lambda x: x + 1, autograph=False)
+    out = f(rt)
+    assert out.shape == kf.TensorShape([2, 2]) and out.to_list() == [[2, 3], [4, 5]]
+    assert kf.ragged.constant([[1], []]).uniform_row_length is None
 
 
 def test_strings_split_of_a_scalar_stays_dense():
