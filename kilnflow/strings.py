@@ -1,6 +1,6 @@
 """The kf.strings namespace (tf.strings): re-exports only."""
 from kilnflow.ops.strings import as_string as as_string
-from kilnflow.ops.unicode import bytes_split as bytes_split
+from kilnflow.ragged.string_ops import bytes_split as bytes_split
 from kilnflow.ops.strings import format as format  # noqa: A004
 from kilnflow.ops.strings import join as join
 from kilnflow.ops.strings import length as length

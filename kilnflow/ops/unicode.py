@@ -158,9 +158,8 @@ def bytes_split(input: Any, name: Optional[str] = None) -> Tensor:  # noqa: A002
     """
     x = strings_tensor(input)
     if x.shape.rank != 0:
-        raise _errors_module.UnimplementedError(
-            "kf.strings.bytes_split of a non-scalar: TF returns a RaggedTensor, which "
-            "kilnflow does not have; split each scalar")
+        raise ValueError(f"ops.unicode.bytes_split takes a scalar, got shape {x.shape} "
+                         "(kf.strings.bytes_split gives a RaggedTensor for higher ranks)")
     return substr(x, array_ops.range(length(x)), 1, name=name)
 
 

@@ -8,7 +8,11 @@ from kilnflow import dtypes as _dtypes
 from kilnflow.ops import strings as _strings
 from kilnflow.ops import unicode as _unicode
 from kilnflow.ops.array import shape as _shape
+from kilnflow.ops.array import range as _range
+from kilnflow.ops.math import cast
+from kilnflow.ops.reduction import reduce_sum
 from kilnflow.ops.reshaping import reshape
+from kilnflow.ops.slicing import gather
 from kilnflow.ragged.ragged_tensor import RaggedTensor
 from kilnflow.tensor import Tensor
 
@@ -94,3 +98,23 @@ def unicode_split(input: Any, input_encoding: str, errors: str = "replace",  # n
         else "UTF-8"
     return points.with_flat_values(_unicode.unicode_encode(
         reshape(points.flat_values, [-1, 1]), encoding, errors, replacement_char))
+
+
+def bytes_split(input: Any, name: Optional[str] = None) -> Any:  # noqa: A002
+    """The bytes of each string as one-byte strings: a vector for a scalar, a RaggedTensor
+    (one row per string) for higher ranks, as in TF.
+
+    >>> import kilnflow as kf
+    >>> kf.strings.bytes_split(["ab", "c"])
+    <tf.RaggedTensor [[b'a', b'b'], [b'c']]>
+    """
+    x = _strings.strings_tensor(input)
+    if x.shape.rank == 0:
+        return _unicode.bytes_split(x, name)
+    flat = reshape(x, [-1])
+    lengths = cast(_strings.length(flat), _I64)
+    rows = RaggedTensor.from_row_lengths(_range(reduce_sum(lengths)), lengths, validate=False)
+    position = rows.flat_values - gather(rows.row_splits, rows.value_rowids())
+    pieces = _strings.substr(gather(flat, rows.value_rowids()), position, 1)
+    rows = rows.with_flat_values(pieces)
+    return rows if x.shape.rank == 1 else _uniform_outer(rows, _dims(x))

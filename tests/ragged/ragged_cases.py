@@ -69,6 +69,8 @@ def cases(tf):
         "split_sep": lambda: tf.strings.split(["a,b", "c"], sep=","),
         "split_2d": lambda: tf.strings.split([["a b"], ["c"]]),
         "ud": lambda: tf.strings.unicode_decode(["hé", "x", ""], "UTF-8"),
+        "bs": lambda: tf.strings.bytes_split(["ab", "", "c"]),
+        "bs_2d": lambda: tf.strings.bytes_split([["ab"], ["c"]]),
         "us": lambda: tf.strings.unicode_split(["hé", "x"], "UTF-8"),
         "rfer": lambda: tf.ragged_fill_empty_rows(
             tf.constant([0, 0, 2], tf.int64), tf.constant([1, 2, 3]),

@@ -181,8 +181,7 @@ def test_unicode_split_and_bytes_split_of_scalars():
     assert kf.strings.bytes_split("").shape == (0,)
     compiled = kf.function(lambda s: kf.strings.unicode_split(s, "UTF-8"))
     assert compiled(kf.constant("hé")).numpy().tolist() == [b"h", "é".encode()]
-    with pytest.raises(errors.UnimplementedError, match="RaggedTensor"):
-        kf.strings.bytes_split(["ab"])
+    assert kf.strings.bytes_split(["añ", ""]).to_list() == [[b"a", b"\xc3", b"\xb1"], []]
 
 
 def test_ngrams_widths_padding_and_short_sequences():
