@@ -277,3 +277,14 @@ from kilnflow.ops.conv_extra import extract_volume_patches as \
 from kilnflow.ops.decompositions import eig as eig  # noqa: E402
 from kilnflow.ops.decompositions import eigvals as eigvals  # noqa: E402
 from kilnflow.ops.matrix_functions import sqrtm as matrix_square_root  # noqa: E402
+from kilnflow.type_spec import TypeSpec as TypeSpec
+from kilnflow.type_spec import type_spec_from_value as type_spec_from_value
+from kilnflow import sparse as sparse
+from kilnflow.sparse.sparse_tensor import SparseTensor as SparseTensor
+from kilnflow.sparse.sparse_tensor import SparseTensorSpec as SparseTensorSpec
+from kilnflow.sparse.indexed_slices import IndexedSlices as IndexedSlices
+from kilnflow.sparse.indexed_slices import IndexedSlicesSpec as IndexedSlicesSpec
+from kilnflow import ragged as ragged
+from kilnflow.ragged.ragged_tensor import RaggedTensor as RaggedTensor
+from kilnflow.ragged.ragged_tensor import RaggedTensorSpec as RaggedTensorSpec
+from kilnflow.ragged.ops import ragged_fill_empty_rows as ragged_fill_empty_rows

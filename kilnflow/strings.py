@@ -1,6 +1,6 @@
 """The kf.strings namespace (tf.strings): re-exports only."""
 from kilnflow.ops.strings import as_string as as_string
-from kilnflow.ops.unicode import bytes_split as bytes_split
+from kilnflow.ragged.string_ops import bytes_split as bytes_split
 from kilnflow.ops.strings import format as format  # noqa: A004
 from kilnflow.ops.strings import join as join
 from kilnflow.ops.strings import length as length
@@ -9,13 +9,13 @@ from kilnflow.ops.string_grouping import ngrams as ngrams
 from kilnflow.ops.strings import reduce_join as reduce_join
 from kilnflow.ops.strings import regex_full_match as regex_full_match
 from kilnflow.ops.strings import regex_replace as regex_replace
-from kilnflow.ops.strings import split as split
+from kilnflow.ragged.string_ops import split as split
 from kilnflow.ops.strings import strip as strip
 from kilnflow.ops.strings import substr as substr
 from kilnflow.ops.strings import to_number as to_number
-from kilnflow.ops.unicode import unicode_decode as unicode_decode
+from kilnflow.ragged.string_ops import unicode_decode as unicode_decode
 from kilnflow.ops.unicode import unicode_encode as unicode_encode
-from kilnflow.ops.unicode import unicode_split as unicode_split
+from kilnflow.ragged.string_ops import unicode_split as unicode_split
 from kilnflow.ops.unicode import unicode_transcode as unicode_transcode
 from kilnflow.ops.strings import upper as upper
 from kilnflow.ops.string_grouping import unsorted_segment_join as unsorted_segment_join

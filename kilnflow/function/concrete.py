@@ -29,6 +29,16 @@ class OutputSlot:
         self.index = index
 
 
+class CompositeSlot:
+    """Marks where a composite tensor goes: its TypeSpec and the slots of its components."""
+
+    __slots__ = ("spec", "slots")
+
+    def __init__(self, spec: Any, slots: list):
+        self.spec = spec
+        self.slots = slots
+
+
 class ConcreteFunction:
     def __init__(self, name: str, traced_graph: Any, arg_names: List[str], input_specs: list,
                  output_template: Any, structured_input: Any):
@@ -181,11 +191,14 @@ def _pack(template: Any, flat: Sequence) -> Any:
     if isinstance(template, OutputSlot):
         value = flat[template.index]
         return wrap(value) if isinstance(value, (np.ndarray, np.generic)) else value
+    if isinstance(template, CompositeSlot):
+        return template.spec._from_components([_pack(s, flat) for s in template.slots])
     if nest.is_nested(template):
         leaves = nest.flatten(template)
         return nest.pack_sequence_as(template, [
             (wrap(flat[x.index]) if isinstance(flat[x.index], (np.ndarray, np.generic))
-             else flat[x.index]) if isinstance(x, OutputSlot) else x for x in leaves])
+             else flat[x.index]) if isinstance(x, OutputSlot) else _pack(x, flat)
+            for x in leaves])
     return template
 
 
@@ -196,6 +209,8 @@ def _describe_output(template: Any, outputs: Sequence) -> str:
             return f"{t.dtype.name} Tensor, shape={t.shape}"
         if leaf is None:
             return "NoneTensorSpec()"
+        if isinstance(leaf, CompositeSlot):
+            return repr(leaf.spec)
         return repr(leaf)
     if not nest.is_nested(template):
         return one(template)

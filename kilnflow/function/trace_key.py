@@ -3,7 +3,8 @@
 Tensors (and ndarrays) key by shape and dtype; Variables by dtype, shape and which earlier
 variable argument they alias (TF traces variables by spec: another variable of the same
 spec reuses the trace, rebound to it, see Function); Python scalars and
-strings by value; lists, tuples, dicts and namedtuples by structure; other objects by
+strings by value; lists, tuples, dicts and namedtuples by structure; composite tensors
+(SparseTensor, RaggedTensor) by their TypeSpec, feeding their components; other objects by
 identity. The key also names each argument path, for retracing explanations.
 """
 from __future__ import annotations
@@ -20,10 +21,22 @@ TENSOR = "T"
 VARIABLE = "V"
 PYTHON = "P"
 OBJECT = "O"
+COMPOSITE = "C"
 
 
 def _is_variable(x: Any) -> bool:
     return hasattr(x, "_handle") and hasattr(x, "assign")
+
+
+def composite_spec(x: Any) -> Any:
+    """The TypeSpec of a composite tensor, or `x` itself when it is a composite's TypeSpec
+    (one with components, see kilnflow/type_spec.py); None for anything else."""
+    spec = getattr(x, "_type_spec", None)
+    if spec is not None and hasattr(spec, "_to_components"):
+        return spec
+    if hasattr(x, "_component_specs") and hasattr(x, "_from_components"):
+        return x
+    return None
 
 
 def key_of(value: Any, tensors: list, keep: list) -> Any:
@@ -53,6 +66,12 @@ def key_of(value: Any, tensors: list, keep: list) -> Any:
     if isinstance(value, dict):
         keys = sorted(value, key=repr)
         return ("dict", tuple((k, key_of(value[k], tensors, keep)) for k in keys))
+    spec = composite_spec(value)
+    if spec is not None:  # keyed by its spec: a new nnz or values length reuses the trace
+        if spec is not value:
+            for component in spec._to_components(value):
+                key_of(component, tensors, keep)
+        return (COMPOSITE, spec)
     if _is_variable(value):
         earlier = [k for k in keep if _is_variable(k)]
         alias = next((i for i, k in enumerate(earlier) if k._handle is value._handle),
@@ -147,6 +166,8 @@ def describe_change(path: str, old: Any, new: Any) -> List[str]:
                 return [f"{path}: a kf.Variable of dtype {old[1].name}, shape {old[2]} -> "
                         f"dtype {new[1].name}, shape {new[2]}"]
             return [f"{path}: a variable aliasing another argument (or no longer)"]
+        if old[0] == COMPOSITE and new[0] == COMPOSITE:
+            return [f"{path}: {old[1]!r} -> {new[1]!r}"]
         if old[0] == OBJECT and new[0] == OBJECT:
             return [f"{path}: a different Python object"]
         if old[0] == new[0] and isinstance(old[1], tuple) and isinstance(new[1], tuple) \
@@ -165,5 +186,6 @@ def describe_change(path: str, old: Any, new: Any) -> List[str]:
 def _kind(k: Any) -> str:
     if isinstance(k, tuple) and k:
         return {TENSOR: "tensor", "S": "tensor", PYTHON: f"Python {getattr(k[1], '__name__', '')}",
-                VARIABLE: "variable", OBJECT: "object"}.get(k[0], f"{k[0]} structure")
+                VARIABLE: "variable", OBJECT: "object",
+                COMPOSITE: "composite tensor"}.get(k[0], f"{k[0]} structure")
     return repr(k)

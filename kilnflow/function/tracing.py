@@ -12,8 +12,9 @@ import numpy as np
 
 from kilnflow import errors, nest
 from kilnflow.context import ctx
-from kilnflow.function.concrete import ConcreteFunction, OutputSlot
+from kilnflow.function.concrete import CompositeSlot, ConcreteFunction, OutputSlot
 from kilnflow.function.func_graph import FuncGraph
+from kilnflow.function.trace_key import composite_spec
 from kilnflow.ops.convert import convert_to_tensor
 from kilnflow.shapes import TensorShape, TensorSpec
 from kilnflow.tensor import EagerTensor, SymbolicTensor, Tensor
@@ -68,6 +69,8 @@ def flatten_up_to(spec: Any, value: Any, position: int) -> list:
     Python list against one TensorSpec stays one value)."""
     if isinstance(spec, TensorSpec):
         return [(value, spec)]
+    if composite_spec(spec) is spec and isinstance(value, spec.value_type):
+        return list(zip(spec._to_components(value), spec._component_specs))
     if isinstance(spec, dict) and isinstance(value, dict) and set(spec) == set(value):
         return [p for k in sorted(spec, key=repr)
                 for p in flatten_up_to(spec[k], value[k], position)]
@@ -141,11 +144,13 @@ class Placeholders:
             if self._relaxed:
                 relaxed = self._relaxed.pop(0)
                 spec = TensorSpec(relaxed.shape, spec.dtype)
-            p = self.graph.placeholder(spec.dtype, spec.shape, name=value.name if isinstance(
-                value, TensorSpec) and value.name else name)
-            self.op_names.append(p.op.name)
-            self.input_specs.append((p.op.name, spec))
-            return p
+            return self._placeholder(spec, value.name if isinstance(value, TensorSpec) and
+                                     value.name else name)
+        composite = composite_spec(value)
+        if composite is not None:  # one placeholder per component, of the spec's shapes
+            return composite._from_components([
+                self._placeholder(s, f"{name}_{i}")
+                for i, s in enumerate(composite._component_specs)])
         if isinstance(value, (list, tuple)) and not hasattr(value, "_fields"):
             return type(value)(self.make(v, f"{name}_{i}") for i, v in enumerate(value))
         if isinstance(value, tuple):
@@ -156,12 +161,21 @@ class Placeholders:
                                for k in sorted(value, key=repr))
         return value
 
+    def _placeholder(self, spec: TensorSpec, name: str) -> SymbolicTensor:
+        p = self.graph.placeholder(spec.dtype, spec.shape, name=name)
+        self.op_names.append(p.op.name)
+        self.input_specs.append((p.op.name, spec))
+        return p
+
 
 def output_template(result: Any, graph: FuncGraph, outputs: list) -> Any:
     """The returned structure with tensor leaves replaced by _Slots (tensors -> outputs)."""
     def leaf(x: Any) -> Any:
         if x is None:
             return None
+        spec = composite_spec(x)
+        if spec is not None and spec is not x:  # its components become outputs
+            return CompositeSlot(spec, [leaf(c) for c in spec._to_components(x)])
         if isinstance(x, Tensor) or hasattr(x, "_as_tensor") or \
                 isinstance(x, (int, float, bool, np.ndarray, np.generic)):
             t = graph.capture(convert_to_tensor(x))

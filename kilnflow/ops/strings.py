@@ -14,11 +14,9 @@ from kilnflow import dtypes as _dtypes
 from kilnflow import errors
 from kilnflow.core import rules
 from kilnflow.core.opdef import bind, defop
-from kilnflow.ops import array as _array
 from kilnflow.ops.convert import convert_to_tensor
 from kilnflow.ops.logging import summarize_array
 from kilnflow.ops.reshaping import reshape
-from kilnflow.ops.scatter import tensor_scatter_nd_update
 from kilnflow.shapes import TensorSpec
 from kilnflow.tensor import Tensor, is_symbolic
 
@@ -439,32 +437,30 @@ STRING_SPLIT_V2 = defop("StringSplitV2", shape=_split_rule, kernel=_split_kernel
                         multi_output=True, dtypes=STRING)
 
 
+def split_components(rows: Any, sep: Any = None, maxsplit: int = -1,
+                     name: Optional[str] = None) -> tuple:
+    """(indices, values, dense_shape) of the pieces of each string of a vector: the
+    SparseTensor components TF's StringSplitV2 gives (kf.strings.split makes the
+    RaggedTensor of them, kilnflow/ragged/string_ops.py)."""
+    separator = convert_to_tensor(b"" if sep is None else sep, _dtypes.string)
+    return bind(STRING_SPLIT_V2, (strings_tensor(rows), separator),
+                {"maxsplit": int(maxsplit)}, name)
+
+
 def split(input: Any, sep: Any = None, maxsplit: int = -1,  # noqa: A002
           name: Optional[str] = None) -> Tensor:
-    """Split each string at `sep` (runs of whitespace when None).
-
-    A scalar gives a vector of pieces, as in TF. TF gives a RaggedTensor for a vector input;
-    kilnflow has no RaggedTensor, so it returns what that RaggedTensor's `to_tensor()` gives:
-    a matrix padded with b''.
+    """The pieces of a scalar string split at `sep` (runs of whitespace when None), as a
+    vector. kf.strings.split (kilnflow/ragged/string_ops.py) gives a RaggedTensor for
+    higher ranks.
 
     >>> import kilnflow as kf
     >>> kf.strings.split("a b  c").numpy()
     array([b'a', b'b', b'c'], dtype=object)
     """
     x = strings_tensor(input)
-    rank = x.shape.rank
-    if rank not in (0, 1):
-        raise errors.UnimplementedError(
-            f"kf.strings.split of a rank-{rank} input: TF returns a RaggedTensor, which "
-            "kilnflow does not have; split a scalar or a vector")
-    separator = convert_to_tensor(b"" if sep is None else sep, _dtypes.string)
-    rows = reshape(x, [-1])
-    indices, values, shape = bind(STRING_SPLIT_V2, (rows, separator), {"maxsplit": int(maxsplit)},
-                                  name)
-    if rank == 0:
-        return values
-    padded = _array.fill(shape, b"")
-    return tensor_scatter_nd_update(padded, indices, values)
+    if x.shape.rank != 0:
+        raise ValueError(f"ops.strings.split takes a scalar, got shape {x.shape}")
+    return split_components(reshape(x, [-1]), sep, maxsplit, name)[1]
 
 
 # ---------------------------------------------------------------- substrings

@@ -1,6 +1,7 @@
-"""Unicode ops (tf.strings.unicode_*): code points to and from strings. TF gives
-RaggedTensors for most ranks; kilnflow has none, so decode takes scalars and encode takes a
-dense tensor whose last dim holds the characters. Not differentiable.
+"""Unicode ops (tf.strings.unicode_*): code points to and from strings. Decode gives the
+(row_splits, char_values) components TF's UnicodeDecode gives, which kf.strings.unicode_decode
+makes a RaggedTensor of (kilnflow/ragged/string_ops.py); encode takes a dense tensor whose
+last dim holds the characters. Not differentiable.
 """
 from __future__ import annotations
 
@@ -23,36 +24,56 @@ _INTS = frozenset((_dtypes.int32, _dtypes.int64))
 
 
 def _decode_rule(x: Any, *, input_encoding: str, errors: str,
-                 replacement_char: int) -> TensorSpec:
-    if x.shape.rank not in (None, 0):
-        raise ValueError(f"UnicodeDecode: input must be a scalar here, got shape {x.shape}")
-    return TensorSpec([None], _dtypes.int32)
+                 replacement_char: int) -> list:
+    if x.shape.rank not in (None, 1):
+        raise ValueError(f"UnicodeDecode: input must be a vector here, got shape {x.shape}")
+    rows = None if x.shape.rank is None else x.shape.as_list()[0]
+    return [TensorSpec([None if rows is None else rows + 1], _dtypes.int64),
+            TensorSpec([None], _dtypes.int32)]
 
 
-def _decode_kernel(x: np.ndarray, *, input_encoding: str, errors: str,
-                   replacement_char: int) -> np.ndarray:
+def _decode_one(s: bytes, input_encoding: str, errors: str, replacement_char: int) -> list:
     try:
-        text = x[()].decode(input_encoding, "strict" if errors == "strict" else "replace")
+        text = s.decode(input_encoding, "strict" if errors == "strict" else "replace")
     except UnicodeDecodeError as exc:
         raise _errors_module.InvalidArgumentError(_errors_module.with_location(
             f"Invalid {input_encoding} input: {exc}")) from None
     points = [ord(c) for c in text]
     if errors == "ignore":
-        points = [p for p in points if p != 0xFFFD]
-    elif errors == "replace":
-        points = [replacement_char if p == 0xFFFD else p for p in points]
-    return np.array(points, np.int32)
+        return [p for p in points if p != 0xFFFD]
+    if errors == "replace":
+        return [replacement_char if p == 0xFFFD else p for p in points]
+    return points
+
+
+def _decode_kernel(x: np.ndarray, *, input_encoding: str, errors: str,
+                   replacement_char: int) -> tuple:
+    rows = [_decode_one(s, input_encoding, errors, replacement_char) for s in x.reshape(-1)]
+    splits = np.zeros(len(rows) + 1, np.int64)
+    np.cumsum([len(r) for r in rows], out=splits[1:])
+    points = np.array([p for r in rows for p in r], np.int32)
+    return splits, points
 
 
 UNICODE_DECODE = defop("UnicodeDecode", shape=_decode_rule, kernel=_decode_kernel,
-                       dtypes=STRING)
+                       dtypes=STRING, multi_output=True)
+
+
+def unicode_decode_components(input: Any, input_encoding: str,  # noqa: A002
+                              errors: str = "replace", replacement_char: int = 65533,
+                              name: Optional[str] = None) -> tuple:
+    """(row_splits, char_values) of a vector of strings: row i's code points are
+    char_values[row_splits[i]:row_splits[i + 1]]."""
+    attrs = {"input_encoding": str(input_encoding), "errors": str(errors),
+             "replacement_char": int(replacement_char)}
+    return bind(UNICODE_DECODE, (strings_tensor(input),), attrs, name)
 
 
 def unicode_decode(input: Any, input_encoding: str, errors: str = "replace",  # noqa: A002
                    replacement_char: int = 65533, replace_control_characters: bool = False,
                    name: Optional[str] = None) -> Tensor:
-    """The code points of a scalar string, as an int32 vector. (TF gives a RaggedTensor for
-    higher ranks; kilnflow has none, so only scalars are accepted.)
+    """The code points of a scalar string, as an int32 vector (kf.strings.unicode_decode
+    gives a RaggedTensor for higher ranks, kilnflow/ragged/string_ops.py).
 
     >>> import kilnflow as kf
     >>> kf.strings.unicode_decode("hé", "UTF-8").numpy()
@@ -60,12 +81,9 @@ def unicode_decode(input: Any, input_encoding: str, errors: str = "replace",  # 
     """
     x = strings_tensor(input)
     if x.shape.rank != 0:
-        raise _errors_module.UnimplementedError(
-            "kf.strings.unicode_decode of a non-scalar: TF returns a RaggedTensor, which "
-            "kilnflow does not have; decode each scalar")
-    attrs = {"input_encoding": str(input_encoding), "errors": str(errors),
-             "replacement_char": int(replacement_char)}
-    return bind(UNICODE_DECODE, (x,), attrs, name)
+        raise ValueError(f"ops.unicode.unicode_decode takes a scalar, got shape {x.shape}")
+    return unicode_decode_components(reshape(x, [1]), input_encoding, errors,
+                                     replacement_char, name)[1]
 
 
 def _encode_rule(x: Any, *, output_encoding: str, errors: str,
@@ -120,8 +138,8 @@ def unicode_encode(input: Any, output_encoding: str, errors: str = "replace",  #
 
 def unicode_split(input: Any, input_encoding: str, errors: str = "replace",  # noqa: A002
                   replacement_char: int = 65533, name: Optional[str] = None) -> Tensor:
-    """The characters of a scalar string, each as a string (a vector; TF gives a
-    RaggedTensor for higher ranks, which kilnflow does not have).
+    """The characters of a scalar string, each as a string (a vector; kf.strings.unicode_split
+    gives a RaggedTensor for higher ranks, kilnflow/ragged/string_ops.py).
 
     >>> import kilnflow as kf
     >>> kf.strings.unicode_split("hé", "UTF-8").numpy().tolist() == ["h".encode(), "é".encode()]
@@ -140,9 +158,8 @@ def bytes_split(input: Any, name: Optional[str] = None) -> Tensor:  # noqa: A002
     """
     x = strings_tensor(input)
     if x.shape.rank != 0:
-        raise _errors_module.UnimplementedError(
-            "kf.strings.bytes_split of a non-scalar: TF returns a RaggedTensor, which "
-            "kilnflow does not have; split each scalar")
+        raise ValueError(f"ops.unicode.bytes_split takes a scalar, got shape {x.shape} "
+                         "(kf.strings.bytes_split gives a RaggedTensor for higher ranks)")
     return substr(x, array_ops.range(length(x)), 1, name=name)
 
 

@@ -118,10 +118,10 @@ def test_to_number_parses_or_raises():
 def test_split_scalar_and_vector():
     assert kf.strings.split("a  b").numpy().tolist() == [b"a", b"b"]
     assert kf.strings.split("a,b,c", ",", maxsplit=1).numpy().tolist() == [b"a", b"b,c"]
-    padded = kf.strings.split(["a b", "c"]).numpy().tolist()
-    assert padded == [[b"a", b"b"], [b"c", b""]]
-    with pytest.raises(errors.UnimplementedError, match="RaggedTensor"):
-        kf.strings.split([["a"]])
+    rows = kf.strings.split(["a b", "c"])  # a RaggedTensor, as in TF
+    assert isinstance(rows, kf.RaggedTensor) and rows.to_list() == [[b"a", b"b"], [b"c"]]
+    assert rows.to_tensor().numpy().tolist() == [[b"a", b"b"], [b"c", b""]]
+    assert kf.strings.split([["a b"], ["c"]]).to_list() == [[[b"a", b"b"]], [[b"c"]]]
 
 
 def test_format_and_as_string():
@@ -148,8 +148,7 @@ def test_unicode_round_trip():
     assert kf.strings.unicode_encode(points, "UTF-8").numpy() == "añ€".encode()
     assert kf.strings.unicode_encode([[97, 98]], "UTF-16-BE").numpy().tolist() == \
         ["ab".encode("utf-16-be")]
-    with pytest.raises(errors.UnimplementedError, match="RaggedTensor"):
-        kf.strings.unicode_decode(["a"], "UTF-8")
+    assert kf.strings.unicode_decode(["a", "ñ"], "UTF-8").to_list() == [[97], [241]]
 
 
 def test_equality_of_strings():
@@ -182,8 +181,7 @@ def test_unicode_split_and_bytes_split_of_scalars():
     assert kf.strings.bytes_split("").shape == (0,)
     compiled = kf.function(lambda s: kf.strings.unicode_split(s, "UTF-8"))
     assert compiled(kf.constant("hé")).numpy().tolist() == [b"h", "é".encode()]
-    with pytest.raises(errors.UnimplementedError, match="RaggedTensor"):
-        kf.strings.bytes_split(["ab"])
+    assert kf.strings.bytes_split(["añ", ""]).to_list() == [[b"a", b"\xc3", b"\xb1"], []]
 
 
 def test_ngrams_widths_padding_and_short_sequences():

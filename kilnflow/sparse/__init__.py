@@ -1,0 +1,33 @@
+"""The kf.sparse namespace (tf.sparse): SparseTensor and the ops on it; re-exports only."""
+from kilnflow.sparse.sparse_tensor import SparseTensor as SparseTensor
+from kilnflow.sparse.sparse_tensor import SparseTensorSpec as SparseTensorSpec
+from kilnflow.sparse.ops import add as add
+from kilnflow.sparse.math_ops import bincount as bincount
+from kilnflow.sparse.ops import concat as concat
+from kilnflow.sparse.cross import cross as cross
+from kilnflow.sparse.math_ops import expand_dims as expand_dims
+from kilnflow.sparse.math_ops import eye as eye
+from kilnflow.sparse.math_ops import fill_empty_rows as fill_empty_rows
+from kilnflow.sparse.ops import from_dense as from_dense
+from kilnflow.sparse.math_ops import map_values as map_values
+from kilnflow.sparse.math_ops import mask as mask
+from kilnflow.sparse.math_ops import matmul as matmul
+from kilnflow.sparse.ops import maximum as maximum
+from kilnflow.sparse.ops import minimum as minimum
+from kilnflow.sparse.ops import reduce_max as reduce_max
+from kilnflow.sparse.ops import reduce_sum as reduce_sum
+from kilnflow.sparse.ops import reorder as reorder
+from kilnflow.sparse.math_ops import reset_shape as reset_shape
+from kilnflow.sparse.ops import reshape as reshape
+from kilnflow.sparse.math_ops import retain as retain
+from kilnflow.sparse.cross import sampled_addmm as sampled_addmm
+from kilnflow.sparse.math_ops import segment_mean as segment_mean
+from kilnflow.sparse.math_ops import segment_sqrt_n as segment_sqrt_n
+from kilnflow.sparse.math_ops import segment_sum as segment_sum
+from kilnflow.sparse.ops import slice as slice  # noqa: A004
+from kilnflow.sparse.math_ops import softmax as softmax
+from kilnflow.sparse.math_ops import sparse_dense_matmul as sparse_dense_matmul
+from kilnflow.sparse.ops import split as split
+from kilnflow.sparse.ops import to_dense as to_dense
+from kilnflow.sparse.math_ops import to_indicator as to_indicator
+from kilnflow.sparse.ops import transpose as transpose
