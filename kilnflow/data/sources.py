@@ -71,6 +71,25 @@ class TensorSlices(Dataset):
         return [np.take(a, rows, axis=0) for a in self._flat]  # faster than a[rows]
 
 
+def from_list(elements: Any) -> Dataset:
+    what = "from_list"
+    if not isinstance(elements, (list, tuple)) or not elements:
+        raise ValueError(f"{what}: expected a non-empty list of elements, got {elements!r}")
+    items = [structure.normalize(e, what) for e in elements]
+    first = structure.signature(items[0])
+    for i, item in enumerate(items):
+        if structure.signature(item) != first:
+            raise ValueError(f"{what}: element {i} has the structure {elements[i]!r}, unlike "
+                             f"element 0 ({elements[0]!r})")
+    flat = [structure.flatten(item) for item in items]
+    for c, parts in enumerate(zip(*flat)):
+        if any(p.shape != parts[0].shape or p.dtype != parts[0].dtype for p in parts):
+            raise ValueError(f"{what}: component {c} differs in shape or dtype between "
+                             f"elements: {structure.describe(parts)}")
+    stacked = [np.stack(parts) for parts in zip(*flat)]
+    return TensorSlices(structure.pack(items[0], stacked))
+
+
 class Tensors(Dataset):
     def __init__(self, tensors: Any):
         value = structure.normalize(tensors, "from_tensors")
