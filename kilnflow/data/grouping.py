@@ -12,7 +12,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional
 import numpy as np
 
 from kilnflow import dtypes as _dtypes
-from kilnflow import errors
+from kilnflow import errors, nest
 from kilnflow.data import structure
 from kilnflow.data.batching import Elements
 from kilnflow.data.dataset import Dataset, as_count, as_dataset
@@ -101,7 +101,7 @@ def bucket_by_sequence_length(source: Dataset, element_length_func: Callable,
                 raise errors.InvalidArgumentError(
                     f"{what}: an element is longer than the last bucket boundary "
                     f"{boundaries[-1]} and pad_to_bucket_boundary is set")
-            shapes = structure.pack_as(window.element_spec, [
+            shapes = nest.pack_sequence_as(window.element_spec, [
                 [boundaries[int(key)] - 1] + [None] * (s.shape.rank - 1)
                 for s in structure.flat_specs(window.element_spec)])
         return window.padded_batch(size, shapes, padding_values, drop_remainder)

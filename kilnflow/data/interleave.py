@@ -8,7 +8,7 @@ threads unless deterministic=False, which lets a slot whose block is ready go fi
 """
 from __future__ import annotations
 
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Iterator, List, Optional
 
 from kilnflow import errors

@@ -166,7 +166,7 @@ def _signature(output_types: Any, output_shapes: Any, output_signature: Any) -> 
     types = structure.flatten(output_types)
     shapes = [None] * len(types) if output_shapes is None else \
         structure.flatten_up_to(output_types, output_shapes, "from_generator")
-    return structure.pack_as(output_types, [TensorSpec(s, t) for s, t in zip(shapes, types)])
+    return nest.pack_sequence_as(output_types, [TensorSpec(s, t) for s, t in zip(shapes, types)])
 
 
 class Generator(Dataset):

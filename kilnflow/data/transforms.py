@@ -13,12 +13,9 @@ from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Iterator, Optional
 
-import numpy as np
-
 from kilnflow import errors
 from kilnflow.data import cache_file, rowwise, structure
-from kilnflow.data.dataset import (INFINITE, UNKNOWN, Dataset, as_count, as_dataset,
-                                   skipped)
+from kilnflow.data.dataset import INFINITE, UNKNOWN, Dataset, as_count, skipped
 from kilnflow.data.functions import StructuredFunction, scalar_bool, state_function
 from kilnflow.data.options import AUTOTUNE
 from kilnflow.shapes import TensorSpec

@@ -8,7 +8,6 @@ import threading
 import time
 import zlib
 
-import numpy as np
 import pytest
 
 import kilnflow as kf
