@@ -20,6 +20,9 @@ from kilnflow.ops.random import get_seed
 from kilnflow.shapes import TensorSpec
 
 
+INDEX_ROWS = 16 * 1024  # row numbers per index block (128 KB of int64)
+
+
 class TensorSlices(Dataset):
     native_blocks = True
     random_access = True
@@ -63,9 +66,11 @@ class TensorSlices(Dataset):
             yield [a[start:start + BLOCK_ROWS * 4] for a in self._flat]
 
     def index_blocks(self) -> Iterator[list]:
-        # blocks small enough that a gathered block is still in cache when map reads it
-        for start in range(0, self._rows, self.gather_rows):
-            yield [np.arange(start, min(start + self.gather_rows, self._rows))]
+        # big: a shuffle draws a block of row numbers per call; the gathered blocks are
+        # cut to gather_rows afterwards (small enough to stay in cache while map reads them)
+        step = INDEX_ROWS
+        for start in range(0, self._rows, step):
+            yield [np.arange(start, min(start + step, self._rows))]
 
     def gather(self, rows: np.ndarray) -> list:
         return [np.take(a, rows, axis=0) for a in self._flat]  # faster than a[rows]
