@@ -147,8 +147,14 @@ class StructuredFunction:
 
 
 def _frozen(value: Any) -> np.ndarray:
-    """A read-only view: elements are shared (and may be a graph constant)."""
-    view = np.asarray(value).view()
+    """A read-only view: elements are shared (and may be a graph constant). An array that
+    is already read-only (an input passed through) is returned as it is."""
+    if type(value) is np.ndarray:
+        if not value.flags.writeable:
+            return value
+        view = value.view()
+    else:
+        view = np.asarray(value).view()
     view.flags.writeable = False
     return view
 
