@@ -48,6 +48,10 @@ class OwnedIterator:
         self._spec = dataset.element_spec
         self._host = HostIterator(dataset)  # the state a graph op would share
         self._pack = structure.tensor_packer(self._spec)
+        # made while a graph is being built (`for x in ds` that AutoGraph did not convert):
+        # read now, at trace time, so the unrolled loop ends with the data; an iterator
+        # made eagerly and used in a graph reads when the graph runs (IteratorGetNext)
+        self._at_trace_time = ctx.graph is not None
 
     @property
     def element_spec(self) -> Any:
@@ -70,7 +74,7 @@ class OwnedIterator:
         return self._host
 
     def __next__(self) -> Any:
-        if ctx.graph is not None:
+        if ctx.graph is not None and not self._at_trace_time:
             return self._next_in_graph()
         flat = self._next_flat()
         if flat is None:
@@ -79,7 +83,7 @@ class OwnedIterator:
 
     def get_next(self, name: _Opt[str] = None) -> Any:
         """The next element; OutOfRangeError at the end of the dataset."""
-        if ctx.graph is not None:
+        if ctx.graph is not None and not self._at_trace_time:
             return self._next_in_graph()
         flat = self._next_flat()
         if flat is None:
