@@ -14,3 +14,5 @@ from kilnflow.data.options import ThreadingOptions as ThreadingOptions
 from kilnflow.data.readers import FixedLengthRecordDataset as FixedLengthRecordDataset
 from kilnflow.data.readers import TFRecordDataset as TFRecordDataset
 from kilnflow.data.readers import TextLineDataset as TextLineDataset
+from kilnflow.data.iterator import IteratorSpec as IteratorSpec
+from kilnflow.data.iterator import NumpyIterator as NumpyIterator

@@ -174,11 +174,9 @@ class Dataset:
                 "as arguments."), stacklevel=2)
         return iterator.OwnedIterator(self)
 
-    def as_numpy_iterator(self) -> Iterator[Any]:
-        """Yields elements as NumPy values (arrays; NumPy scalars for rank 0)."""
-        spec = self._spec
-        for flat in self._elements():
-            yield structure.to_numpy(spec, flat)
+    def as_numpy_iterator(self) -> "iterator.NumpyIterator":
+        """An iterator of elements as NumPy values (arrays; NumPy scalars for rank 0)."""
+        return iterator.NumpyIterator(self)
 
     def host_iterator(self) -> "iterator.HostIterator":
         """A host-side iterator over flat NumPy elements, for running this pipeline from
