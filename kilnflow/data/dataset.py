@@ -334,7 +334,9 @@ class Dataset:
                    block_length: Optional[int] = None, num_parallel_calls: Optional[int] = None,
                    deterministic: Optional[bool] = None, name: Optional[str] = None) -> "Dataset":
         """Elements of the datasets map_func returns, taken `block_length` at a time from
-        `cycle_length` of them in turn."""
+        `cycle_length` of them in turn (TF's order); with num_parallel_calls the open
+        datasets are read ahead on a thread pool, in the same order unless
+        deterministic=False."""
         return interleave.Interleave(self, map_func, cycle_length,
                                      1 if block_length is None else block_length,
                                      num_parallel_calls, deterministic)

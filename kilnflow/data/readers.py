@@ -236,7 +236,7 @@ class TextLineDataset(Identity):
     """The lines of one or more text files, as string scalars without their line ends.
 
     `filenames`: a path, a list of paths, a string tensor or a dataset of strings;
-    `compression_type`: None/"" , "GZIP" or "ZLIB"; `buffer_size`: bytes read at a time;
+    `compression_type`: None (or ""), "GZIP" or "ZLIB"; `buffer_size`: bytes read at a time;
     `num_parallel_reads`: files read at once (interleaved one line from each in turn).
     """
 
