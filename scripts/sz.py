@@ -39,8 +39,9 @@ CAPS: Dict[str, Tuple[int, str]] = {
                       "v1 optimizers, losses, layers, TF1's renamed names (1.3k with those)"),
     "saving": (2_800, "checkpoints, saved models, the graph format, safe file I/O, ONNX "
                       "export (its op lowerings: ~550), TF checkpoint reader (~300)"),
-    "data": (2_400, "kf.data: Dataset sources, transformations, iterators, options (2.2k "
-                    "at creation); one node class per transformation"),
+    "data": (3_500, "kf.data: Dataset sources, transformations, iterators, options (2.2k "
+                    "at creation); one node class per transformation; file readers, CSV "
+                    "and the tf.data.experimental functions (+0.95k)"),
     "summary": (700, "kf.summary: writers, TensorBoard protos (scalars, histograms, images, "
                      "text, audio), GraphDef export, trace_on/trace_export"),
     "profiler": (550, "kf.profiler: start/stop, Trace, Chrome trace JSON, top-ops table; "

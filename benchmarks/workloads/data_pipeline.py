@@ -95,9 +95,10 @@ def cases(config: Config) -> Iterator[Case]:
                targets=[Target(">= 0.8x the NumPy loop's examples/s",
                                "kf.data shuffle.map.batch.prefetch", "ratio", 1.25)],
                notes=[peers_note(), "map(normalize) is row-wise, so it runs once per block "
-                      "of ~2 MB of shuffled rows (map_and_batch_fusion); shuffle permutes row "
-                      "numbers and gathers each block once; AUTOTUNE prefetch stays in the "
-                      "consumer's thread here (the loop does no work of its own to overlap)"])
+                      "of ~1 MB of shuffled rows (map_and_batch_fusion); shuffle permutes row "
+                      "numbers 16k draws at a time and gathers each block once; AUTOTUNE "
+                      "prefetch stays in the consumer's thread here (the loop does no work of "
+                      "its own to overlap)"])
 
     flat = x.reshape(n, 28 * 28)
     fit_n = config.pick(20_000, 8_000, 256)

@@ -11,3 +11,8 @@ from kilnflow.data.iterator import OwnedIterator as Iterator
 from kilnflow.data.options import AUTOTUNE as AUTOTUNE
 from kilnflow.data.options import Options as Options
 from kilnflow.data.options import ThreadingOptions as ThreadingOptions
+from kilnflow.data.readers import FixedLengthRecordDataset as FixedLengthRecordDataset
+from kilnflow.data.readers import TFRecordDataset as TFRecordDataset
+from kilnflow.data.readers import TextLineDataset as TextLineDataset
+from kilnflow.data.iterator import IteratorSpec as IteratorSpec
+from kilnflow.data.iterator import NumpyIterator as NumpyIterator

@@ -34,6 +34,8 @@ def stack(elements: List[list], what: str, spec: Any) -> list:
     out = []
     for c, parts in enumerate(zip(*elements)):
         first = parts[0].shape
+        # rows copied into one preallocated batch: np.stack would make a view per row
+        batch = np.empty((len(parts),) + first, parts[0].dtype)
         for i, p in enumerate(parts):
             if p.shape != first:
                 raise errors.InvalidArgumentError(
@@ -41,7 +43,8 @@ def stack(elements: List[list], what: str, spec: Any) -> list:
                     f"First element had shape {list(first)} and element {i} had shape "
                     f"{list(p.shape)} (element_spec {spec}). Use padded_batch for elements "
                     f"of different shapes.")
-        out.append(np.stack(parts))
+            batch[i, ...] = p  # (not batch[i]: a 0-d object array would be nested)
+        out.append(batch)
     return out
 
 

@@ -105,20 +105,12 @@ class StructuredFunction:
                             f"tensor ({exc})") from None
 
     def __call__(self, flat: Sequence[np.ndarray]) -> List[np.ndarray]:
-        # The compiled graph itself, on arrays: ConcreteFunction's public call re-derives
-        # a trace key and copies every input, and its output packing (nest's recursive
-        # closure) leaves a reference cycle per call that keeps the outputs alive until
-        # the garbage collector runs; per element or block that costs more than the work.
+        # The compiled graph itself, on arrays (run_flat): ConcreteFunction's __call__
+        # re-derives a trace key, copies every input and packs tensors, which per element
+        # costs more than the work; elements are read-only, so no copy is needed.
         if self.runs_eagerly:
             return self._call_eagerly(flat)
-        concrete = self._concrete
-        try:
-            outs = concrete._fn(*flat)
-        except errors.OpError:
-            raise
-        except Exception as exc:  # the failing generated line names the op
-            raise concrete._runtime_error(exc) from None
-        return [_frozen(o) for o in outs]
+        return [_frozen(o) for o in self._concrete.run_flat(flat)]
 
     def _spec_from_zeros(self, input_spec: Any) -> Any:
         """Debug mode, for a function that does not trace: its output spec from one call
@@ -155,8 +147,14 @@ class StructuredFunction:
 
 
 def _frozen(value: Any) -> np.ndarray:
-    """A read-only view: elements are shared (and may be a graph constant)."""
-    view = np.asarray(value).view()
+    """A read-only view: elements are shared (and may be a graph constant). An array that
+    is already read-only (an input passed through) is returned as it is."""
+    if type(value) is np.ndarray:
+        if not value.flags.writeable:
+            return value
+        view = value.view()
+    else:
+        view = np.asarray(value).view()
     view.flags.writeable = False
     return view
 

@@ -1,4 +1,5 @@
-"""group_by_window and bucket_by_sequence_length: elements grouped by a traced key.
+"""group_by_window, bucket_by_sequence_length and group_by_reducer: elements grouped by a
+traced key; rejection_resample (elements kept by their class).
 
 key_func is traced once (functions.py); each key gathers its own window of elements, and a
 full window (or, at the end, every unfinished one, oldest first) is handed to reduce_func
@@ -11,13 +12,14 @@ from typing import Any, Callable, Dict, Iterator, List, Optional
 import numpy as np
 
 from kilnflow import dtypes as _dtypes
-from kilnflow import errors
+from kilnflow import errors, nest
 from kilnflow.data import structure
 from kilnflow.data.batching import Elements
 from kilnflow.data.dataset import Dataset, as_count, as_dataset
-from kilnflow.data.functions import StructuredFunction
+from kilnflow.data.functions import StructuredFunction, state_function
 from kilnflow.ops.convert import convert_to_tensor
 from kilnflow.ops.math import cast
+from kilnflow.ops.random import get_seed
 from kilnflow.ops.sorting import searchsorted
 from kilnflow.shapes import TensorSpec
 
@@ -99,9 +101,91 @@ def bucket_by_sequence_length(source: Dataset, element_length_func: Callable,
                 raise errors.InvalidArgumentError(
                     f"{what}: an element is longer than the last bucket boundary "
                     f"{boundaries[-1]} and pad_to_bucket_boundary is set")
-            shapes = structure.pack_as(window.element_spec, [
+            shapes = nest.pack_sequence_as(window.element_spec, [
                 [boundaries[int(key)] - 1] + [None] * (s.shape.rank - 1)
                 for s in structure.flat_specs(window.element_spec)])
         return window.padded_batch(size, shapes, padding_values, drop_remainder)
 
     return GroupByWindow(source, bucket, batch, None, lambda key: sizes[int(key)])
+
+
+class Reducer:
+    """tf.data.experimental.Reducer: init_func(key) -> state, reduce_func(state, element)
+    -> state, finalize_func(state) -> the output element of a group."""
+
+    def __init__(self, init_func: Callable, reduce_func: Callable, finalize_func: Callable):
+        self.init_func, self.reduce_func = init_func, reduce_func
+        self.finalize_func = finalize_func
+
+
+class GroupByReducer(Dataset):
+    """Folds the elements of each key (key_func, an int64 scalar) with a Reducer; at the
+    end, one finalized element per key, in the order keys were first seen."""
+
+    def __init__(self, source: Dataset, key_func: Callable, reducer: Reducer):
+        what = "group_by_reducer"
+        if not isinstance(reducer, Reducer):
+            raise TypeError(f"{what}: expected a kf.data.experimental.Reducer, got {reducer!r}")
+        self._key = StructuredFunction(key_func, source.element_spec, what)
+        _int64_scalar(self._key.output_spec, what)
+        self._init = StructuredFunction(reducer.init_func, TensorSpec([], _dtypes.int64), what)
+        self._reduce, state_spec = state_function(
+            reducer.reduce_func, self._init.output_spec, source.element_spec, what,
+            has_output=False)
+        self._finalize = StructuredFunction(reducer.finalize_func, state_spec, what)
+        super().__init__([source], self._finalize.output_spec)
+
+    def _elements(self) -> Iterator[list]:
+        states: Dict[int, list] = {}
+        for flat in self._inputs[0]._elements():
+            key = self._key(flat)[0]
+            state = states.get(int(key))
+            if state is None:
+                state = self._init([key])
+            states[int(key)] = self._reduce(list(state) + list(flat))
+        for state in states.values():
+            yield self._finalize(state)
+
+
+class RejectionResample(Dataset):
+    """(class, element) pairs, elements kept with a probability that turns the class
+    distribution `initial` (estimated from the classes seen so far when not given) into
+    `target`."""
+
+    def __init__(self, source: Dataset, class_func: Callable, target_dist: Any,
+                 initial_dist: Any, seed: Optional[int]):
+        what = "rejection_resample"
+        self._class = StructuredFunction(class_func, source.element_spec, what)
+        spec = self._class.output_spec
+        if not isinstance(spec, TensorSpec) or not spec.dtype.is_integer or \
+                spec.shape.rank not in (0, None):
+            raise ValueError(f"{what}: class_func must return an integer scalar, got {spec}")
+        self._target = _distribution(target_dist, what, "target_dist")
+        self._initial = None if initial_dist is None else \
+            _distribution(initial_dist, what, "initial_dist")
+        self._seeds = get_seed(seed)
+        super().__init__([source], (TensorSpec([], spec.dtype), source.element_spec))
+
+    def _elements(self) -> Iterator[list]:
+        rng = np.random.default_rng(None if self._seeds is None else list(self._seeds))
+        counts = np.zeros(len(self._target))
+        for flat in self._inputs[0]._elements():
+            label = self._class(flat)[0]
+            c = int(label)
+            if not 0 <= c < len(self._target):
+                raise errors.InvalidArgumentError(
+                    f"rejection_resample: class {c} is out of range [0, {len(self._target)})")
+            counts[c] += 1
+            initial = self._initial if self._initial is not None else counts / counts.sum()
+            ratio = np.divide(self._target, initial, out=np.zeros_like(initial),
+                              where=initial > 0)
+            if ratio.max() > 0 and rng.random() < ratio[c] / ratio.max():
+                yield [label] + list(flat)
+
+
+def _distribution(value: Any, what: str, name: str) -> np.ndarray:
+    dist = np.asarray(value.numpy() if hasattr(value, "numpy") else value, np.float64)
+    if dist.ndim != 1 or not len(dist) or (dist < 0).any() or dist.sum() <= 0:
+        raise errors.InvalidArgumentError(f"{what}: {name} must be a vector of non-negative "
+                                          f"probabilities, got {value!r}")
+    return dist / dist.sum()

@@ -48,6 +48,10 @@ class OwnedIterator:
         self._spec = dataset.element_spec
         self._host = HostIterator(dataset)  # the state a graph op would share
         self._pack = structure.tensor_packer(self._spec)
+        # made while a graph is being built (`for x in ds` that AutoGraph did not convert):
+        # read now, at trace time, so the unrolled loop ends with the data; an iterator
+        # made eagerly and used in a graph reads when the graph runs (IteratorGetNext)
+        self._at_trace_time = ctx.graph is not None
 
     @property
     def element_spec(self) -> Any:
@@ -70,7 +74,7 @@ class OwnedIterator:
         return self._host
 
     def __next__(self) -> Any:
-        if ctx.graph is not None:
+        if ctx.graph is not None and not self._at_trace_time:
             return self._next_in_graph()
         flat = self._next_flat()
         if flat is None:
@@ -79,7 +83,7 @@ class OwnedIterator:
 
     def get_next(self, name: _Opt[str] = None) -> Any:
         """The next element; OutOfRangeError at the end of the dataset."""
-        if ctx.graph is not None:
+        if ctx.graph is not None and not self._at_trace_time:
             return self._next_in_graph()
         flat = self._next_flat()
         if flat is None:
@@ -138,3 +142,48 @@ class HostIterator:
 
     def pack(self, flat: list) -> Any:
         return structure.pack(self.element_spec, flat)
+
+
+class NumpyIterator:
+    """tf.data.NumpyIterator: what `dataset.as_numpy_iterator()` returns; yields elements
+    as NumPy values (arrays; NumPy scalars for rank 0) in the element structure."""
+
+    def __init__(self, dataset: Any):
+        self.element_spec = dataset.element_spec
+        self._source = dataset._elements()
+
+    def __iter__(self) -> "NumpyIterator":
+        return self
+
+    def __next__(self) -> Any:
+        return structure.to_numpy(self.element_spec, next(self._source))
+
+    def next(self) -> Any:
+        return self.__next__()
+
+    def __repr__(self) -> str:
+        return f"<NumpyIterator element_spec={self.element_spec}>"
+
+
+class IteratorSpec:
+    """tf.data.IteratorSpec: the type of an iterator over elements of `element_spec`."""
+
+    def __init__(self, element_spec: Any):
+        self.element_spec = element_spec
+
+    @staticmethod
+    def from_value(value: Any) -> "IteratorSpec":
+        return IteratorSpec(value.element_spec)
+
+    def is_compatible_with(self, other: Any) -> bool:
+        """True for an IteratorSpec or an iterator of the same element_spec."""
+        return getattr(other, "element_spec", None) == self.element_spec
+
+    def __eq__(self, other: Any) -> bool:
+        return isinstance(other, IteratorSpec) and other.element_spec == self.element_spec
+
+    def __hash__(self) -> int:
+        return hash(repr(self.element_spec))
+
+    def __repr__(self) -> str:
+        return f"IteratorSpec({self.element_spec})"

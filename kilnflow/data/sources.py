@@ -20,6 +20,9 @@ from kilnflow.ops.random import get_seed
 from kilnflow.shapes import TensorSpec
 
 
+INDEX_ROWS = 16 * 1024  # row numbers per index block (128 KB of int64)
+
+
 class TensorSlices(Dataset):
     native_blocks = True
     random_access = True
@@ -63,12 +66,33 @@ class TensorSlices(Dataset):
             yield [a[start:start + BLOCK_ROWS * 4] for a in self._flat]
 
     def index_blocks(self) -> Iterator[list]:
-        # blocks small enough that a gathered block is still in cache when map reads it
-        for start in range(0, self._rows, self.gather_rows):
-            yield [np.arange(start, min(start + self.gather_rows, self._rows))]
+        # big: a shuffle draws a block of row numbers per call; the gathered blocks are
+        # cut to gather_rows afterwards (small enough to stay in cache while map reads them)
+        step = INDEX_ROWS
+        for start in range(0, self._rows, step):
+            yield [np.arange(start, min(start + step, self._rows))]
 
     def gather(self, rows: np.ndarray) -> list:
         return [np.take(a, rows, axis=0) for a in self._flat]  # faster than a[rows]
+
+
+def from_list(elements: Any) -> Dataset:
+    what = "from_list"
+    if not isinstance(elements, (list, tuple)) or not elements:
+        raise ValueError(f"{what}: expected a non-empty list of elements, got {elements!r}")
+    items = [structure.normalize(e, what) for e in elements]
+    first = structure.signature(items[0])
+    for i, item in enumerate(items):
+        if structure.signature(item) != first:
+            raise ValueError(f"{what}: element {i} has the structure {elements[i]!r}, unlike "
+                             f"element 0 ({elements[0]!r})")
+    flat = [structure.flatten(item) for item in items]
+    for c, parts in enumerate(zip(*flat)):
+        if any(p.shape != parts[0].shape or p.dtype != parts[0].dtype for p in parts):
+            raise ValueError(f"{what}: component {c} differs in shape or dtype between "
+                             f"elements: {structure.describe(parts)}")
+    stacked = [np.stack(parts) for parts in zip(*flat)]
+    return TensorSlices(structure.pack(items[0], stacked))
 
 
 class Tensors(Dataset):
@@ -147,7 +171,7 @@ def _signature(output_types: Any, output_shapes: Any, output_signature: Any) -> 
     types = structure.flatten(output_types)
     shapes = [None] * len(types) if output_shapes is None else \
         structure.flatten_up_to(output_types, output_shapes, "from_generator")
-    return structure.pack_as(output_types, [TensorSpec(s, t) for s, t in zip(shapes, types)])
+    return nest.pack_sequence_as(output_types, [TensorSpec(s, t) for s, t in zip(shapes, types)])
 
 
 class Generator(Dataset):

@@ -7,7 +7,7 @@ only the vocabulary layers (nest, shapes, dtypes, errors, tensor) and ops.conver
 """
 from __future__ import annotations
 
-from typing import Any, Iterator, List, Sequence
+from typing import Any, List, Sequence
 
 import numpy as np
 
@@ -80,24 +80,6 @@ def flatten_up_to(spec: Any, value: Any, what: str) -> list:
         raise ValueError(f"{what}: {value!r} does not match the structure of {spec}") from None
 
 
-def pack_as(spec: Any, flat: Sequence) -> Any:
-    """`flat` packed into `spec`'s structure (lists in spec are leaves)."""
-    return _build(spec, iter(flat))
-
-
-def _build(spec: Any, leaves: Iterator) -> Any:
-    # a module-level recursion: a recursive closure would be a reference cycle per call,
-    # keeping every element alive until the garbage collector runs
-    if isinstance(spec, dict):
-        built = {k: _build(spec[k], leaves) for k in sorted(spec)}
-        return {k: built[k] for k in spec} if type(spec) is dict else type(spec)(
-            (k, built[k]) for k in spec)
-    if isinstance(spec, tuple):
-        items = [_build(v, leaves) for v in spec]
-        return type(spec)(*items) if hasattr(spec, "_fields") else tuple(items)
-    return next(leaves)
-
-
 def signature(value: Any) -> Any:
     """The nesting of an element (lists are leaves), for structure checks."""
     if isinstance(value, dict):
@@ -111,7 +93,7 @@ def pack(spec: Any, flat: Sequence) -> Any:
     """`flat` packed into the structure of `spec`; a single leaf comes back bare."""
     if not is_structure(spec):
         return flat[0]
-    return pack_as(spec, flat)
+    return nest.pack_sequence_as(spec, flat)
 
 
 def spec_of(array: np.ndarray) -> TensorSpec:

@@ -1,5 +1,6 @@
-"""Element-wise and ordering transformations: map, filter, take_while, flat_map/interleave,
-scan, reduce, repeat, take, skip, shard, cache (shuffle and prefetch have their files).
+"""Element-wise and ordering transformations: map, filter, take_while,
+scan, reduce, repeat, take, skip, shard, cache (shuffle, prefetch and interleave have
+their files).
 
 map and filter trace their function once (functions.py). A map or filter whose traced
 graph is row-wise (rowwise.py) also runs on whole blocks of elements, which is how
@@ -12,11 +13,9 @@ from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Iterator, Optional
 
-import numpy as np
-
 from kilnflow import errors
 from kilnflow.data import cache_file, rowwise, structure
-from kilnflow.data.dataset import INFINITE, UNKNOWN, Dataset, as_count, as_dataset
+from kilnflow.data.dataset import INFINITE, UNKNOWN, Dataset, as_count, skipped
 from kilnflow.data.functions import StructuredFunction, scalar_bool, state_function
 from kilnflow.data.options import AUTOTUNE
 from kilnflow.shapes import TensorSpec
@@ -50,6 +49,9 @@ class Identity(Dataset):
 
     def _elements(self) -> Iterator[list]:
         return self._inputs[0]._elements()
+
+    def _tolerant(self, log: bool) -> Iterator[list]:
+        return self._inputs[0]._tolerant(log)
 
     def _blocks(self) -> Iterator[list]:
         return self._inputs[0]._blocks()
@@ -100,6 +102,16 @@ class Map(Dataset):
             for flat in self._inputs[0]._elements():
                 yield fn(flat)
 
+    def _tolerant(self, log: bool) -> Iterator[list]:
+        fn = self._fn
+        for flat in self._inputs[0]._tolerant(log):
+            try:
+                out = fn(flat)
+            except errors.OpError as exc:
+                skipped(exc, log)
+                continue
+            yield out
+
 
 def ordered_parallel(fn: Callable, items: Iterator, threads: int) -> Iterator:
     """fn over items on a thread pool, results in input order, at most 2*threads ahead."""
@@ -149,6 +161,17 @@ class Filter(Dataset):
             if fn(flat)[0]:
                 yield flat
 
+    def _tolerant(self, log: bool) -> Iterator[list]:
+        fn = self._fn
+        for flat in self._inputs[0]._tolerant(log):
+            try:
+                keep = fn(flat)[0]
+            except errors.OpError as exc:
+                skipped(exc, log)
+                continue
+            if keep:
+                yield flat
+
 
 class TakeWhile(Filter):
     def __init__(self, source: Dataset, predicate: Callable):
@@ -161,66 +184,6 @@ class TakeWhile(Filter):
             if not fn(flat)[0]:
                 return
             yield flat
-
-
-class Interleave(Dataset):
-    """flat_map (cycle_length 1) and interleave. map_func returns a Dataset, so it runs
-    eagerly per element; the element_spec comes from the first dataset it returns."""
-
-    def __init__(self, source: Dataset, fn: Callable, cycle_length: Optional[int],
-                 block_length: int, num_parallel_calls: Optional[int],
-                 deterministic: Optional[bool]):
-        what = "interleave" if cycle_length != 1 else "flat_map"
-        if not callable(fn):
-            raise TypeError(f"{what}: expected a callable, got {fn!r}")
-        self._fn, self._what = fn, what
-        self._cycle = parallelism(AUTOTUNE if cycle_length is None else cycle_length, what)
-        self._block = as_count(block_length, what, "block_length")
-        if self._block < 1:
-            raise errors.InvalidArgumentError(f"{what}: block_length must be positive")
-        super().__init__([source], None)
-
-    @property
-    def element_spec(self) -> Any:
-        if self._spec is None:
-            first = next(self._inputs[0]._elements(), None)
-            if first is not None:
-                self._spec = self._dataset_for(first).element_spec
-        return self._spec
-
-    def _dataset_for(self, flat: list) -> Dataset:
-        args = structure.to_tensors(self._inputs[0].element_spec, flat)
-        args = args if type(args) is tuple else (args,)
-        return as_dataset(self._fn(*args), f"{self._what}: map_func's result")
-
-    def _elements(self) -> Iterator[list]:
-        """TF's cycle: slot by slot, block_length elements each; an exhausted slot is
-        refilled from the next input element when the cycle comes back to it."""
-        sources = self._inputs[0]._elements()
-        slots: list = [None] * self._cycle
-        index = taken = open_ = 0
-        end_of_input = False
-        while not end_of_input or open_:
-            current = slots[index]
-            if current is None and not end_of_input:
-                flat = next(sources, None)
-                if flat is None:
-                    end_of_input = True
-                else:
-                    slots[index] = self._dataset_for(flat)._elements()
-                    open_ += 1
-                continue
-            if current is not None:
-                flat = next(current, None)
-                if flat is not None:
-                    yield flat
-                    taken += 1
-                    if taken < self._block:
-                        continue
-                else:
-                    slots[index] = None
-                    open_ -= 1
-            index, taken = (index + 1) % self._cycle, 0
 
 
 class Scan(Dataset):
@@ -467,3 +430,22 @@ class AssertCardinality(Identity):
             raise errors.FailedPreconditionError(
                 f"assert_cardinality: input dataset was expected to contain "
                 f"{self._expected} elements but contained only {count} elements.")
+
+
+class IgnoreErrors(Identity):
+    """Elements whose computation raised no error (see Dataset._tolerant)."""
+
+    def __init__(self, source: Dataset, log_warning: bool):
+        super().__init__(source)
+        self._log = bool(log_warning)
+
+    @property
+    def native_blocks(self) -> bool:
+        return False
+
+    def _cardinality(self) -> int:
+        n = self._inputs[0]._cardinality()
+        return INFINITE if n == INFINITE else UNKNOWN
+
+    def _elements(self) -> Iterator[list]:
+        return self._inputs[0]._tolerant(self._log)

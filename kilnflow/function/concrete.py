@@ -88,6 +88,17 @@ class ConcreteFunction:
             return wrap(out)
         return _pack(self._output_template, outs)
 
+    def run_flat(self, arrays: Sequence) -> list:
+        """The flat output arrays for input arrays given in placeholder order: no trace
+        key, no input copies, no output packing (for callers that own their arrays and
+        unpack the outputs themselves, like kf.data per element). Errors name the op."""
+        try:
+            return self._fn(*arrays)
+        except errors.OpError:
+            raise
+        except Exception as exc:  # map the failing generated line back to the op
+            raise self._runtime_error(exc) from None
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         from kilnflow.function.trace_key import make_key
         if kwargs:  # keyword arguments go to their parameter's position

@@ -107,3 +107,19 @@ def test_a_for_loop_over_an_iterator_continues_where_it_is():
         return s
 
     assert int(rest(it)) == 1 + 2 + 3 + 4 + 5
+
+
+def test_an_unconverted_loop_over_a_dataset_is_unrolled_and_ends():
+    """Without AutoGraph the Python `for` runs at trace time: it reads the pipeline then
+    (elements become constants) and stops at its end instead of adding graph reads forever."""
+    ds = kf.data.Dataset.from_tensor_slices(["a1", "bbb"])
+
+    def count(ds):
+        n = kf.constant(0)
+        for line in ds:
+            n += kf.strings.length(line)
+        return n
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert int(kf.function(count, autograph=False)(ds)) == 5

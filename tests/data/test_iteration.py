@@ -145,3 +145,19 @@ def test_iterator_and_its_host_view_share_one_stream():
     assert int(next(it)) == 0
     assert host.next_flat()[1][0] == 1  # what a graph op would read
     assert int(it.get_next()) == 2
+
+
+def test_numpy_iterator_and_iterator_spec():
+    ds = kf.data.Dataset.from_tensor_slices(([1, 2], [[1.0], [2.0]]))
+    it = ds.as_numpy_iterator()
+    assert isinstance(it, kf.data.NumpyIterator) and iter(it) is it
+    assert it.element_spec == ds.element_spec
+    first = next(it)
+    assert first[0] == 1 and first[1].tolist() == [1.0]
+    assert it.next()[0] == 2
+    with pytest.raises(StopIteration):
+        next(it)
+    spec = kf.data.IteratorSpec(ds.element_spec)
+    assert spec == kf.data.IteratorSpec.from_value(iter(ds))
+    assert spec.is_compatible_with(iter(ds)) and not spec.is_compatible_with(
+        iter(kf.data.Dataset.range(2)))

@@ -207,3 +207,26 @@ def test_save_and_load(tmp_path):
     assert isinstance(next(iter(typed))["p"], Pair)
     with pytest.raises(kf.errors.NotFoundError):
         Dataset.load(str(tmp_path / "missing"))
+
+
+@pytest.mark.parametrize("rows,buffer", [(40_000, 1000), (80_000, 70_000), (300, 7)])
+def test_block_shuffle_is_tf_buffer_algorithm_draw_for_draw(rows, buffer):
+    """The vectorized block shuffle (a stable radix sort of each block's slot draws) yields
+    exactly what TF's one-at-a-time buffer algorithm yields for the same draws."""
+    from kilnflow.data.sources import INDEX_ROWS
+    ds = Dataset.from_tensor_slices(np.arange(rows)).shuffle(buffer, seed=5)
+    got = np.concatenate(list(ds.batch(4096).as_numpy_iterator())).tolist()
+    rng = np.random.default_rng(ds._seeds + [0])  # the first epoch's generator
+    slots, expected = [], []
+    for start in range(0, rows, INDEX_ROWS):  # the draws of one index block per call
+        block = list(range(start, min(rows, start + INDEX_ROWS)))
+        fill = min(buffer - len(slots), len(block))
+        slots += block[:fill]
+        rest = block[fill:]
+        if not rest:
+            continue
+        for new, slot in zip(rest, rng.integers(buffer, size=len(rest))):
+            expected.append(slots[slot])
+            slots[slot] = new
+    expected += [slots[i] for i in rng.permutation(len(slots))]
+    assert got == expected
