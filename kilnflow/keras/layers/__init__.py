@@ -84,3 +84,16 @@ from kilnflow.keras.layers.categorical import Discretization as Discretization
 from kilnflow.keras.layers.categorical import IntegerLookup as IntegerLookup
 from kilnflow.keras.layers.augmentation import RandomFlip as RandomFlip
 from kilnflow.keras.layers.augmentation import RandomContrast as RandomContrast
+from kilnflow.keras.layers.conv_nd import Conv3D as Conv3D
+from kilnflow.keras.layers.conv_nd import Convolution3D as Convolution3D
+from kilnflow.keras.layers.conv_nd import Conv1DTranspose as Conv1DTranspose
+from kilnflow.keras.layers.conv_nd import Conv2DTranspose as Conv2DTranspose
+from kilnflow.keras.layers.conv_nd import Conv3DTranspose as Conv3DTranspose
+from kilnflow.keras.layers.conv_nd import Convolution2DTranspose as Convolution2DTranspose
+from kilnflow.keras.layers.conv_nd import Convolution3DTranspose as Convolution3DTranspose
+from kilnflow.keras.layers.conv_nd import DepthwiseConv1D as DepthwiseConv1D
+from kilnflow.keras.layers.conv_nd import DepthwiseConv2D as DepthwiseConv2D
+from kilnflow.keras.layers.conv_nd import SeparableConv1D as SeparableConv1D
+from kilnflow.keras.layers.conv_nd import SeparableConv2D as SeparableConv2D
+from kilnflow.keras.layers.conv_nd import SeparableConvolution1D as SeparableConvolution1D
+from kilnflow.keras.layers.conv_nd import SeparableConvolution2D as SeparableConvolution2D

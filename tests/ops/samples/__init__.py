@@ -228,6 +228,7 @@ from tests.ops.samples import (  # noqa: E402,F401
     cond,
     const,
     conv,
+    conv_extra,
     custom_gradient,
     decompositions,
     elementwise,
