@@ -276,7 +276,7 @@ class Model(Functional, Layer):
         return training.fit_loop(self, x, y, batch_size, epochs, verbose, callbacks,
                                  validation_split, validation_data, shuffle, sample_weight,
                                  initial_epoch, steps_per_epoch, validation_batch_size,
-                                 validation_freq, class_weight)
+                                 validation_freq, class_weight, validation_steps)
 
     def evaluate(self, x: Any = None, y: Any = None, batch_size: Optional[int] = None,
                  verbose: Any = "auto", sample_weight: Any = None, steps: Optional[int] = None,
