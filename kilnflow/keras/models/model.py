@@ -405,6 +405,13 @@ class Model(Functional, Layer):
         from kilnflow.keras.saving import archive
         archive.save_model(self, filepath, overwrite=overwrite, **kwargs)
 
+    def export(self, filepath: str, format: str = "tf_saved_model",  # noqa: A002 - Keras's
+               verbose: Optional[bool] = True, input_signature: Any = None) -> None:
+        """Write a serving SavedModel (endpoint `serve`, also `serving_default`) that
+        kf.saved_model.load reads back without this model's code."""
+        from kilnflow.keras.saving.export import export_model
+        export_model(self, filepath, format, verbose, input_signature)
+
     def to_json(self, **kwargs: Any) -> str:
         """The model's architecture as Keras 3 JSON (keras.models.model_from_json)."""
         import json
