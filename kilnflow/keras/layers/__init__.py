@@ -97,3 +97,5 @@ from kilnflow.keras.layers.conv_nd import SeparableConv1D as SeparableConv1D
 from kilnflow.keras.layers.conv_nd import SeparableConv2D as SeparableConv2D
 from kilnflow.keras.layers.conv_nd import SeparableConvolution1D as SeparableConvolution1D
 from kilnflow.keras.layers.conv_nd import SeparableConvolution2D as SeparableConvolution2D
+from kilnflow.keras.layers.text import StringLookup as StringLookup
+from kilnflow.keras.layers.text import TextVectorization as TextVectorization

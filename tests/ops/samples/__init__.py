@@ -255,5 +255,6 @@ from tests.ops.samples import (  # noqa: E402,F401
     stateless_random,
     summary_ops,
     tensor_array,
+    text_lookup,
     while_loop,
 )
