@@ -99,3 +99,4 @@ from kilnflow.keras.layers.conv_nd import SeparableConvolution1D as SeparableCon
 from kilnflow.keras.layers.conv_nd import SeparableConvolution2D as SeparableConvolution2D
 from kilnflow.keras.layers.text import StringLookup as StringLookup
 from kilnflow.keras.layers.text import TextVectorization as TextVectorization
+from kilnflow.keras.layers.hashing import Hashing as Hashing

@@ -232,6 +232,7 @@ from tests.ops.samples import (  # noqa: E402,F401
     custom_gradient,
     decompositions,
     elementwise,
+    farmhash,
     fused,
     graph,
     joining,
