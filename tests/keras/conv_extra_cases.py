@@ -55,6 +55,16 @@ CASES = {
                         [1, 4, 5, 2]),
     "sep2d_dilated": ("SeparableConv2D", dict(filters=2, kernel_size=2, dilation_rate=2,
                                               use_bias=False), [1, 6, 6, 2]),
+    "maxpool3d": ("MaxPooling3D", dict(pool_size=2), [2, 4, 5, 4, 2]),
+    "avgpool3d_same": ("AveragePooling3D", dict(pool_size=(2, 3, 2), strides=(1, 2, 2),
+                                                padding="same"), [1, 3, 5, 4, 2]),
+    "avgpool3d_channels_first": ("AveragePooling3D", dict(pool_size=2,
+                                                          data_format="channels_first"),
+                                 [1, 2, 4, 4, 4]),
+    "gmaxpool3d": ("GlobalMaxPooling3D", dict(), [2, 3, 2, 4, 3]),
+    "gavgpool3d_keepdims": ("GlobalAveragePooling3D", dict(keepdims=True,
+                                                           data_format="channels_first"),
+                            [2, 3, 2, 4, 3]),
 }
 
 

@@ -57,12 +57,13 @@ def test_config_round_trip(name):
 
 @pytest.mark.parametrize("name", ["conv3d_valid", "conv1dt_same", "conv2dt_output_padding",
                                   "conv3dt_valid", "dw2d_same", "sep1d_valid",
-                                  "sep2d_dilated"])
+                                  "sep2d_dilated", "maxpool3d", "avgpool3d_same",
+                                  "gavgpool3d_keepdims"])
 def test_gradients_match_central_differences(name):
     """Directional derivatives: d/dt sum(w * f(x + t v)) against (f(+e) - f(-e)) / 2e, for
     the input and every weight (float64 layers)."""
-    layer, x = _built(name, dtype="float64", activation=None) if "activation" not in \
-        CASES[name][1] else _built(name, dtype="float64")
+    conv = "Conv" in CASES[name][0] and "activation" not in CASES[name][1]
+    layer, x = _built(name, dtype="float64", **({"activation": None} if conv else {}))
     rng = np.random.default_rng(1)
     xt = kf.Variable(x)
     targets = [xt, *layer.trainable_weights]
@@ -112,6 +113,16 @@ def test_model_save_and_load(tmp_path):
     again = keras.models.load_model(path)
     probe = np.ones((2, 8, 3), "float32")
     np.testing.assert_allclose(np.asarray(again(probe)), np.asarray(seq(probe)), rtol=1e-6)
+
+def test_identity_and_activity_regularization():
+    x = np.arange(6, dtype="float32").reshape(2, 3)
+    assert np.asarray(L.Identity()(x)).tolist() == x.tolist()
+    layer = L.ActivityRegularization(l1=0.5, l2=0.25)
+    np.testing.assert_allclose(np.asarray(layer(x)), x)
+    np.testing.assert_allclose(float(sum(layer.losses)),
+                               (0.5 * np.abs(x).sum() + 0.25 * (x ** 2).sum()) / 2, rtol=1e-6)
+    assert L.ActivityRegularization.from_config(layer.get_config()).l2 == 0.25
+
 
 def test_bad_arguments_raise_valueerror():
     with pytest.raises(ValueError, match="padding"):

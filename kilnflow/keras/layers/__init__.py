@@ -100,3 +100,15 @@ from kilnflow.keras.layers.conv_nd import SeparableConvolution2D as SeparableCon
 from kilnflow.keras.layers.text import StringLookup as StringLookup
 from kilnflow.keras.layers.text import TextVectorization as TextVectorization
 from kilnflow.keras.layers.hashing import Hashing as Hashing
+from kilnflow.keras.layers.pooling3d import MaxPooling3D as MaxPooling3D
+from kilnflow.keras.layers.pooling3d import AveragePooling3D as AveragePooling3D
+from kilnflow.keras.layers.pooling3d import MaxPool3D as MaxPool3D
+from kilnflow.keras.layers.pooling3d import AvgPool3D as AvgPool3D
+from kilnflow.keras.layers.pooling3d import GlobalMaxPooling3D as GlobalMaxPooling3D
+from kilnflow.keras.layers.pooling3d import GlobalAveragePooling3D as GlobalAveragePooling3D
+from kilnflow.keras.layers.pooling3d import GlobalMaxPool3D as GlobalMaxPool3D
+from kilnflow.keras.layers.pooling3d import GlobalAvgPool3D as GlobalAvgPool3D
+from kilnflow.keras.layers.pooling3d import Identity as Identity
+from kilnflow.keras.layers.pooling3d import ActivityRegularization as ActivityRegularization
+from kilnflow.keras.layers.conv_nd import Convolution1DTranspose as Convolution1DTranspose
+from kilnflow.keras.layers.convolutional import Conv2D as Convolution2D

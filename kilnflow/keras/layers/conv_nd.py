@@ -388,5 +388,6 @@ class SeparableConv2D(_Separable):
 
 
 Convolution3D = Conv3D
+Convolution1DTranspose = Conv1DTranspose
 Convolution2DTranspose, Convolution3DTranspose = Conv2DTranspose, Conv3DTranspose
 SeparableConvolution1D, SeparableConvolution2D = SeparableConv1D, SeparableConv2D
