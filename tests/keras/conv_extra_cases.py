@@ -65,6 +65,15 @@ CASES = {
     "gavgpool3d_keepdims": ("GlobalAveragePooling3D", dict(keepdims=True,
                                                            data_format="channels_first"),
                             [2, 3, 2, 4, 3]),
+    "einsum_dense_2d": ("EinsumDense", dict(equation="ab,bc->ac", output_shape=4,
+                                            bias_axes="c"), [3, 5]),
+    "einsum_dense_heads": ("EinsumDense", dict(equation="abc,cde->abde",
+                                               output_shape=(None, 2, 3), bias_axes="de",
+                                               activation="relu"), [2, 4, 5]),
+    "einsum_dense_ellipsis": ("EinsumDense", dict(equation="...b,bc->...c", output_shape=3,
+                                                  bias_axes="c"), [2, 3, 4]),
+    "rms_norm": ("RMSNormalization", dict(), [3, 5]),
+    "rms_norm_axes": ("RMSNormalization", dict(axis=(1, 2), epsilon=1e-3), [2, 3, 4]),
 }
 
 

@@ -58,11 +58,13 @@ def test_config_round_trip(name):
 @pytest.mark.parametrize("name", ["conv3d_valid", "conv1dt_same", "conv2dt_output_padding",
                                   "conv3dt_valid", "dw2d_same", "sep1d_valid",
                                   "sep2d_dilated", "maxpool3d", "avgpool3d_same",
-                                  "gavgpool3d_keepdims"])
+                                  "gavgpool3d_keepdims", "einsum_dense_heads",
+                                  "rms_norm_axes"])
 def test_gradients_match_central_differences(name):
     """Directional derivatives: d/dt sum(w * f(x + t v)) against (f(+e) - f(-e)) / 2e, for
     the input and every weight (float64 layers)."""
-    conv = "Conv" in CASES[name][0] and "activation" not in CASES[name][1]
+    conv = CASES[name][0].startswith(("Conv", "Sep", "Dep", "Einsum")) and \
+        "activation" not in CASES[name][1]
     layer, x = _built(name, dtype="float64", **({"activation": None} if conv else {}))
     rng = np.random.default_rng(1)
     xt = kf.Variable(x)

@@ -112,3 +112,5 @@ from kilnflow.keras.layers.pooling3d import Identity as Identity
 from kilnflow.keras.layers.pooling3d import ActivityRegularization as ActivityRegularization
 from kilnflow.keras.layers.conv_nd import Convolution1DTranspose as Convolution1DTranspose
 from kilnflow.keras.layers.convolutional import Conv2D as Convolution2D
+from kilnflow.keras.layers.transformer_parts import EinsumDense as EinsumDense
+from kilnflow.keras.layers.transformer_parts import RMSNormalization as RMSNormalization
