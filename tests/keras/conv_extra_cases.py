@@ -74,6 +74,7 @@ CASES = {
                                                   bias_axes="c"), [2, 3, 4]),
     "rms_norm": ("RMSNormalization", dict(), [3, 5]),
     "rms_norm_axes": ("RMSNormalization", dict(axis=(1, 2), epsilon=1e-3), [2, 3, 4]),
+    "thresholded_relu": ("ThresholdedReLU", dict(theta=0.5), [3, 4]),
 }
 
 

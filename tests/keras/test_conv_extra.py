@@ -1,5 +1,6 @@
-"""Conv3D, Conv1D/2D/3DTranspose, DepthwiseConv1D/2D and SeparableConv1D/2D against the
-outputs TF 2.21's Keras 3 gave for the same weights (tests/keras/data/keras_conv_extra.json,
+"""Conv3D, Conv1D/2D/3DTranspose, DepthwiseConv1D/2D, SeparableConv1D/2D, the 3-D pooling
+layers, EinsumDense, RMSNormalization and ThresholdedReLU against the outputs TF 2.21's
+Keras 3 gave for the same weights (tests/keras/data/keras_conv_extra.json,
 recorded by scripts/record_keras_reference.py), eager and in kf.function; configs round
 trip; gradients agree with central differences; model.save / load_model predict alike."""
 import json

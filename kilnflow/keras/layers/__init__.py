@@ -114,3 +114,4 @@ from kilnflow.keras.layers.conv_nd import Convolution1DTranspose as Convolution1
 from kilnflow.keras.layers.convolutional import Conv2D as Convolution2D
 from kilnflow.keras.layers.transformer_parts import EinsumDense as EinsumDense
 from kilnflow.keras.layers.transformer_parts import RMSNormalization as RMSNormalization
+from kilnflow.keras.layers.activation import ThresholdedReLU as ThresholdedReLU
