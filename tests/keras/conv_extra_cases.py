@@ -75,6 +75,14 @@ CASES = {
     "rms_norm": ("RMSNormalization", dict(), [3, 5]),
     "rms_norm_axes": ("RMSNormalization", dict(axis=(1, 2), epsilon=1e-3), [2, 3, 4]),
     "thresholded_relu": ("ThresholdedReLU", dict(theta=0.5), [3, 4]),
+    "adaptive_avg1d": ("AdaptiveAveragePooling1D", dict(output_size=3), [2, 7, 2]),
+    "adaptive_max1d": ("AdaptiveMaxPooling1D", dict(output_size=4), [2, 10, 3]),
+    "adaptive_avg2d": ("AdaptiveAveragePooling2D", dict(output_size=(2, 3)), [1, 5, 7, 2]),
+    "adaptive_max2d_cf": ("AdaptiveMaxPooling2D", dict(output_size=3,
+                                                       data_format="channels_first"),
+                          [1, 2, 7, 8]),
+    "adaptive_avg3d": ("AdaptiveAveragePooling3D", dict(output_size=2), [1, 5, 4, 3, 2]),
+    "adaptive_max3d": ("AdaptiveMaxPooling3D", dict(output_size=(1, 2, 3)), [1, 3, 5, 7, 1]),
 }
 
 

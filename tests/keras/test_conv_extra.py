@@ -60,7 +60,7 @@ def test_config_round_trip(name):
                                   "conv3dt_valid", "dw2d_same", "sep1d_valid",
                                   "sep2d_dilated", "maxpool3d", "avgpool3d_same",
                                   "gavgpool3d_keepdims", "einsum_dense_heads",
-                                  "rms_norm_axes"])
+                                  "rms_norm_axes", "adaptive_avg2d", "adaptive_max3d"])
 def test_gradients_match_central_differences(name):
     """Directional derivatives: d/dt sum(w * f(x + t v)) against (f(+e) - f(-e)) / 2e, for
     the input and every weight (float64 layers)."""

@@ -115,3 +115,9 @@ from kilnflow.keras.layers.convolutional import Conv2D as Convolution2D
 from kilnflow.keras.layers.transformer_parts import EinsumDense as EinsumDense
 from kilnflow.keras.layers.transformer_parts import RMSNormalization as RMSNormalization
 from kilnflow.keras.layers.activation import ThresholdedReLU as ThresholdedReLU
+from kilnflow.keras.layers.pooling3d import AdaptiveAveragePooling1D as AdaptiveAveragePooling1D
+from kilnflow.keras.layers.pooling3d import AdaptiveMaxPooling1D as AdaptiveMaxPooling1D
+from kilnflow.keras.layers.pooling3d import AdaptiveAveragePooling2D as AdaptiveAveragePooling2D
+from kilnflow.keras.layers.pooling3d import AdaptiveMaxPooling2D as AdaptiveMaxPooling2D
+from kilnflow.keras.layers.pooling3d import AdaptiveAveragePooling3D as AdaptiveAveragePooling3D
+from kilnflow.keras.layers.pooling3d import AdaptiveMaxPooling3D as AdaptiveMaxPooling3D

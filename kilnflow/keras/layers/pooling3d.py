@@ -1,6 +1,7 @@
 """MaxPooling3D, AveragePooling3D and their global forms over [batch, depth, height, width,
-channels] volumes (channels_first transposed around kf.nn's NDHWC kernels), plus the
-small Keras 3 layers Identity and ActivityRegularization."""
+channels] volumes (channels_first transposed around kf.nn's NDHWC kernels), Keras 3's
+adaptive pooling layers (1/2/3-D), plus the small layers Identity and
+ActivityRegularization."""
 from __future__ import annotations
 
 from typing import Any, Optional
@@ -9,6 +10,7 @@ from kilnflow.keras.layers.base import Layer
 from kilnflow.keras.layers.conv_nd import _tuple
 from kilnflow.keras.layers.convolutional import _data_format, conv_output_length
 from kilnflow.ops import reduction, reshaping
+from kilnflow.ops.joining import concat
 from kilnflow.ops.nn_windows import avg_pool3d, max_pool3d
 from kilnflow.shapes import TensorShape
 
@@ -99,6 +101,70 @@ class GlobalMaxPooling3D(_GlobalPooling3D):
 class GlobalAveragePooling3D(_GlobalPooling3D):
     """The mean over depth, height and width: [batch, d, h, w, c] -> [batch, c]."""
     _reduce = staticmethod(reduction.reduce_mean)
+
+
+class _AdaptivePooling(Layer):
+    """Pools each spatial dim of size L into `output_size` windows, window i covering
+    [floor(i L / n), ceil((i + 1) L / n)) as Keras 3 does; mean and max over a box are
+    taken one axis at a time."""
+    rank, _reduce = 1, None
+
+    def __init__(self, output_size: Any, data_format: Optional[str] = None, **kwargs: Any):
+        super().__init__(**kwargs)
+        self.output_size = _tuple(output_size, self.rank, "output_size")
+        self.data_format = _data_format(data_format)
+
+    def call(self, inputs: Any) -> Any:
+        first = self.data_format == "channels_first"
+        x = inputs
+        for k, n in enumerate(self.output_size):
+            axis = k + (2 if first else 1)
+            size = x.shape[axis]
+            if size is None:
+                raise ValueError(f"{self.name}: adaptive pooling needs static spatial "
+                                 f"sizes, got shape {inputs.shape}")
+            pieces = []
+            for i in range(n):
+                start, end = (i * size) // n, min(-(-((i + 1) * size) // n), size)
+                window = slicing_axis(x, axis, min(start, size - 1), end)
+                pieces.append(type(self)._reduce(window, axis, keepdims=True))
+            x = concat(pieces, axis) if len(pieces) > 1 else pieces[0]
+        return x
+
+    def compute_output_shape(self, input_shape: Any) -> TensorShape:
+        dims = TensorShape(input_shape).with_rank(self.rank + 2).as_list()
+        if self.data_format == "channels_first":
+            return TensorShape([dims[0], dims[1], *self.output_size])
+        return TensorShape([dims[0], *self.output_size, dims[-1]])
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), "output_size": self.output_size,
+                "data_format": self.data_format}
+
+
+def slicing_axis(x: Any, axis: int, start: int, end: int) -> Any:
+    index = [slice(None)] * x.shape.rank
+    index[axis] = slice(start, end)
+    return x[tuple(index)]
+
+
+def _adaptive(name: str, rank: int, reduce: Any, doc: str) -> type:
+    return type(name, (_AdaptivePooling,), {"rank": rank, "_reduce": staticmethod(reduce),
+                                            "__doc__": doc, "__module__": __name__})
+
+
+AdaptiveAveragePooling1D = _adaptive("AdaptiveAveragePooling1D", 1, reduction.reduce_mean,
+                                     "The mean over `output_size` adaptive windows of steps.")
+AdaptiveAveragePooling2D = _adaptive("AdaptiveAveragePooling2D", 2, reduction.reduce_mean,
+                                     "The mean over an `output_size` grid of windows.")
+AdaptiveAveragePooling3D = _adaptive("AdaptiveAveragePooling3D", 3, reduction.reduce_mean,
+                                     "The mean over an `output_size` grid of volumes.")
+AdaptiveMaxPooling1D = _adaptive("AdaptiveMaxPooling1D", 1, reduction.reduce_max,
+                                 "The maximum over `output_size` adaptive windows of steps.")
+AdaptiveMaxPooling2D = _adaptive("AdaptiveMaxPooling2D", 2, reduction.reduce_max,
+                                 "The maximum over an `output_size` grid of windows.")
+AdaptiveMaxPooling3D = _adaptive("AdaptiveMaxPooling3D", 3, reduction.reduce_max,
+                                 "The maximum over an `output_size` grid of volumes.")
 
 
 class Identity(Layer):
