@@ -12,6 +12,7 @@ from kilnflow import nest
 from kilnflow.function.api import function
 from kilnflow.keras import backend
 from kilnflow.keras import callbacks as _callbacks
+from kilnflow.keras.epoch_iterator import EpochIterator, known_batches
 from kilnflow.ops.convert import convert_to_tensor
 from kilnflow.tensor import Tensor
 from kilnflow.variables import Variable
@@ -117,10 +118,7 @@ class IterableBatches:
     def steps(self) -> Optional[int]:
         if self.steps_limit is not None:
             return self.steps_limit
-        try:
-            return len(self.source)
-        except TypeError:
-            return None
+        return known_batches(self.source)
 
     def __iter__(self) -> Iterator[tuple]:
         for i, item in enumerate(self.source):
@@ -180,7 +178,7 @@ def fit_loop(model: Any, x: Any, y: Any, batch_size: Optional[int], epochs: int,
              callbacks: Any, validation_split: float, validation_data: Any, shuffle: bool,
              sample_weight: Any, initial_epoch: int, steps_per_epoch: Optional[int],
              validation_batch_size: Optional[int], validation_freq: int,
-             class_weight: Optional[dict] = None) -> Any:
+             class_weight: Optional[dict] = None, validation_steps: Optional[int] = None) -> Any:
     if class_weight is not None:
         if _is_batch_iterable(x):
             raise NotImplementedError("class_weight with a batch iterable is not supported; "
@@ -194,12 +192,15 @@ def fit_loop(model: Any, x: Any, y: Any, batch_size: Optional[int], epochs: int,
             raise ValueError("validation_split needs array inputs, not a batch iterable")
         (x, y, sample_weight), validation_data = split_validation(
             arrays(x), arrays(y), arrays(sample_weight), validation_split)
-    data = batches(x, y, sample_weight, batch_size, shuffle, steps_per_epoch)
+    data = EpochIterator(batches(x, y, sample_weight, batch_size, shuffle, None),
+                         steps_per_epoch)
     val = None
-    if validation_data is not None:
+    if validation_data is not None and _is_batch_iterable(validation_data):
+        val = (validation_data, None, None)  # a kf.data.Dataset or batch iterable
+    elif validation_data is not None:
         if not isinstance(validation_data, tuple) or len(validation_data) not in (2, 3):
             raise ValueError("validation_data must be a tuple (x_val, y_val) or "
-                             "(x_val, y_val, val_sample_weight)")
+                             "(x_val, y_val, val_sample_weight), or a dataset")
         val = tuple(validation_data) + (None,) * (3 - len(validation_data))
     verbose = 1 if verbose == "auto" else verbose
     history = _callbacks.History()
@@ -216,16 +217,18 @@ def fit_loop(model: Any, x: Any, y: Any, batch_size: Optional[int], epochs: int,
     for epoch in range(initial_epoch, epochs):
         model.reset_metrics()
         cbs.on_epoch_begin(epoch)
-        for step, (xb, yb, swb) in enumerate(data):
+        for step, (xb, yb, swb) in data.epoch():
             cbs.on_train_batch_begin(step)
             logs = _python_logs(train_function(tensors(xb), tensors(yb), tensors(swb)))
             cbs.on_train_batch_end(step, logs)
             if model.stop_training:
                 break
+        if data.exhausted:  # the data gave nothing more: the out-of-data warning was issued
+            break
         epoch_logs = dict(logs)
         if val is not None and (epoch + 1) % validation_freq == 0:
             results = evaluate_loop(model, val[0], val[1], validation_batch_size or batch_size,
-                                    val[2], None, None)
+                                    val[2], validation_steps, None)
             epoch_logs.update({f"val_{k}": v for k, v in results.items()})
         cbs.on_epoch_end(epoch, epoch_logs)
         logs = epoch_logs

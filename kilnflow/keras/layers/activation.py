@@ -48,6 +48,23 @@ class ReLU(_Elementwise):
                 "negative_slope": self.negative_slope, "threshold": self.threshold}
 
 
+class ThresholdedReLU(_Elementwise):
+    """x where x > theta, else 0."""
+
+    def __init__(self, theta: float = 1.0, **kwargs: Any):
+        super().__init__(**kwargs)
+        if theta is None or theta < 0:
+            raise ValueError(f"The theta value of a ThresholdedReLU layer should be >=0. "
+                             f"Received: theta={theta}")
+        self.theta = float(theta)
+
+    def call(self, inputs: Any) -> Any:
+        return inputs * kmath.cast(inputs > self.theta, inputs.dtype)
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), "theta": self.theta}
+
+
 class LeakyReLU(_Elementwise):
     """x for x >= 0, negative_slope * x below."""
 

@@ -17,6 +17,7 @@ from kilnflow.keras import losses as _losses
 from kilnflow.keras import metrics as _metrics
 from kilnflow.keras import optimizers as _optimizers
 from kilnflow.keras import training
+from kilnflow.keras.models import multi_output
 from kilnflow.keras.layers.base import Layer
 from kilnflow.ops import math as kmath
 from kilnflow.saving import checkpoint as _checkpoint
@@ -28,6 +29,7 @@ _MODEL_STATE = frozenset({
     "optimizer", "loss", "compiled_loss", "compiled_metrics", "history", "stop_training",
     "_loss_object", "_metric_specs", "_compiled_metrics", "_loss_tracker", "_run_eagerly",
     "_train_function", "_test_function", "_predict_function", "_is_compiled", "_nodes",
+    "_raw_metrics", "_metric_outputs", "_output_loss_trackers",
     "_functional_layers", "_model_inputs", "_model_outputs", "_seq_layers",
     "_metrics_resolved", "_jit_compile", "_initial_epoch", "_loss_weights", "_seq_io"})
 
@@ -110,7 +112,9 @@ class Model(Functional, Layer):
             self._loss_object = {k: _losses.get(v) for k, v in loss.items()}
         else:
             self._loss_object = _losses.get(loss)
-        self._metric_specs = list(metrics or [])
+        self._raw_metrics = metrics
+        self._metric_specs = list(metrics or []) if not isinstance(metrics, dict) else []
+        self._output_loss_trackers: Any = None
         self._compiled_metrics = []
         self._metrics_resolved = False
         self._loss_tracker = _metrics.Mean(name="loss")
@@ -130,9 +134,11 @@ class Model(Functional, Layer):
 
     @property
     def metrics(self) -> list:
-        """The loss tracker and the compiled metrics (after the first batch)."""
+        """The loss tracker, the compiled metrics and, with several outputs, the
+        per-output loss trackers (`a_loss`, ...), once the first batch has been seen."""
         out = [self._loss_tracker] if self._loss_tracker is not None else []
-        return out + list(self._compiled_metrics)
+        trackers = list(getattr(self, "_output_loss_trackers", None) or [])
+        return out + list(self._compiled_metrics) + trackers
 
     @property
     def metrics_names(self) -> list:
@@ -147,16 +153,25 @@ class Model(Functional, Layer):
         if self._metrics_resolved:
             return
         self._metrics_resolved = True
+        self._metric_outputs: dict = {}
+        per_output = multi_output.metrics_by_output(self, self._raw_metrics, y_pred)
+        if per_output is not None:
+            trues, preds, names = multi_output.flat_targets(self, y, y_pred)
+            for index, specs in per_output:
+                loss = _by_output(self._loss_object, index, names) \
+                    if isinstance(self._loss_object, (list, dict)) else self._loss_object
+                for spec in specs:
+                    metric = multi_output.resolve_metric(spec, loss, trues[index],
+                                                         preds[index], prefix=names[index])
+                    self._metric_outputs[id(metric)] = index
+                    self._compiled_metrics.append(metric)
+            return
         for spec in self._metric_specs:
-            if spec in ("accuracy", "acc"):
-                loss = self._loss_object
-                if isinstance(loss, (list, dict)):
-                    loss = nest.flatten(loss)[0] if loss else None
-                metric = _metrics.resolve_accuracy(spec, loss, nest.flatten(y)[0],
-                                                   nest.flatten(y_pred)[0])
-            else:
-                metric = _metrics.get(spec)
-            self._compiled_metrics.append(metric)
+            loss = self._loss_object
+            if isinstance(loss, (list, dict)):
+                loss = nest.flatten(loss)[0] if loss else None
+            self._compiled_metrics.append(multi_output.resolve_metric(
+                spec, loss, nest.flatten(y)[0], nest.flatten(y_pred)[0]))
 
     def _check_compiled(self) -> None:
         if not self._is_compiled:
@@ -187,29 +202,30 @@ class Model(Functional, Layer):
         if not isinstance(y_pred, (list, tuple, dict)) and not isinstance(
                 self._loss_object, (list, dict)):
             return self._loss_object(y, y_pred, sample_weight)
-        names = list(self.output_names) if self._nodes is not None else []
-        preds = list(y_pred.values()) if isinstance(y_pred, dict) else nest.flatten(y_pred)
-        if isinstance(y, dict):
-            trues = [y[n] for n in (names or list(y))]
-        else:
-            trues = nest.flatten(y)
-        if len(trues) != len(preds):
-            raise ValueError(f"The model has {len(preds)} outputs but {len(trues)} targets "
-                             "were given")
-        parts = []
+        trues, preds, names = multi_output.flat_targets(self, y, y_pred)
+        parts, unweighted = [], []
         for i, (t, p) in enumerate(zip(trues, preds)):
             loss = _by_output(self._loss_object, i, names)
             if loss is None:
                 continue
             value = loss(t, p, sample_weight)
+            unweighted.append((names[i], value, p))
             weight = _by_output(self._loss_weights, i, names)
             parts.append(value if weight is None else value * float(weight))
+        if len(unweighted) > 1:  # Keras 3 logs each output's unweighted loss: `a_loss`
+            multi_output.track_output_losses(self, unweighted)
         return kmath.add_n(parts)
 
     def compute_metrics(self, x: Any, y: Any, y_pred: Any, sample_weight: Any) -> dict:
         self._resolve_metrics(y, y_pred)
+        by_output = getattr(self, "_metric_outputs", None)
+        flat = multi_output.flat_targets(self, y, y_pred) if by_output else None
         for metric in self._compiled_metrics:
-            metric.update_state(y, y_pred, sample_weight)
+            index = by_output.get(id(metric)) if by_output else None
+            if index is None:
+                metric.update_state(y, y_pred, sample_weight)
+            else:
+                metric.update_state(flat[0][index], flat[1][index], sample_weight)
         return {m.name: m.result() for m in self.metrics}
 
     def train_step(self, data: tuple) -> dict:
@@ -223,14 +239,14 @@ class Model(Functional, Layer):
         variables = self.trainable_variables
         grads = tape.gradient(scaled, variables)
         self.optimizer.apply_gradients(zip(grads, variables))
-        self._loss_tracker.update_state(loss)
+        multi_output.track_loss(self._loss_tracker, loss, x)
         return self.compute_metrics(x, y, y_pred, sample_weight)
 
     def test_step(self, data: tuple) -> dict:
         x, y, sample_weight = (tuple(data) + (None, None))[:3]
         y_pred = self(x, training=False)
         loss = self.compute_loss(x, y, y_pred, sample_weight)
-        self._loss_tracker.update_state(loss)
+        multi_output.track_loss(self._loss_tracker, loss, x)
         return self.compute_metrics(x, y, y_pred, sample_weight)
 
     def predict_step(self, data: Any) -> Any:
@@ -276,7 +292,7 @@ class Model(Functional, Layer):
         return training.fit_loop(self, x, y, batch_size, epochs, verbose, callbacks,
                                  validation_split, validation_data, shuffle, sample_weight,
                                  initial_epoch, steps_per_epoch, validation_batch_size,
-                                 validation_freq, class_weight)
+                                 validation_freq, class_weight, validation_steps)
 
     def evaluate(self, x: Any = None, y: Any = None, batch_size: Optional[int] = None,
                  verbose: Any = "auto", sample_weight: Any = None, steps: Optional[int] = None,
@@ -388,6 +404,13 @@ class Model(Functional, Layer):
         file; keras.models.load_model restores it."""
         from kilnflow.keras.saving import archive
         archive.save_model(self, filepath, overwrite=overwrite, **kwargs)
+
+    def export(self, filepath: str, format: str = "tf_saved_model",  # noqa: A002 - Keras's
+               verbose: Optional[bool] = True, input_signature: Any = None) -> None:
+        """Write a serving SavedModel (endpoint `serve`, also `serving_default`) that
+        kf.saved_model.load reads back without this model's code."""
+        from kilnflow.keras.saving.export import export_model
+        export_model(self, filepath, format, verbose, input_signature)
 
     def to_json(self, **kwargs: Any) -> str:
         """The model's architecture as Keras 3 JSON (keras.models.model_from_json)."""

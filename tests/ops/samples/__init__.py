@@ -232,9 +232,11 @@ from tests.ops.samples import (  # noqa: E402,F401
     conv,
     critical_section,
     conv_extra,
+    conv3d_transpose,
     custom_gradient,
     decompositions,
     elementwise,
+    farmhash,
     fused,
     image,
     image_boxes,
@@ -266,5 +268,6 @@ from tests.ops.samples import (  # noqa: E402,F401
     stateless_random,
     summary_ops,
     tensor_array,
+    text_lookup,
     while_loop,
 )
