@@ -36,8 +36,11 @@ class JitFunction:
         self._assigned_dtypes = [np.dtype(h.dtype.as_numpy_dtype) for h in self._assigned]
         self._dtypes = list(lowered.output_dtypes)
         self._n_out = len(self._dtypes)
+        self.calls = 0  # native runs of this graph (tests check gradients run natively)
 
     def __call__(self, *arrays: Any) -> tuple:
+        self.calls += 1
+        stats["calls"] += 1
         args = list(arrays)
         for i in self._scalars:  # rank-0 tensors are numba scalars
             args[i] = np.asarray(args[i])[()]
@@ -68,6 +71,7 @@ class JitFunction:
 
 
 _threads = {"set": 0}
+stats = {"calls": 0}  # native calls of every compiled graph in this process
 
 
 def _use_threads() -> bool:
@@ -112,4 +116,4 @@ def available() -> bool:
 
 
 __all__: Sequence[str] = ["compile_graph", "compiler_ir", "available", "JitFunction",
-                          "set_cache_dir", "clear_cache"]
+                          "set_cache_dir", "clear_cache", "stats"]
