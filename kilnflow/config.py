@@ -8,6 +8,7 @@ from kilnflow.context import allocation_limit as _allocation_limit
 from kilnflow.context import set_allocation_limit as _set_allocation_limit
 from kilnflow.function.api import functions_run_eagerly as functions_run_eagerly
 from kilnflow.function.api import run_functions_eagerly as run_functions_eagerly
+from kilnflow.passes import autocluster as _autocluster
 from kilnflow.passes import pipeline as _pipeline
 from kilnflow.profiler.modes import disable_compare_modes as _disable_compare_modes
 from kilnflow.profiler.modes import enable_compare_modes as _enable_compare_modes
@@ -40,7 +41,8 @@ threading = SimpleNamespace(set_intra_op_parallelism_threads=_set_threads,
                             set_inter_op_parallelism_threads=lambda count: None)
 
 optimizer = SimpleNamespace(set_experimental_options=_set_experimental_options,
-                            get_experimental_options=_pipeline.get_options)
+                            get_experimental_options=_pipeline.get_options,
+                            set_jit=_autocluster.set_jit, get_jit=_autocluster.get_jit)
 
 experimental = SimpleNamespace(set_allocation_limit=_set_allocation_limit,
                                get_allocation_limit=_allocation_limit,

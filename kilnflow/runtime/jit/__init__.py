@@ -20,6 +20,7 @@ from kilnflow.runtime.jit import cache
 from kilnflow.runtime.jit.cache import clear_cache as clear_cache
 from kilnflow.runtime.jit.cache import set_cache_dir as set_cache_dir
 from kilnflow.runtime.jit.lower import Lowered, lower
+from kilnflow.runtime.jit.lower import lowerable as lowerable
 
 
 class JitFunction:
@@ -131,4 +132,4 @@ def available() -> bool:
 
 
 __all__: Sequence[str] = ["compile_graph", "compiler_ir", "available", "JitFunction",
-                          "set_cache_dir", "clear_cache", "stats"]
+                          "set_cache_dir", "clear_cache", "stats", "lowerable"]

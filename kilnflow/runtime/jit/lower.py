@@ -137,6 +137,13 @@ class Lowering:
             self._emit_if(op, env, indent)
         elif kind in VARIABLE_OPS:
             self._emit_variable(op, env, indent)
+        elif kind == "JitCluster":  # autoclustering ran first: inline the cluster's ops
+            cluster = op.attrs["cluster"]
+            env.update((id(inner), env[id(outer)]) for outer, inner in
+                       zip(op.inputs, cluster.inputs))
+            self.emit(cluster.operations, env, indent)
+            env.update((id(new), env[id(old)]) for new, old in
+                       zip(op.outputs, cluster.outputs))
         elif kind == "FusedElementwise":
             args = [env[id(t)] for t in op.inputs]
             name = self.namer.fresh(op.name)
@@ -288,8 +295,11 @@ class Lowering:
         outs = self._emit_subgraph(vjp, past + captured + grads + new, (), inner)
         pinned = [self.pinned(v, spec) for v, spec in zip(outs[:n], specs)]
         self.lines.append(f"{inner}{', '.join(grads)} = {', '.join(pinned)}")
-        for name, value in zip(totals, outs[n:]):
-            self.lines.append(f"{inner}{name} = {name} + {value}")
+        for name, value, i in zip(totals, outs[n:], wanted):
+            if op.inputs[n + i].shape.rank:  # our own zeros: accumulate without a new array
+                self.lines.append(f"{inner}np.add({name}, {value}, {name})")
+            else:
+                self.lines.append(f"{inner}{name} = {name} + {value}")
         self.lines.append(f"{inner}{step} -= 1")
         for t, name in zip(op.outputs, grads + totals):
             env[id(t)] = name
@@ -364,6 +374,24 @@ def lower(name: str, graph: Any) -> Lowered:
                       scalar_inputs, output_dtypes)
     lowered.donated = [(i, graph.outputs[i].shape.rank) for i in donated]
     return lowered
+
+
+def lowerable(op: Any) -> bool:
+    """Whether the backend can lower `op` (fed by inputs of their static specs): what
+    autoclustering asks of every op."""
+    lo = Lowering("probe")
+    env: Dict[int, str] = {}
+    for t in op.inputs:
+        if t.shape.rank is None or not supported_dtype(t.dtype):
+            return False
+        env[id(t)] = lo.namer.fresh("x")
+    try:
+        lo._emit_op(op, env, "    ")
+    except Unsupported:
+        return False
+    except Exception:  # noqa: BLE001 - an op a rule does not understand stays in Python
+        return False
+    return not lo.unsupported
 
 
 def _donated_outputs(graph: Any) -> List[int]:
