@@ -204,9 +204,10 @@ class Lowering:
         self.lines.append(f"{indent}{local} = {value}")
 
     def _emit_subgraph(self, sub: Any, args: Sequence[str], captured: Sequence[str],
-                       indent: str) -> List[str]:
+                       indent: str, env: Optional[Dict[int, str]] = None) -> List[str]:
         g = sub.graph
-        env = {id(p): v for p, v in zip(g.inputs, sub.feed(list(args), list(captured)))}
+        env = {} if env is None else env  # may hold ops' outputs to skip
+        env.update((id(p), v) for p, v in zip(g.inputs, sub.feed(list(args), list(captured))))
         self.emit(g.operations, env, indent)
         return [env[id(t)] for t in g.outputs]
 
@@ -278,6 +279,18 @@ class Lowering:
             t = op.inputs[n + i]
             zero = literal(0, t.dtype) if t.shape.rank == 0 else f"np.zeros_like({captured[i]})"
             self.lines.append(f"{indent}{name} = {zero}")
+        vjp = op.attrs["vjp_graph"]
+        deferred = _deferred_products(vjp.graph, n, len(wanted))
+        stacks: Dict[int, tuple] = {}
+        stacked: Dict[int, str] = {}  # id(tensor) -> its stack (a tensor in two products)
+        for j, matmul in deferred.items():  # sum_t A_t^T B_t is one GEMM of stacked A, B
+            for t in matmul.inputs:
+                if id(t) not in stacked:
+                    stacked[id(t)] = self.namer.fresh("stack")
+                    rows, cols = t.shape.as_list()
+                    self.lines.append(f"{indent}{stacked[id(t)]} = np.empty((len({history}) "
+                                      f"* {rows}, {cols}), {dtype_text(t.dtype)})")
+            stacks[j] = tuple(stacked[id(t)] for t in matmul.inputs)
         step = self.namer.fresh("step")
         self.lines.append(f"{indent}{step} = len({history}) - 1")
         self.lines.append(f"{indent}while {step} >= 0:")
@@ -291,16 +304,25 @@ class Lowering:
         self.lines.append(f"{inner}else:")
         for name, final in zip(new, finals):
             self.lines.append(f"{inner}    {name} = {final}")
-        vjp = op.attrs["vjp_graph"]
-        outs = self._emit_subgraph(vjp, past + captured + grads + new, (), inner)
+        sub_env = {id(m.outputs[0]): "None" for m in deferred.values()}
+        outs = self._emit_subgraph(vjp, past + captured + grads + new, (), inner, sub_env)
         pinned = [self.pinned(v, spec) for v, spec in zip(outs[:n], specs)]
         self.lines.append(f"{inner}{', '.join(grads)} = {', '.join(pinned)}")
-        for name, value, i in zip(totals, outs[n:], wanted):
+        for key, stack in stacked.items():
+            rows = next(t for m in deferred.values() for t in m.inputs if id(t) == key).shape[0]
+            self.lines.append(f"{inner}{stack}[{step} * {rows}:({step} + 1) * {rows}] = "
+                              f"{sub_env[key]}")
+        for j, (name, value, i) in enumerate(zip(totals, outs[n:], wanted)):
+            if j in deferred:
+                continue
             if op.inputs[n + i].shape.rank:  # our own zeros: accumulate without a new array
                 self.lines.append(f"{inner}np.add({name}, {value}, {name})")
             else:
                 self.lines.append(f"{inner}{name} = {name} + {value}")
         self.lines.append(f"{inner}{step} -= 1")
+        for j, (a, b) in stacks.items():
+            self.lines.append(f"{indent}if len({history}) > 0:")
+            self.lines.append(f"{indent}    {totals[j]} = np.dot({a}.T, {b})")
         for t, name in zip(op.outputs, grads + totals):
             env[id(t)] = name
 
@@ -374,6 +396,28 @@ def lower(name: str, graph: Any) -> Lowered:
                       scalar_inputs, output_dtypes)
     lowered.donated = [(i, graph.outputs[i].shape.rank) for i in donated]
     return lowered
+
+
+def _deferred_products(graph: Any, n: int, n_totals: int) -> Dict[int, Any]:
+    """Captured gradients of a loop body that are one `A^T B` MatMul per iteration (a
+    weight's gradient in an RNN), with static 2-D operands of equal rows, used by nothing
+    else: total number j -> the MatMul. The loop stacks A and B; one GEMM sums them."""
+    used = {id(t) for op in graph.operations for t in op.inputs}
+    counts: Dict[int, int] = {}
+    for t in graph.outputs:
+        counts[id(t)] = counts.get(id(t), 0) + 1
+    found = {}
+    for j in range(n_totals):
+        t = graph.outputs[n + j]
+        m = t.op
+        if m.type != "MatMul" or not m.attrs.get("transpose_a") or \
+                m.attrs.get("transpose_b") or id(t) in used or counts[id(t)] > 1:
+            continue
+        a, b = m.inputs
+        if all(x.shape.rank == 2 and x.shape.is_fully_defined() and x.dtype.is_floating
+               for x in (a, b)) and a.shape[0] == b.shape[0] and a.dtype == b.dtype:
+            found[j] = m
+    return found
 
 
 def lowerable(op: Any) -> bool:
