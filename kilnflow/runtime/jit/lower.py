@@ -75,6 +75,7 @@ class Lowering:
         self.parallel_min = fused.PARALLEL_MIN
         self.in_place: set = set()              # id(op) of updates that may write in place
         self.donors: Dict[int, str] = {}        # id(output tensor) -> its donated buffer
+        self.substitutes: Dict[int, Any] = {}   # id(op) -> env -> expression replacing it
 
     # ------------------------------------------------------------ values
 
@@ -108,6 +109,10 @@ class Lowering:
     def emit(self, operations: Sequence, env: Dict[int, str], indent: str) -> None:
         for op in operations:
             if op.outputs and id(op.outputs[0]) in env:  # fed from outside: an input
+                continue
+            substitute = self.substitutes.get(id(op))
+            if substitute is not None:  # computed before the loop (a hoisted projection)
+                env[id(op.outputs[0])] = substitute(env)
                 continue
             try:
                 self._emit_op(op, env, indent)
@@ -235,6 +240,7 @@ class Lowering:
         history = self.namer.fresh("history") if record else None
         if history:  # a list of state tuples: numba types it from the append below
             self.lines.append(f"{indent}{history} = []")
+        self._hoist_projections(op.attrs["body_graph"], state, captured, indent)
         self.lines.append(f"{indent}while True:")
         if counter:
             self.lines.append(f"{inner}if {counter} >= {int(limit)}:")
@@ -255,6 +261,37 @@ class Lowering:
         if counter:
             self.lines.append(f"{inner}{counter} += 1")
         return state + ([history] if history else [])
+
+    def _hoist_projections(self, body: Any, state: List[str], captured: List[str],
+                           indent: str) -> None:
+        """`X[i] @ W` in a loop body, X [T, B, I] and W captured (loop-invariant): one GEMM
+        of all T slices before the loop, and the body reads its slice i (an RNN's input
+        projection: T small matmuls become one large one)."""
+        g = body.graph
+        fed = {id(p): v for p, v in zip(g.inputs, body.feed(list(state), list(captured)))}
+        outer = set(captured) - set(state)
+        for m in g.operations:
+            if m.type != "MatMul" or m.attrs.get("transpose_a") or m.attrs.get("transpose_b"):
+                continue
+            sliced, w = m.inputs
+            cut = sliced.op
+            if cut.type != "StridedSlice" or cut.opdef.inline is None or \
+                    cut.opdef.inline(cut) != "{0}[{1}]":
+                continue
+            x = cut.inputs[0]
+            if fed.get(id(x)) not in outer or fed.get(id(w)) not in outer or \
+                    x.shape.rank != 3 or w.shape.rank != 2 or x.dtype != w.dtype or \
+                    not x.dtype.is_floating:
+                continue
+            xs, ws = fed[id(x)], fed[id(w)]
+            name = self.namer.fresh(m.name + "_all")
+            self.lines.append(
+                f"{indent}{name} = np.dot(np.ascontiguousarray({xs}).reshape(({xs}.shape[0] * "
+                f"{xs}.shape[1], {xs}.shape[2])), np.ascontiguousarray({ws})).reshape(("
+                f"{xs}.shape[0], {xs}.shape[1], {ws}.shape[1]))")
+            index = cut.inputs[1]
+            self.substitutes[id(m)] = lambda env, name=name, index=index: \
+                f"{name}[{env[id(index)]}]"
 
     def _emit_while_grad(self, op: Any, env: Dict[int, str], indent: str) -> None:
         """Backpropagation through a loop: the body's VJP graph, run for each recorded
