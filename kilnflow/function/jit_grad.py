@@ -21,7 +21,7 @@ import numpy as np
 
 from kilnflow import errors, nest
 from kilnflow.autodiff.tape import GradientTape, UnconnectedGradients
-from kilnflow.context import no_tapes
+from kilnflow.context import ctx, no_tapes
 from kilnflow.core.opdef import bind
 from kilnflow.function.concrete import ConcreteFunction
 from kilnflow.function.tracing import trace
@@ -166,10 +166,14 @@ def call(function: Any, args: tuple, kwargs: dict) -> Any:
         seeds = [np.zeros(o.shape, o.dtype.as_numpy_dtype) if d is None else d._value
                  for d, o in zip(dys, flat)]
         backward = grad.backward()
-        with no_tapes():
-            found = backward._call_flat([t._value for t in sources] +
-                                        [r._value for r in reads] + seeds)
-        found = [wrap(g) for g in nest.flatten(found)]
+        if ctx.tapes:  # this gradient is itself recorded (higher order): op by op
+            found = replay(backward.traced_graph, sources + reads +
+                           [d if d is not None else wrap(s) for d, s in zip(dys, seeds)])
+        else:
+            with no_tapes():
+                found = backward._call_flat([t._value for t in sources] +
+                                            [r._value for r in reads] + seeds)
+            found = [wrap(g) for g in nest.flatten(found)]
         result: List[Any] = [None] * (len(sources) + len(reads))
         for i, g in zip(floats + list(range(len(sources), len(sources) + len(reads))),
                         found):

@@ -163,3 +163,16 @@ def test_train_step_with_the_tape_inside_compiles_both_directions():
     assert jit.stats["calls"] - before == 1  # forward and backward: one native call
     source = fn.experimental_get_compiler_ir(x)()
     assert source.count("np.dot(") >= 2  # x @ w and the gradient x.T @ dy
+
+
+def test_second_order_gradients_through_a_jit_call():
+    fn = kf.function(lambda t: kf.reduce_sum(t * t * t), jit_compile=True)
+    x = kf.constant([1.0, 2.0, 3.0])
+    with kf.GradientTape() as outer:
+        outer.watch(x)
+        with kf.GradientTape() as inner:
+            inner.watch(x)
+            y = fn(x)
+        g = inner.gradient(y, x)
+    np.testing.assert_allclose(g.numpy(), 3 * x.numpy() ** 2)
+    np.testing.assert_allclose(outer.gradient(g, x).numpy(), 6 * x.numpy())
