@@ -295,7 +295,7 @@ def _broadcast_to(op: Any, args: List[str]) -> Optional[str]:
             return None
         dims = [str(d) for d in shape]
     else:  # DynamicBroadcastTo: the shape is a tensor of static length
-        dims = [f"int({args[1]}[{d}])" for d in range(rank)]
+        dims = [f"np.intp({args[1]}[{d}])" for d in range(rank)]
     if op.inputs[0].shape.rank == 0:
         return f"np.full({_shape_tuple(dims)}, {args[0]})" if dims else args[0]
     return f"np.broadcast_to({args[0]}, {_shape_tuple(dims)})"
