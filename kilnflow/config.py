@@ -12,6 +12,7 @@ from kilnflow.function.api import functions_run_eagerly as functions_run_eagerly
 from kilnflow.function.api import run_functions_eagerly as run_functions_eagerly
 from kilnflow.function.api import functions_run_eagerly as experimental_functions_run_eagerly
 from kilnflow.function.api import run_functions_eagerly as experimental_run_functions_eagerly
+from kilnflow.passes import autocluster as _autocluster
 from kilnflow.passes import pipeline as _pipeline
 from kilnflow.profiler.modes import disable_compare_modes as _disable_compare_modes
 from kilnflow.profiler.modes import enable_compare_modes as _enable_compare_modes
@@ -39,7 +40,8 @@ threading = SimpleNamespace(
     get_inter_op_parallelism_threads=_devices.get_inter_op_parallelism_threads)
 
 optimizer = SimpleNamespace(set_experimental_options=_set_experimental_options,
-                            get_experimental_options=_pipeline.get_options)
+                            get_experimental_options=_pipeline.get_options,
+                            set_jit=_autocluster.set_jit, get_jit=_autocluster.get_jit)
 
 experimental = SimpleNamespace(
     set_allocation_limit=_set_allocation_limit,

@@ -76,10 +76,17 @@ def _notes(make: Optional[Callable[[], Callable[[], Any]]], config: Config) -> l
 
 
 def cases(config: Config) -> Iterator[Case]:
-    yield from _loop_cases(config)
-    yield _gelu_case(config)
-    yield _mlp_case(config)
-    yield _rnn_case(config)
+    """Every case; `KF_JIT_CASES=gelu,mlp` (of loops, gelu, mlp, rnn) runs only those."""
+    wanted = set(filter(None, os.environ.get("KF_JIT_CASES", "").split(","))) or \
+        {"loops", "gelu", "mlp", "rnn"}
+    if "loops" in wanted:
+        yield from _loop_cases(config)
+    if "gelu" in wanted:
+        yield _gelu_case(config)
+    if "mlp" in wanted:
+        yield _mlp_case(config)
+    if "rnn" in wanted:
+        yield _rnn_case(config)
 
 
 # ---------------------------------------------------------------- while loops

@@ -72,6 +72,9 @@ class Function:
         if not ctx.plain_call:
             if ctx.run_functions_eagerly:
                 return self.python_function(*args, **kwargs)
+            if self.jit_compile and ctx.graph is None:  # eager under a tape: one compiled op
+                from kilnflow.function import jit_grad
+                return jit_grad.call(self, args, kwargs)
             return self._inline(args, kwargs)
         if not kwargs and self.input_signature is None:
             if len(args) == 1 and type(args[0]) is EagerTensor:  # the commonest call

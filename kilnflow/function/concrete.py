@@ -14,6 +14,7 @@ import numpy as np
 
 from kilnflow import errors, nest
 from kilnflow.passes import pipeline
+from kilnflow.passes.autocluster import autocluster
 from kilnflow.runtime import codegen, loader, profile
 from kilnflow.tensor import EagerTensor, Tensor, wrap
 
@@ -49,6 +50,7 @@ class ConcreteFunction:
         self._output_template = output_template   # returned structure with OutputSlot leaves
         self.structured_input_signature = structured_input
         self.graph, self.pass_report = pipeline.optimize(traced_graph)
+        self.graph = autocluster(self.graph)  # set_jit("autoclustering"): numba clusters
         source, globals_, self._origins = codegen.generate(
             _identifier(name), self.graph.operations, self.graph.inputs, self.graph.outputs)
         self.code = source

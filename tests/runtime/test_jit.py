@@ -224,3 +224,13 @@ def test_in_place_updates_never_change_a_value_someone_holds():
     del held, returned
     step(kf.constant(np.ones(4, np.float32)))
     np.testing.assert_array_equal(v.numpy(), -np.ones(4))
+
+
+def test_erf_and_exact_gelu_lower_through_numbas_math():
+    x = kf.constant(np.linspace(-3, 3, 101).astype(np.float32))
+    got, graph, eager = _both(lambda t: kf.nn.gelu(t, approximate=False), x)
+    assert got.dtype == np.float32
+    np.testing.assert_array_equal(got, eager)
+    source = kf.function(lambda t: kf.math.erf(t), jit_compile=True).experimental_get_compiler_ir(
+        x)()
+    assert "kf_helpers.erf(" in source

@@ -20,6 +20,7 @@ from kilnflow.runtime.jit import cache
 from kilnflow.runtime.jit.cache import clear_cache as clear_cache
 from kilnflow.runtime.jit.cache import set_cache_dir as set_cache_dir
 from kilnflow.runtime.jit.lower import Lowered, lower
+from kilnflow.runtime.jit.lower import lowerable as lowerable
 
 
 class JitFunction:
@@ -36,8 +37,14 @@ class JitFunction:
         self._assigned_dtypes = [np.dtype(h.dtype.as_numpy_dtype) for h in self._assigned]
         self._dtypes = list(lowered.output_dtypes)
         self._n_out = len(self._dtypes)
+        # donated outputs: (output index, spare array or None, empty stand-in)
+        self._donated = [[i, None, np.empty((0,) * rank, self._dtypes[i])]
+                         for i, rank in getattr(lowered, "donated", [])]
+        self.calls = 0  # native runs of this graph (tests check gradients run natively)
 
     def __call__(self, *arrays: Any) -> tuple:
+        self.calls += 1
+        stats["calls"] += 1
         args = list(arrays)
         for i in self._scalars:  # rank-0 tensors are numba scalars
             args[i] = np.asarray(args[i])[()]
@@ -52,6 +59,12 @@ class JitFunction:
         args.append(_use_threads())
         args.append(alone)
         del value
+        for entry in self._donated:
+            spare, entry[1] = entry[1], None
+            # `spare` and getrefcount's argument: the caller dropped what we returned
+            args.append(spare if spare is not None and sys.getrefcount(spare) <= 2
+                        else entry[2])
+            del spare
         try:
             results = self.dispatcher(*args)
         except cache.numba().core.errors.NumbaError as exc:  # ours to fix, not the user's
@@ -62,12 +75,19 @@ class JitFunction:
         except (ValueError, IndexError) as exc:  # raised by a kernel helper on bad values
             raise errors.InvalidArgumentError(
                 f"{exc} [compiled function {self.lowered.fn_name}]") from None
+        for entry in self._donated:
+            out = results[entry[0]]
+            if type(out) is np.ndarray and out.nbytes >= DONATE_MIN and \
+                    out.dtype == self._dtypes[entry[0]] and out.flags.c_contiguous:
+                entry[1] = out  # kept: the next call writes into it if nobody holds it
         for h, value, dtype in zip(self._assigned, results[self._n_out:], self._assigned_dtypes):
             h.value = _as_array(value, dtype)
         return tuple([_as_array(v, d) for v, d in zip(results[:self._n_out], self._dtypes)])
 
 
+DONATE_MIN = 1 << 20  # bytes: smaller outputs come from malloc's warm free lists anyway
 _threads = {"set": 0}
+stats = {"calls": 0}  # native calls of every compiled graph in this process
 
 
 def _use_threads() -> bool:
@@ -112,4 +132,4 @@ def available() -> bool:
 
 
 __all__: Sequence[str] = ["compile_graph", "compiler_ir", "available", "JitFunction",
-                          "set_cache_dir", "clear_cache"]
+                          "set_cache_dir", "clear_cache", "stats", "lowerable"]

@@ -117,7 +117,9 @@ def _emit_helper(op: Any, program: Any, tensors: Sequence, args: List[str], rank
     for kind in kinds:
         lo.helpers += _loop_source(f"{name}_{kind}", program, params, arrays, reduce_all,
                                    kind == "parallel", values_dtype) + [""]
-    signature = params + (["parallel"] if len(kinds) == 2 else [])
+    donor = lo.donors.get(id(op.outputs[0])) if not reduce_all else None
+    signature = params + (["parallel"] if len(kinds) == 2 else []) + \
+        (["donated"] if donor else [])
     body = [f"@numba.njit({JIT_OPTIONS})", f"def {name}({', '.join(signature)}):"]
     shapes = [f"a{i}.shape" for i in arrays]
     body.append(f"    shape = np.broadcast_shapes({', '.join(shapes)})" if len(shapes) > 1
@@ -131,7 +133,13 @@ def _emit_helper(op: Any, program: Any, tensors: Sequence, args: List[str], rank
             body.append(f"    f{i} = kf_helpers.{helper}(a{i}, shape)")
             flats.append(f"f{i}")
     if not reduce_all:
-        body.append(f"    out = np.empty(shape, {dtype_text(values_dtype)})")
+        if donor:  # the caller's spare array of the right shape, else a new one
+            body.append("    if donated.shape == shape:")
+            body.append("        out = donated")
+            body.append("    else:")
+            body.append(f"        out = np.empty(shape, {dtype_text(values_dtype)})")
+        else:
+            body.append(f"    out = np.empty(shape, {dtype_text(values_dtype)})")
         target = "out.reshape(out.size)"
         call = "{fn}(" + ", ".join([target] + flats) + ")"
     else:
@@ -155,7 +163,7 @@ def _emit_helper(op: Any, program: Any, tensors: Sequence, args: List[str], rank
         body.append("    total = total / size if size else np.nan")
     body.append(f"    return {result}")
     lo.helpers += body + [""]
-    expression = f"{name}({', '.join(args + (['kf_parallel'] if len(kinds) == 2 else []))})"
+    expression = f"{name}({', '.join(args + (['kf_parallel'] if len(kinds) == 2 else []) + ([donor] if donor else []))})"
     if program.reduce is None:
         return expression
     kind, axes, keepdims = program.reduce

@@ -7,6 +7,8 @@ NumPy's int32 sums wrap). Imported only by generated modules: it needs numba.
 """
 from __future__ import annotations
 
+import math
+
 import numba
 import numpy as np
 
@@ -193,3 +195,19 @@ def tanh_f32(x):
     q = q * z + np.float32(1.0)
     r = x * p / q
     return min(max(r, np.float32(-1.0)), np.float32(1.0))
+
+
+@numba.njit(**_OPTIONS)
+def erf(x):
+    """erf elementwise through numba's math.erf, in float64 as the Python kernel computes it,
+    stored in x's dtype."""
+    flat = np.ascontiguousarray(x).ravel()
+    out = np.empty(flat.size, x.dtype)
+    for i in range(flat.size):
+        out[i] = math.erf(np.float64(flat[i]))
+    return out.reshape(x.shape)
+
+
+@numba.njit(**_OPTIONS)
+def erf_scalar(x):
+    return math.erf(np.float64(x))

@@ -74,6 +74,8 @@ class Lowering:
         self.unsupported: List[tuple] = []      # (op, reason)
         self.parallel_min = fused.PARALLEL_MIN
         self.in_place: set = set()              # id(op) of updates that may write in place
+        self.donors: Dict[int, str] = {}        # id(output tensor) -> its donated buffer
+        self.substitutes: Dict[int, Any] = {}   # id(op) -> env -> expression replacing it
 
     # ------------------------------------------------------------ values
 
@@ -108,6 +110,10 @@ class Lowering:
         for op in operations:
             if op.outputs and id(op.outputs[0]) in env:  # fed from outside: an input
                 continue
+            substitute = self.substitutes.get(id(op))
+            if substitute is not None:  # computed before the loop (a hoisted projection)
+                env[id(op.outputs[0])] = substitute(env)
+                continue
             try:
                 self._emit_op(op, env, indent)
             except Unsupported as exc:
@@ -136,6 +142,13 @@ class Lowering:
             self._emit_if(op, env, indent)
         elif kind in VARIABLE_OPS:
             self._emit_variable(op, env, indent)
+        elif kind == "JitCluster":  # autoclustering ran first: inline the cluster's ops
+            cluster = op.attrs["cluster"]
+            env.update((id(inner), env[id(outer)]) for outer, inner in
+                       zip(op.inputs, cluster.inputs))
+            self.emit(cluster.operations, env, indent)
+            env.update((id(new), env[id(old)]) for new, old in
+                       zip(op.outputs, cluster.outputs))
         elif kind == "FusedElementwise":
             args = [env[id(t)] for t in op.inputs]
             name = self.namer.fresh(op.name)
@@ -196,9 +209,10 @@ class Lowering:
         self.lines.append(f"{indent}{local} = {value}")
 
     def _emit_subgraph(self, sub: Any, args: Sequence[str], captured: Sequence[str],
-                       indent: str) -> List[str]:
+                       indent: str, env: Optional[Dict[int, str]] = None) -> List[str]:
         g = sub.graph
-        env = {id(p): v for p, v in zip(g.inputs, sub.feed(list(args), list(captured)))}
+        env = {} if env is None else env  # may hold ops' outputs to skip
+        env.update((id(p), v) for p, v in zip(g.inputs, sub.feed(list(args), list(captured))))
         self.emit(g.operations, env, indent)
         return [env[id(t)] for t in g.outputs]
 
@@ -226,6 +240,7 @@ class Lowering:
         history = self.namer.fresh("history") if record else None
         if history:  # a list of state tuples: numba types it from the append below
             self.lines.append(f"{indent}{history} = []")
+        self._hoist_projections(op.attrs["body_graph"], state, captured, indent)
         self.lines.append(f"{indent}while True:")
         if counter:
             self.lines.append(f"{inner}if {counter} >= {int(limit)}:")
@@ -246,6 +261,37 @@ class Lowering:
         if counter:
             self.lines.append(f"{inner}{counter} += 1")
         return state + ([history] if history else [])
+
+    def _hoist_projections(self, body: Any, state: List[str], captured: List[str],
+                           indent: str) -> None:
+        """`X[i] @ W` in a loop body, X [T, B, I] and W captured (loop-invariant): one GEMM
+        of all T slices before the loop, and the body reads its slice i (an RNN's input
+        projection: T small matmuls become one large one)."""
+        g = body.graph
+        fed = {id(p): v for p, v in zip(g.inputs, body.feed(list(state), list(captured)))}
+        outer = set(captured) - set(state)
+        for m in g.operations:
+            if m.type != "MatMul" or m.attrs.get("transpose_a") or m.attrs.get("transpose_b"):
+                continue
+            sliced, w = m.inputs
+            cut = sliced.op
+            if cut.type != "StridedSlice" or cut.opdef.inline is None or \
+                    cut.opdef.inline(cut) != "{0}[{1}]":
+                continue
+            x = cut.inputs[0]
+            if fed.get(id(x)) not in outer or fed.get(id(w)) not in outer or \
+                    x.shape.rank != 3 or w.shape.rank != 2 or x.dtype != w.dtype or \
+                    not x.dtype.is_floating:
+                continue
+            xs, ws = fed[id(x)], fed[id(w)]
+            name = self.namer.fresh(m.name + "_all")
+            self.lines.append(
+                f"{indent}{name} = np.dot(np.ascontiguousarray({xs}).reshape(({xs}.shape[0] * "
+                f"{xs}.shape[1], {xs}.shape[2])), np.ascontiguousarray({ws})).reshape(("
+                f"{xs}.shape[0], {xs}.shape[1], {ws}.shape[1]))")
+            index = cut.inputs[1]
+            self.substitutes[id(m)] = lambda env, name=name, index=index: \
+                f"{name}[{env[id(index)]}]"
 
     def _emit_while_grad(self, op: Any, env: Dict[int, str], indent: str) -> None:
         """Backpropagation through a loop: the body's VJP graph, run for each recorded
@@ -270,6 +316,18 @@ class Lowering:
             t = op.inputs[n + i]
             zero = literal(0, t.dtype) if t.shape.rank == 0 else f"np.zeros_like({captured[i]})"
             self.lines.append(f"{indent}{name} = {zero}")
+        vjp = op.attrs["vjp_graph"]
+        deferred = _deferred_products(vjp.graph, n, len(wanted))
+        stacks: Dict[int, tuple] = {}
+        stacked: Dict[int, str] = {}  # id(tensor) -> its stack (a tensor in two products)
+        for j, matmul in deferred.items():  # sum_t A_t^T B_t is one GEMM of stacked A, B
+            for t in matmul.inputs:
+                if id(t) not in stacked:
+                    stacked[id(t)] = self.namer.fresh("stack")
+                    rows, cols = t.shape.as_list()
+                    self.lines.append(f"{indent}{stacked[id(t)]} = np.empty((len({history}) "
+                                      f"* {rows}, {cols}), {dtype_text(t.dtype)})")
+            stacks[j] = tuple(stacked[id(t)] for t in matmul.inputs)
         step = self.namer.fresh("step")
         self.lines.append(f"{indent}{step} = len({history}) - 1")
         self.lines.append(f"{indent}while {step} >= 0:")
@@ -283,13 +341,25 @@ class Lowering:
         self.lines.append(f"{inner}else:")
         for name, final in zip(new, finals):
             self.lines.append(f"{inner}    {name} = {final}")
-        vjp = op.attrs["vjp_graph"]
-        outs = self._emit_subgraph(vjp, past + captured + grads + new, (), inner)
+        sub_env = {id(m.outputs[0]): "None" for m in deferred.values()}
+        outs = self._emit_subgraph(vjp, past + captured + grads + new, (), inner, sub_env)
         pinned = [self.pinned(v, spec) for v, spec in zip(outs[:n], specs)]
         self.lines.append(f"{inner}{', '.join(grads)} = {', '.join(pinned)}")
-        for name, value in zip(totals, outs[n:]):
-            self.lines.append(f"{inner}{name} = {name} + {value}")
+        for key, stack in stacked.items():
+            rows = next(t for m in deferred.values() for t in m.inputs if id(t) == key).shape[0]
+            self.lines.append(f"{inner}{stack}[{step} * {rows}:({step} + 1) * {rows}] = "
+                              f"{sub_env[key]}")
+        for j, (name, value, i) in enumerate(zip(totals, outs[n:], wanted)):
+            if j in deferred:
+                continue
+            if op.inputs[n + i].shape.rank:  # our own zeros: accumulate without a new array
+                self.lines.append(f"{inner}np.add({name}, {value}, {name})")
+            else:
+                self.lines.append(f"{inner}{name} = {name} + {value}")
         self.lines.append(f"{inner}{step} -= 1")
+        for j, (a, b) in stacks.items():
+            self.lines.append(f"{indent}if len({history}) > 0:")
+            self.lines.append(f"{indent}    {totals[j]} = np.dot({a}.T, {b})")
         for t, name in zip(op.outputs, grads + totals):
             env[id(t)] = name
 
@@ -339,6 +409,8 @@ def lower(name: str, graph: Any) -> Lowered:
         params.append(param)
         scalar_inputs.append(t.shape.rank == 0)
     lo.in_place = _in_place_updates(graph)
+    donated = _donated_outputs(graph)
+    lo.donors = {id(graph.outputs[i]): f"kf_out{i}" for i in donated}
     lo.emit(graph.operations, env, "    ")
     if lo.unsupported:
         raise errors.InvalidArgumentError(_unsupported_message(name, lo.unsupported))
@@ -348,6 +420,7 @@ def lower(name: str, graph: Any) -> Lowered:
     params += [c for c, _ in lo.constants] + [local for local, _ in lo.variables.values()]
     params.append("kf_parallel")  # may fused loops use prange (more than one thread set)
     params.append("kf_inplace")   # only the handles hold the variables' arrays
+    params += [f"kf_out{i}" for i in donated]  # last call's outputs nobody holds any more
     result = f"({', '.join(returned)}{',' if len(returned) == 1 else ''})"
     header = [f'"""Generated by kilnflow\'s jit backend from graph {name!r}."""',
               "import numba", "import numpy as np", "from numba import prange",
@@ -356,8 +429,66 @@ def lower(name: str, graph: Any) -> Lowered:
         lo.lines + [f"    return {result}"]
     source = "\n".join(header + lo.helpers + body) + "\n"
     output_dtypes = [np.dtype(t.dtype.as_numpy_dtype) for t in graph.outputs]
-    return Lowered(source, lo.name, [a for _, a in lo.constants], variables, assigned,
-                   scalar_inputs, output_dtypes)
+    lowered = Lowered(source, lo.name, [a for _, a in lo.constants], variables, assigned,
+                      scalar_inputs, output_dtypes)
+    lowered.donated = [(i, graph.outputs[i].shape.rank) for i in donated]
+    return lowered
+
+
+def _deferred_products(graph: Any, n: int, n_totals: int) -> Dict[int, Any]:
+    """Captured gradients of a loop body that are one `A^T B` MatMul per iteration (a
+    weight's gradient in an RNN), with static 2-D operands of equal rows, used by nothing
+    else: total number j -> the MatMul. The loop stacks A and B; one GEMM sums them."""
+    used = {id(t) for op in graph.operations for t in op.inputs}
+    counts: Dict[int, int] = {}
+    for t in graph.outputs:
+        counts[id(t)] = counts.get(id(t), 0) + 1
+    found = {}
+    for j in range(n_totals):
+        t = graph.outputs[n + j]
+        m = t.op
+        if m.type != "MatMul" or not m.attrs.get("transpose_a") or \
+                m.attrs.get("transpose_b") or id(t) in used or counts[id(t)] > 1:
+            continue
+        a, b = m.inputs
+        if all(x.shape.rank == 2 and x.shape.is_fully_defined() and x.dtype.is_floating
+               for x in (a, b)) and a.shape[0] == b.shape[0] and a.dtype == b.dtype:
+            found[j] = m
+    return found
+
+
+def lowerable(op: Any) -> bool:
+    """Whether the backend can lower `op` (fed by inputs of their static specs): what
+    autoclustering asks of every op."""
+    lo = Lowering("probe")
+    env: Dict[int, str] = {}
+    for t in op.inputs:
+        if t.shape.rank is None or not supported_dtype(t.dtype):
+            return False
+        env[id(t)] = lo.namer.fresh("x")
+    try:
+        lo._emit_op(op, env, "    ")
+    except Unsupported:
+        return False
+    except Exception:  # noqa: BLE001 - an op a rule does not understand stays in Python
+        return False
+    return not lo.unsupported
+
+
+def _donated_outputs(graph: Any) -> List[int]:
+    """Outputs an elementwise loop writes whole (FusedElementwise, no reduction): the
+    caller may hand back the array it returned last time, when nobody holds it any more,
+    and the loop writes into it instead of into fresh pages (XLA's buffer donation, done
+    by the runtime: a new 64 MB array costs its page faults every call)."""
+    seen: set = set()
+    found = []
+    for i, t in enumerate(graph.outputs):
+        op = t.op
+        if op.type == "FusedElementwise" and op.attrs["program"].reduce is None and \
+                t.shape.rank and id(t) not in seen:
+            found.append(i)
+        seen.add(id(t))
+    return found
 
 
 def _in_place_updates(graph: Any) -> set:

@@ -287,6 +287,27 @@ def _strided_slice(op: Any, args: List[str]) -> Optional[str]:
     return inline.format(*args) if inline is not None else None
 
 
+def _broadcast_to(op: Any, args: List[str]) -> Optional[str]:
+    rank = op.outputs[0].shape.rank
+    if op.type == "BroadcastTo":
+        shape = op.attrs.get("shape")
+        if not isinstance(shape, tuple) or any(not isinstance(d, int) for d in shape):
+            return None
+        dims = [str(d) for d in shape]
+    else:  # DynamicBroadcastTo: the shape is a tensor of static length
+        dims = [f"np.intp({args[1]}[{d}])" for d in range(rank)]
+    if op.inputs[0].shape.rank == 0:
+        return f"np.full({_shape_tuple(dims)}, {args[0]})" if dims else args[0]
+    return f"np.broadcast_to({args[0]}, {_shape_tuple(dims)})"
+
+
+def _erf(op: Any, args: List[str]) -> Optional[str]:
+    if np.dtype(op.inputs[0].dtype.as_numpy_dtype).kind != "f":
+        return None
+    rank0 = op.inputs[0].shape.rank == 0
+    return f"kf_helpers.erf{'_scalar' if rank0 else ''}({args[0]})"
+
+
 def _add_n(op: Any, args: List[str]) -> str:
     return " + ".join(args)
 
@@ -303,7 +324,7 @@ RULES: Dict[str, Callable[[Any, List[str]], Optional[str]]] = {
     "Squeeze": _squeeze, "Transpose": _transpose, "ConcatV2": _concat, "Pack": _pack,
     "Fill": _fill, "Softmax": _softmax, "SparseSoftmaxCrossEntropyWithLogits": _sparse_xent,
     "SumToShape": _sum_to_shape, "StridedSlice": _strided_slice, "AddN": _add_n,
-    "Shape": _shape,
+    "Shape": _shape, "Erf": _erf, "BroadcastTo": _broadcast_to, "DynamicBroadcastTo": _broadcast_to,
     "Sum": _reduction("sum"), "Mean": _reduction("mean"), "Prod": _reduction("prod"),
     "Max": _reduction("max"), "Min": _reduction("min"), "Any": _reduction("any"),
     "All": _reduction("all"),
