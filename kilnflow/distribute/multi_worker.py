@@ -24,12 +24,13 @@ from kilnflow.context import ctx, eager_mode
 from kilnflow.distribute import ray_worker
 from kilnflow.distribute.cluster_resolver import TFConfigClusterResolver
 from kilnflow.distribute.distributed_variables import MirroredVariable, SyncOnReadVariable
+from kilnflow.distribute.distributed_variables import distributed_creator
 from kilnflow.distribute.strategy import Strategy
 from kilnflow.function.api import Function
 from kilnflow.distribute.values import flatten_values, pack_values, regroup, select_replica
 from kilnflow.ops.convert import convert_to_tensor
 from kilnflow.tensor import is_tensor
-from kilnflow.variables import Variable
+from kilnflow.variables import Variable, variable_creator_scope
 
 _PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -85,6 +86,10 @@ class MultiWorkerMirroredStrategy(Strategy):
     @property
     def cluster_resolver(self) -> Any:
         return self._resolver
+
+    def _creator_scope(self) -> Any:
+        """Variables made under scope() are MirroredVariables or SyncOnReadVariables."""
+        return variable_creator_scope(distributed_creator)
 
     # ---------------------------------------------------------------- workers
 
