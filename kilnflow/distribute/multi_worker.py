@@ -80,8 +80,10 @@ class MultiWorkerMirroredStrategy(Strategy):
         self._indices: dict = {}      # id(variable) -> index shared with the workers
         self._tracked: list = []      # variables by index (kept alive: indices stay valid)
         self._synced: dict = {}       # index -> value the workers hold
-        self._shipped: dict = {}      # id(fn) -> (fn, key): pickled to the workers once
+        self._shipped: dict = {}      # ids of fn -> (fn, key): pickled to the workers once
         self._step = 0
+
+    runs_steps_in_workers = True  # Keras fit calls run() eagerly (hooks.steps_run_eagerly)
 
     @property
     def cluster_resolver(self) -> Any:
@@ -188,11 +190,15 @@ class MultiWorkerMirroredStrategy(Strategy):
         self._track()
         self._step += 1
         pushes = self._pushes()
-        entry = self._shipped.get(id(fn))
+        # A bound method (Keras' model.train_step) is a new object on every access: key it
+        # by its object and function, so the model (and the optimizer slots the workers
+        # create for it) is shipped once and lives on.
+        owner = (getattr(fn, "__self__", None), getattr(fn, "__func__", fn))
+        entry = self._shipped.get((id(owner[0]), id(owner[1])))
         payload = None
-        if entry is None or entry[0] is not fn:
-            entry = (fn, len(self._shipped) + 1)
-            self._shipped[id(fn)] = entry
+        if entry is None or entry[0][0] is not owner[0] or entry[0][1] is not owner[1]:
+            entry = (owner, len(self._shipped) + 1)
+            self._shipped[(id(owner[0]), id(owner[1]))] = entry
             payload = self._pickle(fn)
         calls = []
         for rank, worker in enumerate(self._workers):
