@@ -3,6 +3,7 @@ and, with the `distributed` extra, Ray worker processes. Re-exports only.
 """
 from kilnflow.distribute import cluster_resolver as cluster_resolver
 from kilnflow.distribute import experimental as experimental
+from kilnflow.distribute.cluster_session import Server as Server
 from kilnflow.distribute.hooks import compute_average_loss as compute_average_loss
 from kilnflow.distribute.input_lib import DistributedDataset as DistributedDataset
 from kilnflow.distribute.input_lib import DistributedIterator as DistributedIterator

@@ -46,6 +46,17 @@ def require_ray() -> Any:
     return ray
 
 
+def init_ray(ray: Any, address: Optional[str], workers: int) -> None:
+    """Connect to the Ray instance at `address`, or start a local one (once per process);
+    its workers find this kilnflow through PYTHONPATH."""
+    if ray.is_initialized():
+        return
+    path = os.pathsep.join(p for p in (_PACKAGE_ROOT, os.environ.get("PYTHONPATH")) if p)
+    ray.init(address=address, num_cpus=None if address else max(2, workers),
+             include_dashboard=False, log_to_driver=False, configure_logging=False,
+             runtime_env={"env_vars": {"PYTHONPATH": path}})
+
+
 def _variable_meta(v: Variable) -> dict:
     meta = {"name": v.name.split(":")[0], "trainable": v.trainable}
     if isinstance(v, (MirroredVariable, SyncOnReadVariable)):
@@ -97,14 +108,7 @@ class MultiWorkerMirroredStrategy(Strategy):
 
     def _start(self) -> None:
         ray = self._ray
-        if not ray.is_initialized():
-            address = self._resolver.master() or None
-            path = os.pathsep.join(p for p in (_PACKAGE_ROOT, os.environ.get("PYTHONPATH"))
-                                   if p)
-            ray.init(address=address, num_cpus=None if address else max(2, len(
-                self.extended.worker_devices)), include_dashboard=False,
-                log_to_driver=False, configure_logging=False,
-                runtime_env={"env_vars": {"PYTHONPATH": path}})
+        init_ray(ray, self._resolver.master() or None, len(self.extended.worker_devices))
         world = self.num_replicas_in_sync
         self._rendezvous = ray.remote(num_cpus=0)(ray_worker.Rendezvous).remote(world)
         actor = ray.remote(num_cpus=0)(ray_worker.Worker)
