@@ -16,8 +16,8 @@ What is measured (one local Ray instance; the machine's cores are shared):
   timed inside the workers (median of the slower worker); a least-squares line gives
   latency (ms) + cost per MB.
 - the 1-worker step at B/2, for the per-example cost. (The one-process figure, no Ray,
-  is for reference: on this machine the driver process ran the same step 1.2-2x slower
-  than a Ray worker process, so it is not used in the model.)
+  is for reference only: under the other jobs' load it varied most from run to run,
+  15-57 ms per step, so the model is built from the 1-worker figures.)
 
 Projection (a model, not a measurement). Assumptions, written down:
 1. one dedicated core per worker (this 2-core machine, shared with other jobs, gives

@@ -3,6 +3,7 @@ Scheduled one at a time (join after each), training equals one process; schedule
 once, commutative updates add up exactly. Slow (run with `-m slow`)."""
 import os
 import signal
+import sys
 
 import numpy as np
 import pytest
@@ -23,6 +24,13 @@ def test_needs_ps_and_worker_jobs_and_run_is_refused():
     assert strategy.num_replicas_in_sync == 1
     with pytest.raises(kf.errors.UnimplementedError, match="schedule"):
         strategy.run(lambda: 1)
+
+
+def test_without_ray_the_error_names_the_extra(monkeypatch):
+    monkeypatch.setitem(sys.modules, "ray", None)
+    with pytest.raises(kf.errors.UnimplementedError, match="distributed"):
+        kf.distribute.experimental.ParameterServerStrategy(
+            SimpleClusterResolver(kf.train.ClusterSpec(SPEC)))
 
 
 @pytest.fixture(scope="module")
