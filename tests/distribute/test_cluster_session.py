@@ -147,3 +147,33 @@ def test_op_errors_on_a_task_keep_their_class(ray_up):
     config = v1.ConfigProto(cluster_def=SPEC)
     with pytest.raises(kf.errors.FailedPreconditionError, match="never_initialized"):
         v1.Session("grpc://localhost:2224", graph=g, config=config).run(read)
+
+
+@pytest.mark.slow
+def test_a_task_killed_while_it_computes_is_unavailable(ray_up):
+    import threading
+    import time
+    g = kf.Graph()
+    with g.as_default():
+        with kf.device("/job:worker/task:0"):
+            a = kf.ones([4]) * 2.0
+        with kf.device("/job:worker/task:1"):
+            big = kf.ones([2000, 2000]) + a[0]
+            product = big
+            for _ in range(12):  # seconds of matmuls: time to kill the process
+                product = kf.matmul(product, big) * 1e-4
+            slow = kf.reduce_sum(product)
+        total = slow + 1.0
+    config = v1.ConfigProto(cluster_def=SPEC)
+    sess = v1.Session("grpc://localhost:2222", graph=g, config=config)
+    from kilnflow.distribute.cluster_session import cluster_for
+    pid = cluster_for(kf.train.ClusterSpec(SPEC)).pid("worker", 1)
+    sess.run(a)  # the graph is on the tasks; the next run spends its time in matmuls
+    killer = threading.Timer(0.5, os.kill, args=(pid, signal.SIGKILL))
+    killer.start()
+    start = time.perf_counter()
+    with pytest.raises(kf.errors.UnavailableError, match="task:1.*died"):
+        sess.run(total)
+    killer.join()
+    assert time.perf_counter() - start >= 0.5  # it died mid-step, not before it
+    np.testing.assert_allclose(sess.run(a), [2.0] * 4)  # the driver and task 0 carry on
