@@ -173,6 +173,7 @@ from kilnflow.shapes import TensorSpec as TensorSpec
 from kilnflow.tensor import Tensor as Tensor
 from kilnflow.tensor import is_tensor as is_tensor
 from kilnflow.variables import Variable as Variable
+from kilnflow.variables import variable_creator_scope as variable_creator_scope
 
 from kilnflow.function.api import function as function
 from kilnflow.function.api import Function as Function

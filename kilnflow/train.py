@@ -337,8 +337,8 @@ def _resolve(path: str) -> str:
 class ClusterSpec:
     """A description of a distributed cluster (jobs -> task addresses), as in TF.
 
-    kilnflow runs in-process only: a ClusterSpec can be built and inspected, but a Session
-    with a remote target raises UnimplementedError.
+    A compat.v1 Session given `config=ConfigProto(cluster_def=spec.as_cluster_def())` (or
+    the target of a kf.distribute.Server) runs each task's ops in a Ray actor.
 
     >>> spec = ClusterSpec({"worker": ["w0:2222", "w1:2222"], "ps": ["p0:2222"]})
     >>> spec.jobs, spec.num_tasks("worker"), spec.task_address("worker", 1)
@@ -381,6 +381,11 @@ class ClusterSpec:
     def as_dict(self) -> dict:
         return {job: [tasks[i] for i in sorted(tasks)] if sorted(tasks) == list(
             range(len(tasks))) else dict(tasks) for job, tasks in self._jobs.items()}
+
+    def as_cluster_def(self) -> dict:
+        """The cluster as ConfigProto's `cluster_def` takes it (TF: a ClusterDef proto;
+        here the job -> tasks dict, which ClusterSpec also accepts)."""
+        return self.as_dict()
 
     def _job(self, job_name: str) -> dict:
         try:

@@ -6,7 +6,11 @@ decide whether creating one is allowed (only on the first trace).
 """
 from __future__ import annotations
 
-from typing import Any, Optional
+import contextlib
+import enum
+import inspect
+import threading
+from typing import Any, Callable, Iterator, Optional
 
 import numpy as np
 
@@ -20,7 +24,124 @@ from kilnflow.shapes import TensorShape
 from kilnflow.tensor import TensorOps, numpy_text, shape_text, is_symbolic
 
 
-class Variable(TensorOps):
+class VariableSynchronization(enum.Enum):
+    """When the copies of a distributed variable are brought in sync (TF's values)."""
+
+    AUTO = 0
+    NONE = 1
+    ON_WRITE = 2
+    ON_READ = 3
+
+    @staticmethod
+    def of(value: Any) -> "VariableSynchronization":
+        if value is None:
+            return VariableSynchronization.AUTO
+        if isinstance(value, VariableSynchronization):
+            return value
+        if isinstance(value, str) and value.upper() in VariableSynchronization.__members__:
+            return VariableSynchronization[value.upper()]
+        raise ValueError(f"Invalid variable synchronization mode: {value!r}")
+
+
+class VariableAggregation(enum.Enum):
+    """How the per-replica updates (or reads) of a distributed variable are combined."""
+
+    NONE = 0
+    SUM = 1
+    MEAN = 2
+    ONLY_FIRST_REPLICA = 3
+
+    @staticmethod
+    def of(value: Any) -> "VariableAggregation":
+        if value is None:
+            return VariableAggregation.NONE
+        if isinstance(value, VariableAggregation):
+            return value
+        if isinstance(value, enum.Enum):  # a tf.distribute.ReduceOp (SUM, MEAN)
+            value = value.name
+        if isinstance(value, str) and value.upper() in VariableAggregation.__members__:
+            return VariableAggregation[value.upper()]
+        raise ValueError(f"Invalid variable aggregation mode: {value!r}")
+
+
+class _Creators(threading.local):
+    def __init__(self) -> None:
+        self.stack: list = []
+
+
+_CREATORS = _Creators()
+# TF's creator keyword arguments that kf.Variable accepts and ignores (no devices, no protos)
+_TF_CREATOR_DEFAULTS = {"caching_device": None, "variable_def": None, "import_scope": None,
+                        "constraint": None, "synchronization": VariableSynchronization.AUTO,
+                        "aggregation": VariableAggregation.NONE,
+                        "experimental_enable_variable_lifting": True}
+
+
+@contextlib.contextmanager
+def variable_creator_scope(variable_creator: Callable[..., Any]) -> Iterator[None]:
+    """Route `kf.Variable(...)` through `variable_creator(next_creator, **kwargs)` (TF's
+    tf.variable_creator_scope). Creators nest: the innermost is called first and reaches
+    the next one (finally the plain constructor) through `next_creator(**kwargs)`; kwargs
+    are TF's (initial_value, trainable, name, dtype, shape, synchronization, aggregation,
+    ...). A strategy's `scope()` installs one that makes its distributed variables.
+
+    >>> import kilnflow as kf
+    >>> def frozen(next_creator, **kwargs):
+    ...     kwargs["trainable"] = False
+    ...     return next_creator(**kwargs)
+    >>> with kf.variable_creator_scope(frozen):
+    ...     v = kf.Variable(1.0)
+    >>> v.trainable
+    False
+    """
+    _CREATORS.stack.append(variable_creator)
+    try:
+        yield
+    finally:
+        _CREATORS.stack.pop()
+
+
+def creator_stack() -> list:
+    """The creators in effect in this thread, outermost first."""
+    return list(_CREATORS.stack)
+
+
+@contextlib.contextmanager
+def replaced_creator_stack(stack: list) -> Iterator[None]:
+    """Run the body with a whole creator stack (a replica thread inheriting its caller's)."""
+    saved = _CREATORS.stack
+    _CREATORS.stack = list(stack)
+    try:
+        yield
+    finally:
+        _CREATORS.stack = saved
+
+
+class _VariableMeta(type):
+    """`kf.Variable(...)` itself goes through the creator scopes (as TF's metaclass does);
+    subclasses (a strategy's MirroredVariable) are constructed directly."""
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        if cls is not Variable or not _CREATORS.stack:
+            return super().__call__(*args, **kwargs)
+        bound = inspect.signature(Variable.__init__).bind(None, *args, **kwargs)
+        options = dict(bound.arguments)
+        options.pop("self")
+        options.update(options.pop("unused_tf_args", {}))
+        for key, value in _TF_CREATOR_DEFAULTS.items():
+            options.setdefault(key, value)
+        for key in ("trainable", "validate_shape", "name", "dtype", "shape"):
+            options.setdefault(key, True if key == "validate_shape" else None)
+
+        def plain(**kw: Any) -> Any:
+            return type.__call__(Variable, **kw)
+        chain = plain
+        for creator in _CREATORS.stack:  # outermost first: the innermost ends up on top
+            chain = (lambda c, nxt: lambda **kw: c(nxt, **kw))(creator, chain)
+        return chain(**options)
+
+
+class Variable(TensorOps, metaclass=_VariableMeta):
     """A tensor-like value that persists across calls and can be updated in place.
 
     >>> import kilnflow as kf
@@ -35,6 +156,14 @@ class Variable(TensorOps):
                  shape: Any = None, **unused_tf_args: Any):
         if initial_value is None:
             raise ValueError("The `initial_value` argument to a kf.Variable must be specified")
+        try:
+            self._synchronization = VariableSynchronization.of(
+                unused_tf_args.get("synchronization"))
+            self._aggregation = VariableAggregation.of(unused_tf_args.get("aggregation"))
+        except ValueError as exc:
+            raise ValueError(f"{exc} for variable: {name}") from None
+        if trainable is None:  # TF: ON_READ variables (metric accumulators) are not trained
+            trainable = self._synchronization is not VariableSynchronization.ON_READ
         for hook in ctx.variable_hooks:
             hook(self)  # may raise: creating variables on a non-first trace
         graph = ctx.graph
@@ -99,6 +228,14 @@ class Variable(TensorOps):
     @property
     def trainable(self) -> bool:
         return self._trainable
+
+    @property
+    def synchronization(self) -> VariableSynchronization:
+        return self._synchronization
+
+    @property
+    def aggregation(self) -> VariableAggregation:
+        return self._aggregation
 
     @property
     def handle(self) -> VariableHandle:

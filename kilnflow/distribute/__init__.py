@@ -2,7 +2,9 @@
 and, with the `distributed` extra, Ray worker processes. Re-exports only.
 """
 from kilnflow.distribute import cluster_resolver as cluster_resolver
+from kilnflow.distribute import coordinator as coordinator
 from kilnflow.distribute import experimental as experimental
+from kilnflow.distribute.cluster_session import Server as Server
 from kilnflow.distribute.hooks import compute_average_loss as compute_average_loss
 from kilnflow.distribute.input_lib import DistributedDataset as DistributedDataset
 from kilnflow.distribute.input_lib import DistributedIterator as DistributedIterator
@@ -11,6 +13,8 @@ from kilnflow.distribute.input_lib import InputOptions as InputOptions
 from kilnflow.distribute.mirrored import MirroredStrategy as MirroredStrategy
 from kilnflow.distribute.multi_worker import MultiWorkerMirroredStrategy as \
     MultiWorkerMirroredStrategy
+from kilnflow.distribute.parameter_server import ParameterServerStrategy as \
+    ParameterServerStrategy
 from kilnflow.distribute.reduce_util import ReduceOp as ReduceOp
 from kilnflow.distribute.strategy import OneDeviceStrategy as OneDeviceStrategy
 from kilnflow.distribute.strategy import ReplicaContext as ReplicaContext

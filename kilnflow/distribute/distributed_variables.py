@@ -17,12 +17,18 @@ from kilnflow.distribute import strategy as _strategy
 from kilnflow.distribute.reduce_util import ReduceOp, VariableAggregation
 from kilnflow.distribute.reduce_util import VariableSynchronization
 from kilnflow.ops import math as kmath
-from kilnflow.variables import Variable
+from kilnflow.variables import Variable, replaced_creator_stack
 
-_NO_AGGREGATION = ("You must specify an aggregation method to update a MirroredVariable in "
-                   "replica context: pass `aggregation=kf.VariableAggregation.SUM` (or MEAN, "
-                   "ONLY_FIRST_REPLICA) when creating {name}, or update it through "
-                   "strategy.extended.update / merge_call")
+
+def distributed_creator(next_creator: Any, **kwargs: Any) -> Variable:
+    """The variable creator a MirroredStrategy-like scope installs: TF's creator keyword
+    arguments in, a MirroredVariable or SyncOnReadVariable out. TF builds one component per
+    device through `next_creator`; here the replicas share one buffer, so outer creators
+    are not called for components."""
+    for unused in ("caching_device", "variable_def", "import_scope", "constraint",
+                   "experimental_enable_variable_lifting"):
+        kwargs.pop(unused, None)
+    return create_variable(**kwargs)
 
 
 def _many_replicas() -> Optional[_strategy.ReplicaContext]:
@@ -47,24 +53,17 @@ class MirroredVariable(Variable):
 
     def __init__(self, initial_value: Any = None, *args: Any, aggregation: Any = None,
                  synchronization: Any = None, **kwargs: Any):
-        super().__init__(initial_value, *args, **kwargs)
-        self._aggregation = VariableAggregation.of(aggregation)
-        self._synchronization = VariableSynchronization.ON_WRITE
-
-    @property
-    def aggregation(self) -> VariableAggregation:
-        return self._aggregation
-
-    @property
-    def synchronization(self) -> VariableSynchronization:
-        return self._synchronization
+        super().__init__(initial_value, *args, aggregation=aggregation,
+                         synchronization=VariableSynchronization.ON_WRITE, **kwargs)
 
     def _update(self, method: Any, value: Any, read_value: bool) -> Any:
         replica = _many_replicas()
         if replica is None:
             return method(self, value, read_value=read_value)
         if self._aggregation is VariableAggregation.NONE:
-            raise ValueError(_NO_AGGREGATION.format(name=self.name))
+            # TF keeps a copy per device, each replica updating its own (they diverge);
+            # the replicas here share one buffer, so each replica's update lands in it.
+            return method(self, value, read_value=read_value)
         aggregation = self._aggregation
         count = replica.num_replicas_in_sync
 
@@ -106,22 +105,13 @@ class SyncOnReadVariable(Variable):
     def __init__(self, initial_value: Any = None, *args: Any, aggregation: Any = None,
                  synchronization: Any = None, num_replicas: Optional[int] = None,
                  **kwargs: Any):
-        super().__init__(initial_value, *args, **kwargs)
-        self._aggregation = VariableAggregation.of(aggregation)
-        self._synchronization = VariableSynchronization.ON_READ
+        super().__init__(initial_value, *args, aggregation=aggregation,
+                         synchronization=VariableSynchronization.ON_READ, **kwargs)
         count = num_replicas or _strategy.get_strategy().num_replicas_in_sync
         base = self.name.split(":")[0]
-        with eager_mode():
+        with eager_mode(), replaced_creator_stack([]):  # plain per-replica buffers
             self._others = [Variable(self.initial_value, trainable=False, dtype=self.dtype,
                                      name=f"{base}/replica_{i}") for i in range(1, count)]
-
-    @property
-    def aggregation(self) -> VariableAggregation:
-        return self._aggregation
-
-    @property
-    def synchronization(self) -> VariableSynchronization:
-        return self._synchronization
 
     @property
     def components(self) -> list:
@@ -141,8 +131,7 @@ class SyncOnReadVariable(Variable):
         if local is not None:
             return local.read_value()
         reads = [Variable.read_value(self)] + [v.read_value() for v in self._others]
-        if self._aggregation in (VariableAggregation.NONE,
-                                 VariableAggregation.ONLY_FIRST_REPLICA):
+        if self._aggregation is VariableAggregation.ONLY_FIRST_REPLICA:
             return reads[0]
         return reduction.reduce_components(
             ReduceOp.from_variable_aggregation(self._aggregation), reads)
@@ -184,6 +173,11 @@ def create_variable(*args: Any, synchronization: Any = None, aggregation: Any = 
                     **kwargs: Any) -> Variable:
     """The variable `kf.Variable(..., synchronization=, aggregation=)` makes under a
     strategy's scope: SyncOnReadVariable for ON_READ, MirroredVariable otherwise."""
-    if VariableSynchronization.of(synchronization) is VariableSynchronization.ON_READ:
+    synchronization = VariableSynchronization.of(synchronization)
+    if synchronization is VariableSynchronization.NONE:
+        raise ValueError("`NONE` variable synchronization mode is not supported with "
+                         "tf.distribute strategy. Please change the `synchronization` for "
+                         f"variable: {kwargs.get('name')}")
+    if synchronization is VariableSynchronization.ON_READ:
         return SyncOnReadVariable(*args, aggregation=aggregation, **kwargs)
     return MirroredVariable(*args, aggregation=aggregation, **kwargs)

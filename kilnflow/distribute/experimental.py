@@ -8,8 +8,11 @@ from __future__ import annotations
 import enum
 from typing import Optional
 
+from kilnflow.distribute import coordinator as coordinator
 from kilnflow.distribute.multi_worker import MultiWorkerMirroredStrategy as \
     MultiWorkerMirroredStrategy
+from kilnflow.distribute.parameter_server import ParameterServerStrategy as \
+    ParameterServerStrategy
 
 
 class CommunicationImplementation(enum.Enum):

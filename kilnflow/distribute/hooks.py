@@ -82,6 +82,13 @@ def apply_gradients(apply_fn: Callable[[list], Any], grads_and_vars: Any) -> Any
     return replica.merge_call(lambda strategy, p: apply_fn(list(p)), args=(summed,))
 
 
+def steps_run_eagerly(strategy: Any) -> bool:
+    """True when the strategy ships each step to other processes (MultiWorkerMirrored):
+    Keras must then call its train function eagerly (the replica step runs on the
+    workers), not trace it into a kf.function."""
+    return bool(getattr(strategy, "runs_steps_in_workers", False))
+
+
 def _shard(tensor: Any, index: int, count: int) -> Any:
     """Rows [index*n//count, (index+1)*n//count) of a batch (n may be unknown)."""
     if tensor is None:
@@ -94,7 +101,8 @@ def run_step(strategy: Any, step_fn: Callable[[Any], Any], batch: Any) -> Any:
     """One Keras step under `strategy`: the global batch is split into one shard per
     replica, `step_fn(shard)` runs on each, and the logs are those of the last replica
     (metric state is shared by the replicas of one process and the replicas run in order,
-    so the last replica reads the metrics after every replica's update)."""
+    so the last replica reads the metrics after every replica's update); over worker
+    processes, the mean of the workers' logs."""
     if strategy is None or strategy.num_replicas_in_sync == 1:
         return step_fn(batch)
     n = strategy.num_replicas_in_sync
@@ -104,4 +112,10 @@ def run_step(strategy: Any, step_fn: Callable[[Any], Any], batch: Any) -> Any:
     # The logs of all but the last replica are dropped on purpose: not worth a warning.
     with quiet_ops():
         outputs = strategy.run(step_fn, args=(per_replica,))
+    if steps_run_eagerly(strategy):
+        # Each worker process keeps its own metric state (over its shards): the logs are
+        # the mean over workers, exact for mean metrics over equal shards.
+        return map_values(lambda v: kreduction.reduce_mean(
+            kmath.cast(list(v), "float32"), axis=0) if isinstance(v, DistributedValues)
+            else v, outputs)
     return map_values(lambda v: v[-1] if isinstance(v, DistributedValues) else v, outputs)

@@ -12,7 +12,9 @@ from __future__ import annotations
 from typing import Any, Callable, Optional, Sequence
 
 from kilnflow.distribute import mirrored_run
+from kilnflow.distribute.distributed_variables import distributed_creator
 from kilnflow.distribute.strategy import Strategy
+from kilnflow.variables import variable_creator_scope
 
 
 def _cpu_devices(count: int) -> tuple:
@@ -42,6 +44,11 @@ class MirroredStrategy(Strategy):
             raise ValueError(f"MirroredStrategy: duplicate devices in {list(devices)}")
         super().__init__(devices)
         self._cross_device_ops = cross_device_ops
+
+    def _creator_scope(self) -> Any:
+        """kf.Variable(...) under scope() makes a MirroredVariable (ON_WRITE) or a
+        SyncOnReadVariable (ON_READ), as in TF."""
+        return variable_creator_scope(distributed_creator)
 
     def _run_replicas(self, fn: Callable, args: tuple, kwargs: dict) -> list:
         if self.num_replicas_in_sync == 1:

@@ -16,6 +16,7 @@ from kilnflow.context import ctx
 from kilnflow.distribute import distribution_context as dctx
 from kilnflow.distribute.strategy import ReplicaContext, call_replica_fn
 from kilnflow.distribute.values import regroup, select_replica
+from kilnflow.variables import creator_stack, replaced_creator_stack
 
 
 class _Aborted(BaseException):
@@ -45,6 +46,7 @@ class _ReplicaThread(threading.Thread):
         self.call = call
         self.state = state
         self.stack = stack
+        self.creators = creator_stack()  # built in the caller's thread: its creator scopes
         self.should_run = threading.Event()
         self.has_paused = threading.Event()
         self.done = False
@@ -61,7 +63,7 @@ class _ReplicaThread(threading.Thread):
         try:
             if not self.aborted:
                 _install(self.state)
-                with dctx.replaced(self.stack):
+                with dctx.replaced(self.stack), replaced_creator_stack(self.creators):
                     replica = MirroredReplicaContext(self.strategy, self.replica_id, self)
                     with dctx.pushed(self.strategy, replica):
                         self.result = self.call()

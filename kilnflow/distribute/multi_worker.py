@@ -24,12 +24,13 @@ from kilnflow.context import ctx, eager_mode
 from kilnflow.distribute import ray_worker
 from kilnflow.distribute.cluster_resolver import TFConfigClusterResolver
 from kilnflow.distribute.distributed_variables import MirroredVariable, SyncOnReadVariable
+from kilnflow.distribute.distributed_variables import distributed_creator
 from kilnflow.distribute.strategy import Strategy
 from kilnflow.function.api import Function
 from kilnflow.distribute.values import flatten_values, pack_values, regroup, select_replica
 from kilnflow.ops.convert import convert_to_tensor
 from kilnflow.tensor import is_tensor
-from kilnflow.variables import Variable
+from kilnflow.variables import Variable, variable_creator_scope
 
 _PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -43,6 +44,17 @@ def require_ray() -> Any:
             "MultiWorkerMirroredStrategy runs its workers on Ray, which is not installed: "
             "install the `distributed` extra (pip install 'kilnflow[distributed]')") from None
     return ray
+
+
+def init_ray(ray: Any, address: Optional[str], workers: int) -> None:
+    """Connect to the Ray instance at `address`, or start a local one (once per process);
+    its workers find this kilnflow through PYTHONPATH."""
+    if ray.is_initialized():
+        return
+    path = os.pathsep.join(p for p in (_PACKAGE_ROOT, os.environ.get("PYTHONPATH")) if p)
+    ray.init(address=address, num_cpus=None if address else max(2, workers),
+             include_dashboard=False, log_to_driver=False, configure_logging=False,
+             runtime_env={"env_vars": {"PYTHONPATH": path}})
 
 
 def _variable_meta(v: Variable) -> dict:
@@ -79,25 +91,24 @@ class MultiWorkerMirroredStrategy(Strategy):
         self._indices: dict = {}      # id(variable) -> index shared with the workers
         self._tracked: list = []      # variables by index (kept alive: indices stay valid)
         self._synced: dict = {}       # index -> value the workers hold
-        self._shipped: dict = {}      # id(fn) -> (fn, key): pickled to the workers once
+        self._shipped: dict = {}      # ids of fn -> (fn, key): pickled to the workers once
         self._step = 0
+
+    runs_steps_in_workers = True  # Keras fit calls run() eagerly (hooks.steps_run_eagerly)
 
     @property
     def cluster_resolver(self) -> Any:
         return self._resolver
 
+    def _creator_scope(self) -> Any:
+        """Variables made under scope() are MirroredVariables or SyncOnReadVariables."""
+        return variable_creator_scope(distributed_creator)
+
     # ---------------------------------------------------------------- workers
 
     def _start(self) -> None:
         ray = self._ray
-        if not ray.is_initialized():
-            address = self._resolver.master() or None
-            path = os.pathsep.join(p for p in (_PACKAGE_ROOT, os.environ.get("PYTHONPATH"))
-                                   if p)
-            ray.init(address=address, num_cpus=None if address else max(2, len(
-                self.extended.worker_devices)), include_dashboard=False,
-                log_to_driver=False, configure_logging=False,
-                runtime_env={"env_vars": {"PYTHONPATH": path}})
+        init_ray(ray, self._resolver.master() or None, len(self.extended.worker_devices))
         world = self.num_replicas_in_sync
         self._rendezvous = ray.remote(num_cpus=0)(ray_worker.Rendezvous).remote(world)
         actor = ray.remote(num_cpus=0)(ray_worker.Worker)
@@ -183,11 +194,15 @@ class MultiWorkerMirroredStrategy(Strategy):
         self._track()
         self._step += 1
         pushes = self._pushes()
-        entry = self._shipped.get(id(fn))
+        # A bound method (Keras' model.train_step) is a new object on every access: key it
+        # by its object and function, so the model (and the optimizer slots the workers
+        # create for it) is shipped once and lives on.
+        owner = (getattr(fn, "__self__", None), getattr(fn, "__func__", fn))
+        entry = self._shipped.get((id(owner[0]), id(owner[1])))
         payload = None
-        if entry is None or entry[0] is not fn:
-            entry = (fn, len(self._shipped) + 1)
-            self._shipped[id(fn)] = entry
+        if entry is None or entry[0][0] is not owner[0] or entry[0][1] is not owner[1]:
+            entry = (owner, len(self._shipped) + 1)
+            self._shipped[(id(owner[0]), id(owner[1]))] = entry
             payload = self._pickle(fn)
         calls = []
         for rank, worker in enumerate(self._workers):

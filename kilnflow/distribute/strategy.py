@@ -189,11 +189,19 @@ class Strategy:
         def hook(variable: Any) -> None:
             self._extended._variables[id(variable)] = variable
         ctx.variable_hooks.append(hook)
+        # re-entered (strategy.run inside scope()): creator scopes entered since stay inner
+        creators = contextlib.nullcontext() if current is not None and current[0] is self \
+            else self._creator_scope()
         try:
-            with dctx.pushed(self, None):
+            with dctx.pushed(self, None), creators:
                 yield self
         finally:
             ctx.variable_hooks.remove(hook)
+
+    def _creator_scope(self) -> Any:
+        """The variable creator scope of `scope()`: none here (one replica: plain
+        kf.Variables, as TF's default and one-device strategies make)."""
+        return contextlib.nullcontext()
 
     # ---------------------------------------------------------------- running
 

@@ -39,16 +39,18 @@ class _Compiled:
 class Session:
     """Runs graph elements: `sess.run(fetches, feed_dict)`.
 
-    Devices: every device string is accepted and placed on the CPU (soft placement);
-    a remote `target` (distributed runtime) is not available.
+    Devices: every device string is accepted and placed on the CPU (soft placement).
+    A `target` served by a kf.distribute.Server, or `config=ConfigProto(cluster_def=...)`,
+    runs the ops placed on `/job:J/task:T` in that task's Ray actor (kf.distribute).
     """
 
     def __init__(self, target: str = "", graph: Optional[Graph] = None,
                  config: Optional[ConfigProto] = None):
-        if target:
-            raise errors.UnimplementedError(
-                f"Session target {target!r}: kilnflow has no distributed runtime; use the "
-                "default in-process target ''")
+        self._cluster: Any = None
+        if target or getattr(config, "cluster_def", None):
+            # ops run on the Ray actors of the tasks their devices name (kf.distribute)
+            from kilnflow.distribute.cluster_session import connect
+            self._cluster = connect(target, config)
         self.graph = graph if graph is not None else get_default_graph()
         self.config = config
         self._cache: Dict[tuple, _Compiled] = {}
@@ -92,6 +94,9 @@ class Session:
             raise RuntimeError("Attempted to use a closed Session.")
         flat = [self._element(f) for f in nest.flatten(fetches)]
         feeds, values = self._feeds(feed_dict or {})
+        if self._cluster is not None:
+            return self._results(fetches, flat, self._cluster.run(self.graph, flat, feeds,
+                                                                  values))
         key = (tuple(id(f) for f in flat), tuple(id(f) for f in feeds))
         compiled = self._cache.get(key)
         if compiled is None:
@@ -104,6 +109,9 @@ class Session:
                 raise
             except Exception as exc:
                 raise errors.InvalidArgumentError(f"{type(exc).__name__}: {exc}") from None
+        return self._results(fetches, flat, outs)
+
+    def _results(self, fetches: Any, flat: list, outs: Any) -> Any:
         results = []
         position = 0
         for element in flat:

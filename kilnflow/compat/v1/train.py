@@ -10,6 +10,7 @@ from kilnflow.compat.v1.optimizers import create_global_step as create_global_st
 from kilnflow.compat.v1.optimizers import get_global_step as get_global_step
 from kilnflow.compat.v1.optimizers import get_or_create_global_step as get_or_create_global_step
 from kilnflow.compat.v1.saver import Saver as Saver
+from kilnflow.distribute.cluster_session import Server as Server
 from kilnflow.compat.v1.saver import checkpoint_exists as checkpoint_exists
 from kilnflow.saving.checkpoint import latest_checkpoint as latest_checkpoint
 

@@ -258,7 +258,9 @@ class Model(Functional, Layer):
             def train_function(x: Any, y: Any, sample_weight: Any) -> dict:
                 return distribute_hooks.run_step(self.distribute_strategy, self.train_step,
                                                  pack_data(x, y, sample_weight))
-            self._train_function = training.compiled(train_function, self._run_eagerly)
+            self._train_function = training.compiled(
+                train_function, self._run_eagerly or distribute_hooks.steps_run_eagerly(
+                    self.distribute_strategy))
         return self._train_function
 
     def make_test_function(self, force: bool = False) -> Any:
