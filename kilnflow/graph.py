@@ -436,3 +436,18 @@ def register_attr_codec(tag: str, attr_type: type, encode: Callable[[Any, Any], 
                         decode: Callable[[dict, Any], Any]) -> None:
     """Declare how attrs of `attr_type` are serialized (called beside the class)."""
     ATTR_CODECS[tag] = AttrCodec(tag, attr_type, encode, decode)
+
+
+def ops_needed(graph: Graph, roots: Sequence, fed: set) -> list:
+    """The ops of `graph`, in graph order, that running `roots` (ops) needs: their inputs and
+    control inputs, transitively, not looking past tensors whose id is in `fed`."""
+    needed: set = set()
+    stack = list(roots)
+    while stack:
+        op = stack.pop()
+        if id(op) in needed:
+            continue
+        needed.add(id(op))
+        stack.extend(t.op for t in op.inputs if id(t) not in fed)
+        stack.extend(op.control_inputs)
+    return [op for op in graph.operations if id(op) in needed]

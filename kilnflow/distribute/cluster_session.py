@@ -18,7 +18,7 @@ from typing import Any, Dict, List, Optional
 from kilnflow import errors
 from kilnflow.distribute import partition
 from kilnflow.distribute.multi_worker import init_ray, require_ray
-from kilnflow.graph import Graph
+from kilnflow.graph import Graph, ops_needed
 from kilnflow.train import ClusterSpec
 
 _CLUSTERS: Dict[tuple, "Cluster"] = {}
@@ -132,17 +132,7 @@ class ClusterSession:
         segments = self.plans.get(key)
         if segments is None:
             fed = {id(t) for t in feeds}
-            roots = [getattr(f, "op", f) for f in flat]
-            needed: set = set()
-            stack = list(roots)
-            while stack:
-                op = stack.pop()
-                if id(op) in needed:
-                    continue
-                needed.add(id(op))
-                stack.extend(t.op for t in op.inputs if id(t) not in fed)
-                stack.extend(op.control_inputs)
-            ops = [op for op in graph.operations if id(op) in needed]
+            ops = ops_needed(graph, [getattr(f, "op", f) for f in flat], fed)
             for op in ops:
                 if op.type == "Placeholder" and id(op.outputs[0]) not in fed:
                     raise errors.InvalidArgumentError(

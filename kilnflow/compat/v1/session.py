@@ -13,7 +13,7 @@ import numpy as np
 from kilnflow import dtypes as _dtypes
 from kilnflow import errors, nest
 from kilnflow.context import ctx
-from kilnflow.graph import Graph, Operation, get_default_graph
+from kilnflow.graph import Graph, Operation, get_default_graph, ops_needed
 from kilnflow.runtime import codegen, loader
 from kilnflow.tensor import SymbolicTensor
 
@@ -183,16 +183,7 @@ class Session:
     def _compile(self, flat: List[Any], feeds: List[SymbolicTensor]) -> _Compiled:
         fed = {id(t) for t in feeds}
         roots = [f.op if isinstance(f, SymbolicTensor) else f for f in flat]
-        needed: set = set()
-        stack = list(roots)
-        while stack:
-            op = stack.pop()
-            if id(op) in needed:
-                continue
-            needed.add(id(op))
-            stack.extend(t.op for t in op.inputs if id(t) not in fed)
-            stack.extend(op.control_inputs)
-        ops = [op for op in self.graph.operations if id(op) in needed]
+        ops = ops_needed(self.graph, roots, fed)
         for op in ops:
             if op.type == "Placeholder" and id(op.outputs[0]) not in fed:
                 p = op.outputs[0]
