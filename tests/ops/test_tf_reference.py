@@ -8,16 +8,14 @@ import numpy as np
 import pytest
 
 import kilnflow as kf
-from tests.ops.tf_reference_cases import CASES, inputs
+from tests.ops.tf_reference_cases import CASES, inputs, recorded_value
 
 with open(os.path.join(os.path.dirname(__file__), "data", "tf_reference_nn_math.json")) as f:
     RECORDED = json.load(f)
 
 
 def _expected(name):
-    entry = RECORDED["results"][name]
-    values = np.array([float(v) for v in entry["value"]]).reshape(entry["shape"])
-    return values.astype(entry["dtype"]) if entry["dtype"] != "bool" else values.astype(bool)
+    return recorded_value(RECORDED["results"][name])
 
 
 def test_every_case_was_recorded_with_tf_2_21():

@@ -10,15 +10,14 @@ import pytest
 
 import kilnflow as kf
 from tests.ops.tf_reference_arrays_cases import CASES, inputs
+from tests.ops.tf_reference_cases import recorded_value
 
 with open(os.path.join(os.path.dirname(__file__), "data", "tf_reference_arrays.json")) as f:
     RECORDED = json.load(f)
 
 
 def _expected(name):
-    entry = RECORDED["results"][name]
-    values = np.array([float(v) for v in entry["value"]]).reshape(entry["shape"])
-    return values.astype(entry["dtype"]) if entry["dtype"] != "bool" else values.astype(bool)
+    return recorded_value(RECORDED["results"][name])
 
 
 def test_every_case_was_recorded_with_tf_2_21():

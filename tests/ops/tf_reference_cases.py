@@ -95,3 +95,10 @@ CASES = {
                                                       [1, 2, 2, 1, 1], "SAME"),
     "avg_pool3d_valid": lambda tf, d: tf.nn.avg_pool3d(d["x3"], 2, 1, "VALID"),
 }
+
+
+def recorded_value(entry: dict):
+    """A recorded TF result ({value, shape, dtype}) as the NumPy array TF returned."""
+    import numpy as np
+    values = np.array([float(v) for v in entry["value"]]).reshape(entry["shape"])
+    return values.astype(entry["dtype"]) if entry["dtype"] != "bool" else values.astype(bool)
