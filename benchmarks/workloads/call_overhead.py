@@ -1,6 +1,7 @@
 """call_overhead: what one tiny op costs on top of NumPy, eagerly and through @kf.function.
 
-Eager: kf.add on two [16] float32 tensors vs np.add on the same arrays (issue 2: <= 2.5x).
+Eager: kf.add on two [16] float32 tensors vs np.add on the same arrays (issue 2: <= 2.5x),
+and `x + 1` with a Python scalar vs NumPy's `a + 1` (issue 16: <= 2.5x).
 Compiled: a cached @kf.function computing `x + 1` on a [16] float32 tensor vs the same
 `a + 1` in NumPy (issue 3: <= 3x). At 16 elements the arithmetic is free, so this is
 all dispatch: argument conversion, dtype checks, wrapping, trace-key lookup.
@@ -40,6 +41,16 @@ def cases(config: Config) -> Iterator[Case]:
                         peers="TF eager 42x, JAX eager 16x, PyTorch eager 3.0x")],
         notes=[_common.peers_note()])
     yield eager
+
+    yield Case(
+        "eager x + 1 on [16] float32 (a Python scalar operand)",
+        [Variant("NumPy a + 1", "a + 1", ns),
+         Variant("kilnflow eager x + 1", "x + 1", ns),
+         Variant("kilnflow eager x * 0.5", "x * 0.5", ns)],
+        floor="NumPy a + 1",
+        targets=[Target("kilnflow eager x + 1 <= 2.5x NumPy a + 1 (issue 16)",
+                        "kilnflow eager x + 1", "ratio", 2.5,
+                        peers="PyTorch eager 3.4x")])
 
     f = _compiled(x)
     np.testing.assert_array_equal(f(x).numpy(), a + 1)

@@ -166,6 +166,9 @@ def convert_to_tensor(value: Any, dtype: Any = None, dtype_hint: Any = None,
             return wrap(_python_to_array(value, _dtypes.as_dtype(dtype_hint)))
         except (TypeError, ValueError):
             pass
+    if hasattr(value, "_type_spec"):  # SparseTensor, RaggedTensor: never densified implicitly
+        raise conversion_error(ValueError, f"Attempt to convert a value ({value!r}) with an "
+                               f"unsupported type ({type(value)}) to a Tensor.", value)
     if isinstance(value, (list, tuple)) and any(isinstance(v, Tensor) or
                                                 hasattr(v, "_as_tensor") for v in value):
         from kilnflow.ops.joining import stack  # a list of tensors packs like tf.stack
@@ -173,10 +176,36 @@ def convert_to_tensor(value: Any, dtype: Any = None, dtype_hint: Any = None,
     return wrap(_python_to_array(value, dtype))
 
 
+# `x + 1` and `x * 0.5` meet the same few Python scalars again and again. Tensors are
+# immutable, so one converted tensor per (type, value, dtype) is kept and reused: it saves
+# the array construction and the exactness checks on the eager hot path. The type is in
+# the key so 1, 1.0 and True stay apart; float zeros are not kept (0.0 == -0.0).
+_SCALAR_OPERANDS: dict = {}
+_SCALAR_OPERANDS_MAX = 1024
+
+
+def _cached_scalar_operand(value: Any, dtype: _dtypes.DType) -> Optional[Tensor]:
+    key = (type(value), value, dtype)
+    found = _SCALAR_OPERANDS.get(key)
+    if found is None:
+        found = wrap(_python_to_array(value, dtype))
+        if len(_SCALAR_OPERANDS) >= _SCALAR_OPERANDS_MAX:
+            _SCALAR_OPERANDS.clear()
+        _SCALAR_OPERANDS[key] = found
+    return found
+
+
 def operand(value: Any, dtype: _dtypes.DType) -> Tensor:
     """Convert the other operand of a binary op: Python values take `dtype`."""
     if isinstance(value, Tensor):
         return value
+    kind = type(value)
+    if kind is int or kind is float and value:
+        try:
+            return _cached_scalar_operand(value, dtype)
+        except TypeError:
+            raise conversion_error(TypeError, f"Cannot convert {value!r} to EagerTensor of "
+                                   f"dtype {dtype.name}", value) from None
     if isinstance(value, _PYTHON_SCALARS) or isinstance(value, (list, tuple)):
         if isinstance(value, (list, tuple)) and any(
                 isinstance(v, Tensor) or hasattr(v, "_as_tensor") for v in value):
