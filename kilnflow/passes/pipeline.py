@@ -99,15 +99,15 @@ def optimize(graph: Any) -> Tuple[Any, List[PassReport]]:
 
     >>> import kilnflow as kf
     >>> def f(x):
-    ...     return kf.exp(x * 1.0) * 2.0 + 1.0
+    ...     return kf.exp(x * 1.0) * 2.0 + kf.exp(x * 1.0)
     >>> concrete = kf.function(f).get_concrete_function(kf.TensorSpec([None], kf.float32))
     >>> for line in concrete.pass_report[2:7]:
     ...     print(line)
-    cse: 8 -> 7 ops
+    cse: 9 -> 7 ops
     simplify: 7 -> 6 ops
     constant_fold: 6 -> 6 ops
-    prune: 6 -> 6 ops
-    fuse_elementwise: 6 -> 4 ops (1 fused group of 3 ops)
+    prune: 6 -> 5 ops
+    fuse_elementwise: 5 -> 3 ops (1 fused group of 3 ops)
     """
     report = []
     dump = os.environ.get("KF_DUMP_GRAPHS") == "1"
