@@ -235,7 +235,7 @@ def slice(input_: Any, begin: Any, size: Any, name: Optional[str] = None) -> Ten
 
 # ---------------------------------------------------------------- gather, boolean_mask
 
-def _gather_rule(params: Any, indices: Any, *, axis: int) -> TensorSpec:
+def _gather_rule(params: Any, indices: Any, *, axis: int, batch_dims: int = 0) -> TensorSpec:
     if indices.dtype not in INTEGERS:
         raise TypeError(f"gather: `indices` must be an integer tensor, got {indices.dtype.name}")
     if params.shape.rank is None or indices.shape.rank is None:
@@ -244,54 +244,135 @@ def _gather_rule(params: Any, indices: Any, *, axis: int) -> TensorSpec:
     if not dims:
         raise ValueError("params must be at least 1 dimensional")
     axis = rules.normalize_axis(axis, len(dims))
-    return TensorSpec(dims[:axis] + indices.shape.as_list() + dims[axis + 1:], params.dtype)
+    index_dims = indices.shape.as_list()
+    for k in range(batch_dims):  # batch dims: params and indices must agree, known or not
+        if dims[k] is not None and index_dims[k] is not None and dims[k] != index_dims[k]:
+            raise ValueError(f"params.shape[{k}]: {dims[k]} should be equal to "
+                             f"indices.shape[{k}]: {index_dims[k]}")
+        dims[k] = dims[k] if dims[k] is not None else index_dims[k]
+    return TensorSpec(dims[:axis] + index_dims[batch_dims:] + dims[axis + 1:], params.dtype)
 
 
-def _gather_kernel(params: Any, indices: Any, *, axis: int) -> Any:
+def _check_gather_indices(indices: Any, n: int) -> None:
     if indices.dtype.kind not in "iu":  # np.take would quietly take bools as 0 and 1
         raise TypeError(f"indices must be integers, got {indices.dtype}")
-    n = params.shape[axis]
     if indices.size and (indices.min() < 0 or indices.max() >= n):
-        bad = indices[(indices < 0) | (indices >= n)].reshape(-1)[0]
-        raise IndexError(f"indices = {bad} is not in [0, {n})")
-    return np.take(params, indices, axis=axis)
+        where_bad = np.argwhere((indices < 0) | (indices >= n))[0]
+        bad = indices[tuple(where_bad)]
+        at = f"[{','.join(str(int(k)) for k in where_bad)}]" if indices.ndim else ""
+        raise IndexError(f"indices{at} = {bad} is not in [0, {n})")
+
+
+# With batch dims, params are [batch..., pre..., N, post...] and indices [batch..., I...]:
+# each batch entry gathers from its own slice. Moving N right after the batch dims and
+# flattening (batch..., N) turns that into one plain take, with indices offset by
+# b * N for batch entry b; the result [batch..., I..., pre..., post...] is then put in
+# TF's order [batch..., pre..., I..., post...]. The gradient runs the same map backwards.
+
+def _batch_layout(rank: int, index_rank: int, axis: int, batch_dims: int) -> tuple:
+    """(params permutation putting N after the batch dims, result permutation into TF's
+    order)."""
+    to_front = list(range(batch_dims)) + [axis] + list(range(batch_dims, axis)) + \
+        list(range(axis + 1, rank))
+    n_idx, n_pre = index_rank - batch_dims, axis - batch_dims
+    first_pre = batch_dims + n_idx
+    to_tf = list(range(batch_dims)) + list(range(first_pre, first_pre + n_pre)) + \
+        list(range(batch_dims, first_pre)) + list(range(first_pre + n_pre,
+                                                         first_pre + n_pre + rank - axis - 1))
+    return to_front, to_tf
+
+
+def _flat_batch_indices(indices: Any, batch_shape: tuple, n: int) -> Any:
+    count = int(np.prod(batch_shape, dtype=np.int64))
+    offsets = (np.arange(count, dtype=np.int64) * n).reshape(
+        batch_shape + (1,) * (indices.ndim - len(batch_shape)))
+    return indices.astype(np.int64) + offsets
+
+
+def _gather_kernel(params: Any, indices: Any, *, axis: int, batch_dims: int = 0) -> Any:
+    _check_gather_indices(indices, params.shape[axis])
+    if not batch_dims:
+        return np.take(params, indices, axis=axis)
+    if params.shape[:batch_dims] != indices.shape[:batch_dims]:
+        k = next(k for k in range(batch_dims) if params.shape[k] != indices.shape[k])
+        raise ValueError(f"params.shape[{k}]: {params.shape[k]} should be equal to "
+                         f"indices.shape[{k}]: {indices.shape[k]}")
+    to_front, to_tf = _batch_layout(params.ndim, indices.ndim, axis, batch_dims)
+    moved = params.transpose(to_front)
+    flat = moved.reshape((-1,) + moved.shape[batch_dims + 1:])
+    taken = np.take(flat, _flat_batch_indices(indices, params.shape[:batch_dims],
+                                              params.shape[axis]), axis=0)
+    return taken.transpose(to_tf)
 
 
 def _gather_grad(op: Any, dy: Any) -> list:
     params, indices = op.inputs
-    return [bind(GATHER_GRAD, (dy, indices, shape(params)), {"axis": op.attrs["axis"]}), None]
+    return [bind(GATHER_GRAD, (dy, indices, shape(params)), dict(op.attrs)), None]
 
 
-def _gather_grad_kernel(dy: Any, indices: Any, params_shape: Any, *, axis: int) -> Any:
-    out = np.zeros(tuple(int(d) for d in params_shape), dy.dtype)
-    np.add.at(out, (builtins.slice(None),) * axis + (indices,), dy)  # repeats accumulate
-    return out
+def _gather_grad_kernel(dy: Any, indices: Any, params_shape: Any, *, axis: int,
+                        batch_dims: int = 0) -> Any:
+    params_shape = tuple(int(d) for d in params_shape)
+    if not batch_dims:
+        out = np.zeros(params_shape, dy.dtype)
+        np.add.at(out, (builtins.slice(None),) * axis + (indices,), dy)  # repeats accumulate
+        return out
+    to_front, to_tf = _batch_layout(len(params_shape), indices.ndim, axis, batch_dims)
+    moved_shape = tuple(params_shape[k] for k in to_front)
+    flat = np.zeros((int(np.prod(moved_shape[:batch_dims + 1])),) + moved_shape[batch_dims + 1:],
+                    dy.dtype)
+    np.add.at(flat, _flat_batch_indices(indices, params_shape[:batch_dims],
+                                        params_shape[axis]), dy.transpose(np.argsort(to_tf)))
+    return flat.reshape(moved_shape).transpose(np.argsort(to_front))
 
 
 GATHER = defop("GatherV2", shape=_gather_rule, kernel=_gather_kernel, grad=_gather_grad,
                same_dtype=False)
 GATHER_GRAD = defop(
-    "GatherGrad", shape=lambda dy, i, s, *, axis: TensorSpec(dims_from(s), dy.dtype),
+    "GatherGrad", shape=lambda dy, i, s, **attrs: TensorSpec(dims_from(s), dy.dtype),
     kernel=_gather_grad_kernel, same_dtype=False,
-    grad=lambda op, g: [gather(g, op.inputs[1], axis=op.attrs["axis"]), None, None])
+    grad=lambda op, g: [bind(GATHER, (g, op.inputs[1]), dict(op.attrs)), None, None])
 
 
 def gather(params: Any, indices: Any, validate_indices: Any = None, axis: Any = None,
            batch_dims: int = 0, name: Optional[str] = None) -> Tensor:
-    """Gathers slices of `params` along `axis` (default 0) at `indices`.
+    """Gathers slices of `params` along `axis` at `indices`. With `batch_dims=b`, the
+    first b dims of `params` and `indices` are batch dims and each batch entry gathers
+    from its own slice; `axis` defaults to `batch_dims`.
 
     >>> import kilnflow as kf
     >>> kf.gather(kf.constant([10, 20, 30]), [2, 0]).numpy().tolist()
     [30, 10]
+    >>> kf.gather(kf.constant([[1, 2], [3, 4]]), [[1], [0]], batch_dims=1).numpy().tolist()
+    [[2], [3]]
     """
-    if batch_dims:
-        raise NotImplementedError("gather: batch_dims other than 0 is not supported yet")
     p = convert_to_tensor(params)
     i = convert_to_tensor(indices)
     if p.shape.rank == 0:
         raise invalid_argument("params must be at least 1 dimensional", "GatherV2")
-    axis = axis_arg(0 if axis is None else axis, p.shape.rank, "GatherV2")
-    return bind(GATHER, (p, i), {"axis": axis}, name=name)
+    if axis is None:  # TF takes the default axis from batch_dims as given: -1 means axis -1
+        axis = batch_dims
+    batch_dims = _batch_dims_arg(batch_dims, i.shape.rank)
+    axis = axis_arg(axis, p.shape.rank, "GatherV2")
+    if batch_dims and batch_dims > axis:
+        raise invalid_argument(f"batch_dims ({batch_dims}) must be less than or equal to "
+                               f"axis ({axis}).", "GatherV2")
+    attrs = {"axis": axis, "batch_dims": batch_dims} if batch_dims else {"axis": axis}
+    return bind(GATHER, (p, i), attrs, name=name)
+
+
+def _batch_dims_arg(batch_dims: Any, index_rank: Optional[int]) -> int:
+    if not is_int(batch_dims):
+        raise type_error(f"gather: batch_dims must be an int, got {batch_dims!r}")
+    batch_dims = int(batch_dims)
+    if batch_dims and index_rank is None:
+        raise invalid_argument("batch_dims needs indices of known rank", "GatherV2")
+    if batch_dims < 0:
+        batch_dims += index_rank
+    if batch_dims < 0 or batch_dims and batch_dims > index_rank:
+        raise invalid_argument(f"batch_dims ({batch_dims}) must be in [0, rank(indices)] "
+                               f"(rank {index_rank})", "GatherV2")
+    return batch_dims
 
 
 def boolean_mask(tensor: Any, mask: Any, axis: Any = None,

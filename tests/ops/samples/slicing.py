@@ -59,6 +59,26 @@ add("GatherV2", lambda p, i: kf.gather(p, i), (ints(5), np.array([4, 0], np.int6
      lambda p, i: np.take(p, i), name="int64_indices")
 
 
+def _batched_take(p: np.ndarray, i: np.ndarray, axis: int, batch_dims: int) -> np.ndarray:
+    """gather with batch dims, one batch entry at a time (the definition)."""
+    if batch_dims == 0:
+        return np.take(p, i, axis)
+    return np.stack([_batched_take(p[k], i[k], axis - 1, batch_dims - 1)
+                     for k in range(p.shape[0])])
+
+
+add("GatherV2", lambda p, i: kf.gather(p, i, batch_dims=1), (rand(2, 3, 4), i32([[0, 2], [1, 1]])),
+     lambda p, i: _batched_take(p, i, 1, 1), differentiable=True, wrt=(0,),
+     name="batch_dims1")
+add("GatherV2", lambda p, i: kf.gather(p, i, axis=2, batch_dims=1),
+     (rand(2, 3, 4), i32([[0, 2], [1, 1]])), lambda p, i: _batched_take(p, i, 2, 1),
+     differentiable=True, wrt=(0,), name="batch_dims1_axis2_pre_dim")
+add("GatherV2", lambda p, i: kf.gather(p, i, axis=3, batch_dims=-1),
+     (rand(2, 2, 3, 4, 2), i32([[[3, 0, 0], [1, 2, 3]], [[0, 0, 1], [2, 2, 2]]])),
+     lambda p, i: _batched_take(p, i, 3, 2), differentiable=True, wrt=(0,),
+     name="batch_dims_negative_two_batch_dims_post_dim")
+
+
 def _gather_grad_reference(dy: np.ndarray, indices: np.ndarray, shape: Any) -> np.ndarray:
     out = np.zeros(tuple(shape), dy.dtype)
     np.add.at(out, indices, dy)
@@ -72,6 +92,14 @@ add("GatherGrad", direct("GatherGrad", axis=0), (rand(3, 2), i32([1, 0, 1]), i32
 ERRORS.extend([
     ErrorSample("GatherV2", lambda p, i: kf.gather(p, i), (rand(3), i32([3])),
                 errors.InvalidArgumentError, ("GatherV2", "3"), name="index_out_of_range"),
+    ErrorSample("GatherV2", lambda p, i: kf.gather(p, i, axis=1, batch_dims=2),
+                (rand(2, 3, 4), i32([[[0]] * 3] * 2)), errors.InvalidArgumentError,
+                ("GatherV2", "batch_dims (2) must be less than or equal to axis (1)"),
+                name="batch_dims_above_axis"),
+    ErrorSample("GatherV2", lambda p, i: kf.gather(p, i, batch_dims=1),
+                (rand(2, 3), i32([[0, 5], [1, 1]])), errors.InvalidArgumentError,
+                ("GatherV2", "indices[0,1] = 5 is not in [0, 3)"),
+                name="batch_dims_index_out_of_range"),
     ErrorSample("StridedSlice", lambda x: x[2], (rand(2, 3),), errors.InvalidArgumentError,
                 ("StridedSlice",), name="index_out_of_range"),
     ErrorSample("StridedSlice", lambda x: x[0, 0, 0], (rand(2, 3),),
