@@ -13,8 +13,6 @@ from typing import Tuple
 
 import numpy as np
 
-_M0 = np.uint64(0xD2511F53)
-_M1 = np.uint64(0xCD9E8D57)
 _W0 = 0x9E3779B9
 _W1 = 0xBB67AE85
 _LOW32 = np.uint64(0xFFFFFFFF)
@@ -48,19 +46,50 @@ def blocks_at(key: Key, counter: Counter, index: np.ndarray) -> np.ndarray:
     return _rounds(key, lo, hi)
 
 
-def _rounds(key: Key, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-    """The ten Philox rounds over counters (lo, hi: uint64 halves of 128 bits)."""
-    c0, c1 = lo & _LOW32, lo >> _SHIFT32
-    c2, c3 = hi & _LOW32, hi >> _SHIFT32
+_MULTIPLIERS = np.array([[0xD2511F53], [0xCD9E8D57]], np.uint64)
+_CHUNK = 8192  # counters per pass: the working arrays stay in cache
+
+
+def _round_keys(key: Key) -> list:
+    """The key of each of the ten rounds, as a [2, 1] column (bumped by the Weyl constants
+    between rounds)."""
     k0, k1 = int(key[0]), int(key[1])
-    for r in range(10):
-        if r:  # the key is bumped by the Weyl constants between rounds
-            k0, k1 = (k0 + _W0) & 0xFFFFFFFF, (k1 + _W1) & 0xFFFFFFFF
-        p0 = c0 * _M0  # 32 x 32 -> 64-bit products: exact in uint64
-        p1 = c2 * _M1
-        c0, c1, c2, c3 = ((p1 >> _SHIFT32) ^ c1 ^ np.uint64(k0), p1 & _LOW32,
-                          (p0 >> _SHIFT32) ^ c3 ^ np.uint64(k1), p0 & _LOW32)
-    return np.stack([c0, c1, c2, c3], axis=-1).astype(np.uint32)
+    keys = []
+    for _ in range(10):
+        keys.append(np.array([[k0], [k1]], np.uint64))
+        k0, k1 = (k0 + _W0) & 0xFFFFFFFF, (k1 + _W1) & 0xFFFFFFFF
+    return keys
+
+
+def _rounds(key: Key, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """The ten Philox rounds over counters (lo, hi: uint64 halves of 128 bits).
+
+    Words (c0, c1, c2, c3) are kept as x = [c0, c2] (the multiplied words) and y = [c1, c3];
+    a round is x' = [hi(c2 * M1) ^ c1 ^ k0, hi(c0 * M0) ^ c3 ^ k1], y' = [lo(c2 * M1),
+    lo(c0 * M0)]: the 32 x 32 -> 64-bit products are exact in uint64. Worked in chunks,
+    in place, so the arrays stay in cache.
+    """
+    n = lo.size
+    out = np.empty((n, 4), np.uint32)
+    keys = _round_keys(key)
+    width = min(_CHUNK, max(n, 1))
+    x_buf, y_buf, p_buf, h_buf = (np.empty((2, width), np.uint64) for _ in range(4))
+    for start in range(0, n, width):
+        m = min(width, n - start)
+        x, y, product, high = x_buf[:, :m], y_buf[:, :m], p_buf[:, :m], h_buf[:, :m]
+        np.bitwise_and(lo[start:start + m], _LOW32, out=x[0])
+        np.right_shift(lo[start:start + m], _SHIFT32, out=y[0])
+        np.bitwise_and(hi[start:start + m], _LOW32, out=x[1])
+        np.right_shift(hi[start:start + m], _SHIFT32, out=y[1])
+        for round_key in keys:
+            np.multiply(x, _MULTIPLIERS, out=product)
+            np.right_shift(product, _SHIFT32, out=high)
+            np.bitwise_xor(high[::-1], y, out=x)
+            x ^= round_key
+            np.bitwise_and(product[::-1], _LOW32, out=y)
+        block = out[start:start + m]
+        block[:, 0], block[:, 1], block[:, 2], block[:, 3] = x[0], y[0], x[1], y[1]
+    return out
 
 
 def words(key: Key, counter: Counter, count: int) -> np.ndarray:
@@ -188,7 +217,7 @@ def truncated_normal(key: Key, counter: Counter, count: int, dtype: np.dtype) ->
     filled = np.zeros(groups, np.int64)
     todo = np.arange(groups, dtype=np.int64)
     used = 0  # blocks already consumed by every group still short of values
-    per_round = 2
+    per_round = 1  # one block fills most groups (float32: all four values kept 83% of the time)
     while todo.size:
         index = (todo[:, None] * (64 * group) + used + np.arange(per_round)).reshape(-1)
         w = blocks_at(key, counter, index).reshape(todo.size, -1)
@@ -205,5 +234,5 @@ def truncated_normal(key: Key, counter: Counter, count: int, dtype: np.dtype) ->
         filled[todo] = np.minimum(rank[:, -1], group)
         todo = todo[filled[todo] < group]
         used += per_round
-        per_round = 4
+        per_round = 2
     return out.reshape(-1)[:count].astype(dtype)
