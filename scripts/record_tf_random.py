@@ -61,6 +61,11 @@ def stateless_cases() -> list:
                           "kwargs": kwargs, "out": encode(value)})
         cases.append({"fn": "split", "shape": None, "seed": seed, "seed_dtype": seed_dtype,
                       "kwargs": {"num": 3}, "out": encode(tf.random.split(s, 3))})
+        logits = [[0.1, 0.3, 0.6], [0.5, 0.25, 0.25], [2.0, -1.0, 0.0]]
+        cases.append({"fn": "stateless_categorical", "shape": None, "seed": seed,
+                      "seed_dtype": seed_dtype, "kwargs": {"logits": logits, "num_samples": 9},
+                      "out": encode(tf.random.stateless_categorical(
+                          tf.math.log(logits), 9, s))})
         cases.append({"fn": "fold_in", "shape": None, "seed": seed, "seed_dtype": seed_dtype,
                       "kwargs": {"data": 5}, "out": encode(tf.random.fold_in(s, 5))})
     return cases
@@ -110,7 +115,12 @@ def stateful_cases() -> list:
             (None, [("uniform", [[3]], {"seed": 3}), ("normal", [[3]], {"seed": 3,
                                                                         "dtype": "float64"})]),
             (0, [("uniform", [[3]], {"seed": 0}), ("normal", [[2, 2]], {"mean": 1.0,
-                                                                        "stddev": 3.0})])):
+                                                                        "stddev": 3.0})]),
+            (3, [("categorical", [[[0.0, 1.0, 2.0], [1.0, 1.0, -1.0]], 5], {}),
+                 ("categorical", [[[0.0, 1.0, 2.0], [1.0, 1.0, -1.0]], 5], {"seed": 4}),
+                 ("categorical", [[[0.0, 1.0, 2.0], [1.0, 1.0, -1.0]], 6], {"seed": 4}),
+                 ("categorical", [[[0.0, 1.0, 2.0], [1.0, 1.0, -1.0]], 6],
+                  {"seed": 4, "dtype": "int32"})])):
         tf.random.set_seed(global_seed)
         steps = []
         for fn, args, kwargs in calls:

@@ -67,11 +67,15 @@ class RandomStream:
     def reserve(self, count: int) -> tuple:
         """(key, counter) for a draw of `count` values; later draws start 256 * count
         blocks on (TF reserves that many samples per output value)."""
+        return self.reserve_blocks(256 * int(count))
+
+    def reserve_blocks(self, blocks: int) -> tuple:
+        """(key, counter) at the current position; later draws start `blocks` on."""
         lo = (self.counter[0] | (self.counter[1] << 32)) + self.position
         hi = (self.counter[2] | (self.counter[3] << 32)) + (lo >> 64)
         lo &= 2 ** 64 - 1
         hi &= 2 ** 64 - 1
-        self.position += 256 * int(count)
+        self.position += int(blocks)
         return self.key, (lo & 0xFFFFFFFF, lo >> 32, hi & 0xFFFFFFFF, hi >> 32)
 
     def __repr__(self) -> str:
@@ -368,20 +372,30 @@ def uniform(shape: Any, minval: Any = 0, maxval: Any = None, dtype: Any = _dtype
 
 # ---------------------------------------------------------------- categorical, gamma, poisson...
 
-def draw_categorical(generator: np.random.Generator, logits: np.ndarray, num_samples: int,
+def draw_categorical(key_counter: tuple, logits: np.ndarray, num_samples: int,
                      dtype: _dtypes.DType) -> np.ndarray:
-    """Class indices [batch, num_samples] drawn by inverse CDF from the softmax of logits;
-    classes with -inf logits are never drawn."""
-    logits = logits.astype(np.float64)
-    top = np.max(logits, axis=1, keepdims=True)
-    weights = np.exp(logits - np.where(np.isfinite(top), top, 0.0))
+    """Class indices [batch, num_samples] drawn as TF's CPU kernel draws them: per row, the
+    running sum of exp(logit - max) over finite logits is the (unnormalised) CDF, and each
+    sample is the first class whose CDF exceeds a uniform double (two stream words) times
+    the total; -inf classes are never drawn. Rows read the stream one after another, as
+    TF does when one thread does the whole batch (TF splits very large batches over
+    threads, each starting further on: those draws are not reproduced)."""
+    logits = np.asarray(logits, np.float64)
+    batch, classes = logits.shape
+    key, counter = key_counter
+    words = philox.words(key, counter, 2 * batch * num_samples)
+    uniforms = philox.uint64_to_double(words[0::2], words[1::2]).reshape(batch, num_samples)
+    finite = np.isfinite(logits)
+    top = np.max(np.where(finite, logits, -np.inf), axis=1, keepdims=True) if classes else \
+        np.zeros((batch, 1))
+    top = np.where(np.isfinite(top), top, np.finfo(np.float64).min)
+    with np.errstate(over="ignore", invalid="ignore"):
+        weights = np.where(finite, np.exp(logits - top), 0.0)
     cdf = np.cumsum(weights, axis=1)
-    uniforms = generator.random((logits.shape[0], num_samples))
-    out = np.empty((logits.shape[0], num_samples), dtype.as_numpy_dtype)
-    for row in range(logits.shape[0]):
-        targets = uniforms[row] * cdf[row, -1]
-        index = np.searchsorted(cdf[row], targets, side="right")
-        out[row] = np.minimum(index, logits.shape[1] - 1)
+    out = np.empty((batch, num_samples), dtype.as_numpy_dtype)
+    for row in range(batch):
+        total = cdf[row, -1] if classes else 0.0
+        out[row] = np.searchsorted(cdf[row], uniforms[row] * total, side="right")
     return out
 
 
@@ -399,7 +413,10 @@ def _categorical(logits: Any, num_samples: Any, *, dtype: _dtypes.DType,
     if int(num_samples) < 0:
         raise errors.InvalidArgumentError(errors.with_location(
             f"num_samples should be nonnegative, got {int(num_samples)} [Op:Multinomial]"))
-    return draw_categorical(stream.generator, logits, int(num_samples), dtype)
+    count = int(num_samples)
+    # TF reserves 256 blocks per double drawn, for a sample count rounded up to 4
+    reserved = logits.shape[0] * ((count + 3) // 4 * 4) * 2
+    return draw_categorical(stream.reserve_blocks(256 * reserved), logits, count, dtype)
 
 
 def _batched_shape(shape: Any, param: Any, *, dtype: _dtypes.DType,

@@ -193,7 +193,7 @@ def _categorical(logits: Any, num_samples: Any, seed: Any, *,
         raise errors.InvalidArgumentError(errors.with_location(
             f"num_samples should be nonnegative, got {int(num_samples)} "
             f"[Op:StatelessMultinomial]"))
-    return draw_categorical(philox(seed), logits, int(num_samples), dtype)
+    return draw_categorical(key_counter(seed), logits, int(num_samples), dtype)
 
 
 def _bounded_normal(shape: Any, seed: Any, means: Any, stddevs: Any, minvals: Any,

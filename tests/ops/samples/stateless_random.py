@@ -101,7 +101,7 @@ add("StatelessRandomPoisson", lambda s, lam: kf.random.stateless_poisson([2, 2],
         np.broadcast_to(lam, (2, 2)), (2, 2)).astype(np.int32))
 add("StatelessMultinomial",
     lambda x, s: kf.random.stateless_categorical(x, 6, s), (rand(3, 4), _SEED),
-    lambda x, s: _categorical(_gen(s), x, 6), static_shape=True)
+    lambda x, s: _categorical(key_counter(s), x, 6), static_shape=True)
 add("StatelessParameterizedTruncatedNormal",
     lambda s, m: kf.random.stateless_parameterized_truncated_normal([5], s, m, 1.0, -10.0,
                                                                      10.0),
@@ -123,10 +123,12 @@ def _truncated(gen, n):
     return out
 
 
-def _categorical(gen, logits, n):
-    p = np.exp(logits - logits.max(axis=1, keepdims=True))
-    cdf = np.cumsum(p, axis=1)
-    u = gen.random((logits.shape[0], n))
+def _categorical(key_counter, logits, n):
+    """TF's draw: per row, the first class whose running exp-sum exceeds a uniform double
+    (two stream words, rows one after another) times the total."""
+    words = philox.words(*key_counter, 2 * logits.shape[0] * n)
+    u = philox.uint64_to_double(words[0::2], words[1::2]).reshape(logits.shape[0], n)
+    cdf = np.cumsum(np.exp(logits - logits.max(axis=1, keepdims=True)), axis=1)
     return np.stack([np.searchsorted(cdf[r], u[r] * cdf[r, -1], side="right")
                      for r in range(logits.shape[0])]).astype(np.int64)
 
