@@ -130,9 +130,29 @@ def stateful_cases() -> list:
     return programs
 
 
+def function_cases() -> dict:
+    """Seeded stateful ops inside a tf.function: op seeds given, and taken from the
+    function graph's own counter (mirrored by test_random_tf_parity.function_program)."""
+    tf.random.set_seed(1)
+
+    @tf.function
+    def seeded():
+        return tf.random.uniform([3], seed=5), tf.random.normal([2], seed=6)
+
+    @tf.function
+    def unseeded(x):
+        y = x * 2.0 + 1.0
+        return tf.random.uniform([2]) + y, tf.random.normal([2]), tf.random.uniform([2])
+
+    first, second = seeded(), seeded()
+    return {"seeded": [encode(v) for v in first + second],
+            "unseeded": [encode(v) for v in unseeded(tf.constant(0.0))]}
+
+
 def main() -> None:
     data = {"tf_version": tf.__version__, "stateless": stateless_cases(),
             "generator": generator_cases(), "stateful": stateful_cases(),
+            "function": function_cases(),
             "python_random_check": random.Random(1).randint(0, 2 ** 31 - 1)}
     OUT.write_text(json.dumps(data, indent=0, sort_keys=True) + "\n")
     print(f"wrote {OUT}")

@@ -155,9 +155,9 @@ def get_seed(op_seed: Optional[int]) -> Optional[tuple]:
 
 def _next_op_seed(graph: Any) -> int:
     """Eagerly the next number of the global seed's Python random.Random, as TF's eager
-    context; in a graph a per-graph counter, so two functions traced after the same
-    set_seed draw the same sequences (TF uses the graph's last op id there, which kilnflow's
-    graphs do not reproduce: those sequences are not TF's)."""
+    context; in a graph a per-graph counter 0, 1, ..., as TF's function graphs count
+    (so kf.function draws TF's numbers; TF1 Graphs use the last op's id instead, which
+    kilnflow's graphs do not reproduce: there the numbers are not TF's)."""
     if graph is None:
         return _state.eager_seeds.randint(0, _MAXINT32)
     counts = _state.graph_op_counts

@@ -119,6 +119,30 @@ def test_set_seed_streams_are_tfs_eagerly(program):
         kf.random.set_seed(None)
 
 
+def test_seeded_ops_in_a_function_follow_tf():
+    # the same functions as scripts/record_tf_random.py's function_cases: a function graph
+    # numbers its unseeded random ops 0, 1, ... as TF's FuncGraph does
+    kf.random.set_seed(1)
+    try:
+        @kf.function
+        def seeded():
+            return kf.random.uniform([3], seed=5), kf.random.normal([2], seed=6)
+
+        @kf.function
+        def unseeded(x):
+            y = x * 2.0 + 1.0
+            return kf.random.uniform([2]) + y, kf.random.normal([2]), kf.random.uniform([2])
+
+        values = list(seeded()) + list(seeded())
+        for value, out, near in zip(values, DATA["function"]["seeded"], [0, 1, 0, 1]):
+            _check(value, out, "seeded function", bool(near))
+        for value, out, near in zip(unseeded(kf.constant(0.0)), DATA["function"]["unseeded"],
+                                    [0, 1, 0]):
+            _check(value, out, "unseeded function", bool(near))
+    finally:
+        kf.random.set_seed(None)
+
+
 def test_eager_op_seeds_come_from_pythons_random_as_in_tf():
     kf.random.set_seed(1)
     try:
