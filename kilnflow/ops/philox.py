@@ -28,6 +28,9 @@ def blocks(key: Key, counter: Counter, first: int, count: int) -> np.ndarray:
     base_lo = (counter[0] | (counter[1] << 32)) + int(first)
     base_hi = (counter[2] | (counter[3] << 32)) + (base_lo >> 64)
     base_lo &= _MASK64
+    if base_lo + count <= _MASK64:  # no carry into the high half: one value for all
+        lo = np.arange(base_lo, base_lo + count, dtype=np.uint64)
+        return _rounds(key, lo, np.broadcast_to(np.uint64(base_hi & _MASK64), (count,)))
     n = np.arange(count, dtype=np.uint64)
     with np.errstate(over="ignore"):
         lo = n + np.uint64(base_lo)
@@ -178,10 +181,9 @@ def uniform_int(key: Key, counter: Counter, count: int, dtype: np.dtype, low: in
     bits = full_int(key, counter, count, np.uint64 if dtype.itemsize == 8 else np.uint32)
     span = (int(high) - int(low)) & ((1 << (8 * dtype.itemsize)) - 1)
     offset = bits % bits.dtype.type(span)
-    with np.errstate(over="ignore"):
+    with np.errstate(over="ignore"):  # the sum wraps modulo 2**bits, as in C
         return (offset + bits.dtype.type(int(low) & ((1 << (8 * dtype.itemsize)) - 1))).view(
-            dtype.newbyteorder("=") if dtype.itemsize == bits.dtype.itemsize else dtype) \
-            .astype(dtype)
+            dtype)
 
 
 def normal(key: Key, counter: Counter, count: int, dtype: np.dtype) -> np.ndarray:
