@@ -23,7 +23,7 @@ from kilnflow.ops import stateless_random as _stateless
 from kilnflow.ops.convert import convert_to_tensor
 from kilnflow.ops.joining import stack
 from kilnflow.core.opdef import bind
-from kilnflow.ops.math import add, cast, multiply
+from kilnflow.ops.math import cast, multiply
 from kilnflow.ops.random import float_dtype, scale_and_shift, shape_argument
 from kilnflow.tensor import Tensor, is_symbolic
 from kilnflow.variables import Variable

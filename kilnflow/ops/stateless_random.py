@@ -58,7 +58,9 @@ def key_counter_v2(key: Any, counter: Any) -> tuple:
 
 
 def philox(seed: np.ndarray) -> np.random.Generator:
-    """The NumPy generator a seed's words key (negative words wrap, as unsigned 64-bit)."""
+    """The NumPy generator a seed's words key (negative words wrap, as unsigned 64-bit),
+    for the draws whose TF algorithm is not reproduced (binomial, gamma, Poisson, shuffle,
+    parameterised truncated normal, index_shuffle): deterministic, not TF's numbers."""
     words = [int(w) & _MASK64 for w in np.asarray(seed).reshape(-1)]
     return np.random.Generator(np.random.Philox(np.random.SeedSequence(words)))
 
