@@ -66,6 +66,10 @@ def stateless_cases() -> list:
                       "seed_dtype": seed_dtype, "kwargs": {"logits": logits, "num_samples": 9},
                       "out": encode(tf.random.stateless_categorical(
                           tf.math.log(logits), 9, s))})
+        cases.append({"fn": "stateless_shuffle", "shape": None, "seed": seed,
+                      "seed_dtype": seed_dtype, "kwargs": {"rows": 37},
+                      "out": encode(tf.random.experimental.stateless_shuffle(
+                          tf.reshape(tf.range(74), [37, 2]), s))})
         cases.append({"fn": "fold_in", "shape": None, "seed": seed, "seed_dtype": seed_dtype,
                       "kwargs": {"data": 5}, "out": encode(tf.random.fold_in(s, 5))})
     return cases
@@ -120,7 +124,10 @@ def stateful_cases() -> list:
                  ("categorical", [[[0.0, 1.0, 2.0], [1.0, 1.0, -1.0]], 5], {"seed": 4}),
                  ("categorical", [[[0.0, 1.0, 2.0], [1.0, 1.0, -1.0]], 6], {"seed": 4}),
                  ("categorical", [[[0.0, 1.0, 2.0], [1.0, 1.0, -1.0]], 6],
-                  {"seed": 4, "dtype": "int32"})])):
+                  {"seed": 4, "dtype": "int32"})]),
+            (5, [("shuffle", [list(range(10))], {}), ("shuffle", [list(range(10))], {"seed": 2}),
+                 ("shuffle", [list(range(5))], {"seed": 2}),
+                 ("shuffle", [list(range(9))], {"seed": 2})])):
         tf.random.set_seed(global_seed)
         steps = []
         for fn, args, kwargs in calls:

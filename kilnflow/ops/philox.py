@@ -238,3 +238,15 @@ def truncated_normal(key: Key, counter: Counter, count: int, dtype: np.dtype) ->
         used += per_round
         per_round = 2
     return out.reshape(-1)[:count].astype(dtype)
+
+
+def permutation(key: Key, counter: Counter, count: int) -> np.ndarray:
+    """A permutation of range(count) as TF shuffles: for i = 0, 1, ..., swap item i with
+    item i + (word i mod (count - i)). The swaps are sequential; the draws are not."""
+    perm = list(range(int(count)))
+    if count > 1:
+        w = words(key, counter, count - 1).astype(np.int64)
+        targets = (np.arange(count - 1) + w % np.arange(count, 1, -1)).tolist()
+        for i, j in enumerate(targets):
+            perm[i], perm[j] = perm[j], perm[i]
+    return np.array(perm, np.int64)

@@ -446,7 +446,10 @@ def _poisson(shape: Any, rate: Any, *, dtype: _dtypes.DType, stream: RandomStrea
 def _shuffle(value: Any, *, stream: RandomStream) -> np.ndarray:
     if value.ndim == 0:
         return value.copy()
-    return value[stream.generator.permutation(value.shape[0])]
+    rows = value.shape[0]
+    # TF reserves one block per four of the rows - 1 words its swaps read
+    key_counter = stream.reserve_blocks(max(0, (rows + 2) // 4))
+    return value[philox.permutation(*key_counter, rows)]
 
 
 MULTINOMIAL = defop("Multinomial", shape=_categorical_shape, kernel=_categorical, random=True,

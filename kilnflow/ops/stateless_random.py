@@ -3,11 +3,12 @@ integer `seed` and the op's arguments, so the same seed gives the same numbers e
 kf.function, in a Session and after constant folding. Unlike the ops of random.py these are
 not flagged random: they may be folded and merged like any pure op.
 
-Uniform, normal, truncated normal and the integer draws are TF's own numbers (TF 2.21, CPU):
+Uniform, normal, truncated normal, the integer draws, categorical and shuffle are TF's own
+numbers (TF 2.21, CPU):
 the seed's two words are scrambled into a Philox4x32-10 key and counter as TF does, and the
 words become values with TF's conversions (kilnflow/ops/philox.py). The "V2" ops take that key
 and counter directly; kf.random.Generator draws through them from its state. Binomial, gamma,
-Poisson, categorical, shuffle and the parameterised truncated normal draw from a NumPy
+Poisson and the parameterised truncated normal draw from a NumPy
 Philox generator keyed by the seed: deterministic, but not TF's numbers.
 Imports ops.random (shape arguments), ops.philox, ops.math, ops.joining, ops.convert, core.
 """
@@ -59,7 +60,7 @@ def key_counter_v2(key: Any, counter: Any) -> tuple:
 
 def philox(seed: np.ndarray) -> np.random.Generator:
     """The NumPy generator a seed's words key (negative words wrap, as unsigned 64-bit),
-    for the draws whose TF algorithm is not reproduced (binomial, gamma, Poisson, shuffle,
+    for the draws whose TF algorithm is not reproduced (binomial, gamma, Poisson,
     parameterised truncated normal, index_shuffle): deterministic, not TF's numbers."""
     words = [int(w) & _MASK64 for w in np.asarray(seed).reshape(-1)]
     return np.random.Generator(np.random.Philox(np.random.SeedSequence(words)))
@@ -224,7 +225,7 @@ def _bounded_normal(shape: Any, seed: Any, means: Any, stddevs: Any, minvals: An
 def _shuffle(value: Any, seed: Any) -> np.ndarray:
     if value.ndim == 0:
         return value.copy()
-    return value[philox(seed).permutation(value.shape[0])]
+    return value[philox_bits.permutation(*key_counter(seed), value.shape[0])]
 
 
 STATELESS_NORMAL = defop("StatelessRandomNormal", shape=_rule, kernel=_normal,

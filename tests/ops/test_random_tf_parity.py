@@ -2,7 +2,7 @@
 scripts/record_tf_random.py into data/tf_random_reference.json (the values are TF's).
 
 Exact (every bit): stateless and Generator uniform (all float dtypes), integer uniform,
-full-range integers, split / fold_in, categorical (stateless and seeded), Generator states, split children, set_seed streams;
+full-range integers, split / fold_in, categorical and shuffle (stateless and seeded), Generator states, split children, set_seed streams;
 normal and truncated normal in float16 and bfloat16. Float32 and float64 normal and
 truncated normal agree to within 3 ulp, nearly all exactly: TF's Box-Muller calls the C
 library's logf/sinf/cosf (log/sin/cos), which are not correctly rounded; kilnflow evaluates
@@ -67,6 +67,10 @@ def test_stateless_ops_give_tfs_numbers(case):
         value = kf.random.split(seed, **case["kwargs"])
     elif case["fn"] == "fold_in":
         value = kf.random.fold_in(seed, **case["kwargs"])
+    elif case["fn"] == "stateless_shuffle":
+        rows = case["kwargs"]["rows"]
+        value = kf.random.experimental.stateless_shuffle(
+            kf.reshape(kf.range(2 * rows), [rows, 2]), seed)
     elif case["fn"] == "stateless_categorical":
         kwargs = case["kwargs"]
         value = kf.random.stateless_categorical(kf.math.log(kwargs["logits"]),

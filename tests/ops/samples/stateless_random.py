@@ -107,7 +107,7 @@ add("StatelessParameterizedTruncatedNormal",
                                                                      10.0),
     (_SEED, rand(5)), lambda s, m: m + _gen(s).standard_normal(5))
 add("StatelessShuffle", lambda x, s: kf.random.experimental.stateless_shuffle(x, s),
-    (rand(5, 2), _SEED), lambda x, s: x[_gen(s).permutation(5)])
+    (rand(5, 2), _SEED), lambda x, s: x[philox.permutation(*key_counter(s), 5)])
 add("RandomIndexShuffle",
     lambda i, s: kf.random.experimental.index_shuffle(i, s, 9), (i32(np.arange(10)),
                                                                  i32([1, 2, 3])),
