@@ -229,6 +229,12 @@ def truncated_normal(key: Key, counter: Counter, count: int, dtype: np.dtype) ->
             a, b = box_muller_float(w[:, 0::2], w[:, 1::2])
         values = np.stack([a, b], axis=2).reshape(todo.size, -1)
         keep = np.abs(values) < 2.0
+        if used == 0:  # first block: exactly one group of candidates; most are all kept
+            full = keep.all(axis=1)
+            out[todo[full]] = values[full]
+            filled[todo[full]] = group
+            short = ~full
+            todo, values, keep = todo[short], values[short], keep[short]
         rank = np.cumsum(keep, axis=1) + filled[todo, None]  # 1-based slot of each kept value
         take = keep & (rank <= group)
         rows, cols = np.nonzero(take)
