@@ -105,8 +105,11 @@ def words(key: Key, counter: Counter, count: int) -> np.ndarray:
 
 def uint32_to_float(x: np.ndarray) -> np.ndarray:
     """[0, 1) float32 from the low 23 bits: a float in [1, 2) minus 1 (exact)."""
-    bits = (x.astype(np.uint32) & np.uint32(0x7FFFFF)) | np.uint32(0x3F800000)
-    return bits.view(np.float32) - np.float32(1.0)
+    bits = np.bitwise_and(x, np.uint32(0x7FFFFF), dtype=np.uint32)
+    bits |= np.uint32(0x3F800000)
+    values = bits.view(np.float32)
+    values -= np.float32(1.0)  # in place: one array for the whole conversion
+    return values
 
 
 def uint64_to_double(x0: np.ndarray, x1: np.ndarray) -> np.ndarray:
