@@ -1,13 +1,18 @@
 """Random ops (kf.random.*): normal, uniform, truncated_normal and set_seed, with TF's seed rules.
 
-A random op's state is a RandomStream attr: a NumPy Generator owned by that op instance and
-hashable by identity. The public function creates it when called, so eagerly every call
+A random op's state is a RandomStream attr: a Philox4x32-10 key and counter (TF's, from the
+op's two seeds) owned by that op instance and hashable by identity; each run takes the
+stream's current position and moves it on by 256 blocks per value, as TF's kernels reserve
+their samples, so uniform, normal, truncated_normal and integer uniform give TF 2.21's own
+numbers for the same (global seed, op seed). Eagerly, an op without an op seed takes one
+from a Python `random.Random(global seed)`, as TF's eager context does. The public function creates it when called, so eagerly every call
 gets a stream, and in a graph the stream is made once at build time and every run of the
 compiled graph draws new numbers from it. Ops are flagged random=True: never folded or
 CSE'd, always run. Imports ops.convert, ops.math, ops.opdef, ops.rules and context.
 """
 from __future__ import annotations
 
+import random as _pyrandom
 import weakref
 from typing import Any, Optional
 
@@ -17,6 +22,7 @@ from kilnflow import dtypes as _dtypes
 from kilnflow import errors
 from kilnflow.context import ctx
 from kilnflow.core import rules
+from kilnflow.ops import philox
 from kilnflow.ops.convert import convert_to_tensor
 from kilnflow.ops.math import add, cast, multiply
 from kilnflow.core.opdef import bind, defop
@@ -30,17 +36,47 @@ _INT_DTYPES = frozenset((_dtypes.int32, _dtypes.int64))
 
 
 class RandomStream:
-    """The state of one random op: a NumPy Generator, compared and hashed by identity.
-
-    `seeds` is the (global seed, op seed) pair it was made from, or None for fresh OS
-    entropy (no seed anywhere: different numbers on every run of the program).
+    """The state of one random op, compared and hashed by identity: the Philox key (the
+    first seed) and counter (the second seed in its high half) TF builds from the op's
+    seeds, and how many blocks earlier runs reserved. `seeds` is the (global seed, op seed)
+    pair, or None for fresh OS entropy (different numbers on every run of the program).
+    Ops TF's numbers are not reproduced for (gamma, Poisson, ...) use `generator`, a NumPy
+    Generator from the same seeds.
     """
 
-    __slots__ = ("generator", "seeds", "__weakref__")
+    __slots__ = ("seeds", "key", "counter", "position", "_generator", "__weakref__")
 
     def __init__(self, seeds: Optional[tuple]):
         self.seeds = seeds
-        self.generator = np.random.default_rng(None if seeds is None else list(seeds))
+        if seeds is None:
+            seed, seed2 = (int(w) for w in np.random.SeedSequence().generate_state(2, np.uint64))
+        else:
+            seed, seed2 = (int(w) & (2 ** 64 - 1) for w in seeds)
+        self.key = (seed & 0xFFFFFFFF, seed >> 32)
+        self.counter = (0, 0, seed2 & 0xFFFFFFFF, seed2 >> 32)
+        self.position = 0
+        self._generator: Optional[np.random.Generator] = None
+
+    @property
+    def generator(self) -> np.random.Generator:
+        if self._generator is None:
+            self._generator = np.random.default_rng(
+                None if self.seeds is None else list(self.seeds))
+        return self._generator
+
+    def reserve(self, count: int) -> tuple:
+        """(key, counter) for a draw of `count` values; later draws start 256 * count
+        blocks on (TF reserves that many samples per output value)."""
+        return self.reserve_blocks(256 * int(count))
+
+    def reserve_blocks(self, blocks: int) -> tuple:
+        """(key, counter) at the current position; later draws start `blocks` on."""
+        lo = (self.counter[0] | (self.counter[1] << 32)) + self.position
+        hi = (self.counter[2] | (self.counter[3] << 32)) + (lo >> 64)
+        lo &= 2 ** 64 - 1
+        hi &= 2 ** 64 - 1
+        self.position += int(blocks)
+        return self.key, (lo & 0xFFFFFFFF, lo >> 32, hi & 0xFFFFFFFF, hi >> 32)
 
     def __repr__(self) -> str:
         return f"RandomStream(seeds={self.seeds})"
@@ -62,9 +98,11 @@ class _SeedState:
 
     def __init__(self) -> None:
         self.global_seed: Optional[int] = None
-        self.eager_op_count = 0
-        # Eager ops with an op seed reuse one stream per (op, seeds, shape, dtype): calling
-        # `uniform([1], seed=1)` twice continues one sequence, as TF's cached kernel does.
+        # TF's eager context draws op seeds from a Python random.Random(global seed)
+        self.eager_seeds = _pyrandom.Random(None)
+        # Eager ops with an op seed reuse one stream per (op, seeds, dtype): calling
+        # `uniform([1], seed=1)` twice continues one sequence (also with another shape), as
+        # TF's cached kernel does; set_seed clears the cache as TF clears its kernel cache.
         self.eager_streams: dict = {}
         self.graph_op_counts: Any = weakref.WeakKeyDictionary()
 
@@ -93,7 +131,7 @@ def set_seed(seed: Optional[int]) -> None:
     if seed is not None:
         seed = int(seed)
     _state.global_seed = seed
-    _state.eager_op_count = 0
+    _state.eager_seeds = _pyrandom.Random(seed)
     _state.eager_streams = {}
     _state.graph_op_counts = weakref.WeakKeyDictionary()
 
@@ -107,18 +145,21 @@ def get_seed(op_seed: Optional[int]) -> Optional[tuple]:
     if global_seed is not None:
         if op_seed is None:
             op_seed = _next_op_seed(graph)
-        return global_seed % _MAXINT32, int(op_seed) % _MAXINT32
-    if op_seed is not None:
-        return DEFAULT_GRAPH_SEED, int(op_seed) % _MAXINT32
-    return None
+        seeds = global_seed % _MAXINT32, int(op_seed) % _MAXINT32
+    elif op_seed is not None:
+        seeds = DEFAULT_GRAPH_SEED, int(op_seed) % _MAXINT32
+    else:
+        return None
+    return (0, _MAXINT32) if seeds == (0, 0) else seeds  # (0, 0) would mean "no seed"
 
 
 def _next_op_seed(graph: Any) -> int:
-    """Eagerly a process-wide counter; in a graph a per-graph counter, so two functions
-    traced after the same set_seed draw the same sequences (TF: a trace is a re-run)."""
+    """Eagerly the next number of the global seed's Python random.Random, as TF's eager
+    context; in a graph a per-graph counter 0, 1, ..., as TF's function graphs count
+    (so kf.function draws TF's numbers; TF1 Graphs use the last op's id instead, which
+    kilnflow's graphs do not reproduce: there the numbers are not TF's)."""
     if graph is None:
-        _state.eager_op_count += 1
-        return _state.eager_op_count
+        return _state.eager_seeds.randint(0, _MAXINT32)
     counts = _state.graph_op_counts
     try:
         n = counts.get(graph, 0)
@@ -134,7 +175,7 @@ def _stream(kind: str, seed: Optional[int], key: tuple) -> RandomStream:
     if seeds is None:
         return RandomStream(None)
     if ctx.graph is None and seed is not None:
-        cache_key = (kind, seeds) + key
+        cache_key = (kind, seeds) + key[1:]
         stream = _state.eager_streams.get(cache_key)
         if stream is None:
             stream = _state.eager_streams[cache_key] = RandomStream(seeds)
@@ -191,19 +232,33 @@ def _size(shape: Any) -> tuple:
     return tuple(int(d) for d in shape)
 
 
-def float_draw(draw: Any, shape: Any, dtype: _dtypes.DType) -> np.ndarray:
-    """Generators draw float32/float64 directly; float16 is drawn as float32 then cast."""
-    if dtype is _dtypes.float16:
-        return draw(_size(shape), dtype=np.float32).astype(np.float16)
-    return draw(_size(shape), dtype=dtype.as_numpy_dtype)
+def philox_draw(kind: str, key_counter: tuple, shape: Any, dtype: _dtypes.DType,
+                minval: Any = None, maxval: Any = None) -> np.ndarray:
+    """TF's values of shape `shape` for one Philox (key, counter): kind is "uniform",
+    "normal", "truncated_normal", "uniform_int" (in [minval, maxval)) or "full_int"."""
+    size = _size(shape)
+    count = int(np.prod(size, dtype=np.int64))
+    key, counter = key_counter
+    np_dtype = dtype.as_numpy_dtype
+    if kind == "uniform_int":
+        flat = philox.uniform_int(key, counter, count, np_dtype, int(minval), int(maxval))
+    else:
+        flat = getattr(philox, kind)(key, counter, count, np_dtype)
+    return flat.reshape(size)
+
+
+def _stream_draw(kind: str, stream: RandomStream, shape: Any, dtype: _dtypes.DType,
+                 *bounds: Any) -> np.ndarray:
+    count = int(np.prod(_size(shape), dtype=np.int64))
+    return philox_draw(kind, stream.reserve(count), shape, dtype, *bounds)
 
 
 def _standard_normal(shape: Any, *, dtype: _dtypes.DType, stream: RandomStream) -> np.ndarray:
-    return float_draw(stream.generator.standard_normal, shape, dtype)
+    return _stream_draw("normal", stream, shape, dtype)
 
 
 def _uniform(shape: Any, *, dtype: _dtypes.DType, stream: RandomStream) -> np.ndarray:
-    return float_draw(stream.generator.random, shape, dtype)
+    return _stream_draw("uniform", stream, shape, dtype)
 
 
 def _uniform_int(shape: Any, minval: Any, maxval: Any, *, dtype: _dtypes.DType,
@@ -212,23 +267,11 @@ def _uniform_int(shape: Any, minval: Any, maxval: Any, *, dtype: _dtypes.DType,
     if lo >= hi:
         raise errors.InvalidArgumentError(errors.with_location(
             f"Need minval < maxval: {lo} >= {hi} [Op:RandomUniformInt]"))
-    return stream.generator.integers(lo, hi, _size(shape), dtype=dtype.as_numpy_dtype)
-
-
-def truncated_normal_draw(generator: np.random.Generator, shape: Any,
-                          dtype: _dtypes.DType) -> np.ndarray:
-    """Standard normal values more than 2 standard deviations out are drawn again."""
-    out = float_draw(generator.standard_normal, shape, dtype)
-    flat = out.reshape(-1)
-    bad = np.flatnonzero(np.abs(flat) > 2)
-    while bad.size:
-        flat[bad] = float_draw(generator.standard_normal, [bad.size], dtype)
-        bad = bad[np.abs(flat[bad]) > 2]
-    return out
+    return _stream_draw("uniform_int", stream, shape, dtype, lo, hi)
 
 
 def _truncated_normal(shape: Any, *, dtype: _dtypes.DType, stream: RandomStream) -> np.ndarray:
-    return truncated_normal_draw(stream.generator, shape, dtype)
+    return _stream_draw("truncated_normal", stream, shape, dtype)
 
 
 RANDOM_STANDARD_NORMAL = defop("RandomStandardNormal", shape=random_shape,
@@ -317,28 +360,42 @@ def uniform(shape: Any, minval: Any = 0, maxval: Any = None, dtype: Any = _dtype
     values = bind(RANDOM_UNIFORM, (shape_t,), {"dtype": dtype, "stream": stream}, name=name)
     if maxval is None:
         maxval = 1.0
-    if isinstance(minval, (int, float)) and isinstance(maxval, (int, float)):
-        return scale_and_shift(values, maxval - minval, minval)
+    # TF's arithmetic, in `dtype`: values * maxval when minval is 0, else
+    # values * (maxval - minval) + minval
+    hi = convert_to_tensor(maxval, dtype)
+    if isinstance(minval, (int, float)) and minval == 0:
+        return values if isinstance(maxval, (int, float)) and maxval == 1 else \
+            multiply(values, hi)
     lo = convert_to_tensor(minval, dtype)
-    return add(multiply(values, convert_to_tensor(maxval, dtype) - lo), lo)
+    return add(multiply(values, hi - lo), lo)
 
 
 # ---------------------------------------------------------------- categorical, gamma, poisson...
 
-def draw_categorical(generator: np.random.Generator, logits: np.ndarray, num_samples: int,
+def draw_categorical(key_counter: tuple, logits: np.ndarray, num_samples: int,
                      dtype: _dtypes.DType) -> np.ndarray:
-    """Class indices [batch, num_samples] drawn by inverse CDF from the softmax of logits;
-    classes with -inf logits are never drawn."""
-    logits = logits.astype(np.float64)
-    top = np.max(logits, axis=1, keepdims=True)
-    weights = np.exp(logits - np.where(np.isfinite(top), top, 0.0))
+    """Class indices [batch, num_samples] drawn as TF's CPU kernel draws them: per row, the
+    running sum of exp(logit - max) over finite logits is the (unnormalised) CDF, and each
+    sample is the first class whose CDF exceeds a uniform double (two stream words) times
+    the total; -inf classes are never drawn. Rows read the stream one after another, as
+    TF does when one thread does the whole batch (TF splits very large batches over
+    threads, each starting further on: those draws are not reproduced)."""
+    logits = np.asarray(logits, np.float64)
+    batch, classes = logits.shape
+    key, counter = key_counter
+    words = philox.words(key, counter, 2 * batch * num_samples)
+    uniforms = philox.uint64_to_double(words[0::2], words[1::2]).reshape(batch, num_samples)
+    finite = np.isfinite(logits)
+    top = np.max(np.where(finite, logits, -np.inf), axis=1, keepdims=True) if classes else \
+        np.zeros((batch, 1))
+    top = np.where(np.isfinite(top), top, np.finfo(np.float64).min)
+    with np.errstate(over="ignore", invalid="ignore"):
+        weights = np.where(finite, np.exp(logits - top), 0.0)
     cdf = np.cumsum(weights, axis=1)
-    uniforms = generator.random((logits.shape[0], num_samples))
-    out = np.empty((logits.shape[0], num_samples), dtype.as_numpy_dtype)
-    for row in range(logits.shape[0]):
-        targets = uniforms[row] * cdf[row, -1]
-        index = np.searchsorted(cdf[row], targets, side="right")
-        out[row] = np.minimum(index, logits.shape[1] - 1)
+    out = np.empty((batch, num_samples), dtype.as_numpy_dtype)
+    for row in range(batch):
+        total = cdf[row, -1] if classes else 0.0
+        out[row] = np.searchsorted(cdf[row], uniforms[row] * total, side="right")
     return out
 
 
@@ -356,7 +413,10 @@ def _categorical(logits: Any, num_samples: Any, *, dtype: _dtypes.DType,
     if int(num_samples) < 0:
         raise errors.InvalidArgumentError(errors.with_location(
             f"num_samples should be nonnegative, got {int(num_samples)} [Op:Multinomial]"))
-    return draw_categorical(stream.generator, logits, int(num_samples), dtype)
+    count = int(num_samples)
+    # TF reserves 256 blocks per double drawn, for a sample count rounded up to 4
+    reserved = logits.shape[0] * ((count + 3) // 4 * 4) * 2
+    return draw_categorical(stream.reserve_blocks(256 * reserved), logits, count, dtype)
 
 
 def _batched_shape(shape: Any, param: Any, *, dtype: _dtypes.DType,
@@ -386,7 +446,10 @@ def _poisson(shape: Any, rate: Any, *, dtype: _dtypes.DType, stream: RandomStrea
 def _shuffle(value: Any, *, stream: RandomStream) -> np.ndarray:
     if value.ndim == 0:
         return value.copy()
-    return value[stream.generator.permutation(value.shape[0])]
+    rows = value.shape[0]
+    # TF reserves one block per four of the rows - 1 words its swaps read
+    key_counter = stream.reserve_blocks(max(0, (rows + 2) // 4))
+    return value[philox.permutation(*key_counter, rows)]
 
 
 MULTINOMIAL = defop("Multinomial", shape=_categorical_shape, kernel=_categorical, random=True,

@@ -3,10 +3,14 @@ integer `seed` and the op's arguments, so the same seed gives the same numbers e
 kf.function, in a Session and after constant folding. Unlike the ops of random.py these are
 not flagged random: they may be folded and merged like any pure op.
 
-A seed's two words (int32 or int64, any sign) become the entropy of a NumPy SeedSequence that
-keys a Philox counter-based generator, the algorithm TF uses too; the numbers themselves are
-not TF's. kf.random.Generator draws through these ops with seeds taken from its state.
-Imports ops.random (shape arguments), ops.math, ops.joining, ops.convert, core.
+Uniform, normal, truncated normal, the integer draws, categorical and shuffle are TF's own
+numbers (TF 2.21, CPU):
+the seed's two words are scrambled into a Philox4x32-10 key and counter as TF does, and the
+words become values with TF's conversions (kilnflow/ops/philox.py). The "V2" ops take that key
+and counter directly; kf.random.Generator draws through them from its state. Binomial, gamma,
+Poisson and the parameterised truncated normal draw from a NumPy
+Philox generator keyed by the seed: deterministic, but not TF's numbers.
+Imports ops.random (shape arguments), ops.philox, ops.math, ops.joining, ops.convert, core.
 """
 from __future__ import annotations
 
@@ -18,12 +22,12 @@ from kilnflow import dtypes as _dtypes
 from kilnflow import errors
 from kilnflow.core import rules
 from kilnflow.core.opdef import bind, defop
+from kilnflow.ops import philox as philox_bits
 from kilnflow.ops.convert import convert_to_tensor
 from kilnflow.ops.joining import stack
 from kilnflow.ops.math import add, cast, multiply
 from kilnflow.ops.random import float_dtype, scale_and_shift
-from kilnflow.ops.random import draw_categorical, float_draw, shape_argument, shape_spec, \
-    truncated_normal_draw
+from kilnflow.ops.random import draw_categorical, philox_draw, shape_argument, shape_spec
 from kilnflow.shapes import TensorSpec, broadcast_shapes
 from kilnflow.tensor import Tensor
 
@@ -31,11 +35,33 @@ _MASK64 = (1 << 64) - 1
 SEED_DTYPES = frozenset((_dtypes.int32, _dtypes.int64))
 _SHAPE_DTYPES = SEED_DTYPES
 _FULL_INT_DTYPES = frozenset((_dtypes.int32, _dtypes.int64, _dtypes.uint32, _dtypes.uint64))
-ALGORITHMS = ("philox", "auto_select", "threefry")  # all draw with NumPy's Philox here
+ALGORITHMS = ("philox", "auto_select", "threefry")  # ThreeFry has no CPU kernel in TF
+_SCRAMBLE_KEY = (0x3EC8F720, 0x02461E29)  # the fixed key TF hashes a seed's words with
+
+
+def key_counter(seed: Any) -> tuple:
+    """The Philox (key, counter) for a stateless seed: the seed's two 64-bit words (sign-
+    extended) are the counter of one Philox block under a fixed key; its four output words
+    are the new key (two) and the high half of the new counter (low half zero). TF does
+    this so that both seed words matter equally."""
+    s0, s1 = (int(w) & _MASK64 for w in np.asarray(seed).reshape(-1)[:2])
+    mixed = philox_bits.blocks(_SCRAMBLE_KEY, (s0 & 0xFFFFFFFF, s0 >> 32, s1 & 0xFFFFFFFF,
+                                               s1 >> 32), 0, 1)[0]
+    return (int(mixed[0]), int(mixed[1])), (0, 0, int(mixed[2]), int(mixed[3]))
+
+
+def key_counter_v2(key: Any, counter: Any) -> tuple:
+    """(key, counter) words from a V2 op's int64 key [1] and counter [2] tensors' values."""
+    k = int(np.asarray(key).reshape(-1)[0]) & _MASK64
+    c0, c1 = (int(w) & _MASK64 for w in np.asarray(counter).reshape(-1)[:2])
+    return ((k & 0xFFFFFFFF, k >> 32),
+            (c0 & 0xFFFFFFFF, c0 >> 32, c1 & 0xFFFFFFFF, c1 >> 32))
 
 
 def philox(seed: np.ndarray) -> np.random.Generator:
-    """The NumPy generator a seed's words key (negative words wrap, as unsigned 64-bit)."""
+    """The NumPy generator a seed's words key (negative words wrap, as unsigned 64-bit),
+    for the draws whose TF algorithm is not reproduced (binomial, gamma, Poisson,
+    parameterised truncated normal, index_shuffle): deterministic, not TF's numbers."""
     words = [int(w) & _MASK64 for w in np.asarray(seed).reshape(-1)]
     return np.random.Generator(np.random.Philox(np.random.SeedSequence(words)))
 
@@ -68,30 +94,60 @@ def _size(shape: np.ndarray) -> tuple:
 # ---------------------------------------------------------------- kernels
 
 def _normal(shape: Any, seed: Any, *, dtype: _dtypes.DType) -> np.ndarray:
-    return float_draw(philox(seed).standard_normal, shape, dtype)
+    return philox_draw("normal", key_counter(seed), shape, dtype)
 
 
 def _uniform(shape: Any, seed: Any, *, dtype: _dtypes.DType) -> np.ndarray:
-    return float_draw(philox(seed).random, shape, dtype)
+    return philox_draw("uniform", key_counter(seed), shape, dtype)
 
 
 def _truncated(shape: Any, seed: Any, *, dtype: _dtypes.DType) -> np.ndarray:
-    return truncated_normal_draw(philox(seed), shape, dtype)
+    return philox_draw("truncated_normal", key_counter(seed), shape, dtype)
+
+
+def check_int_bounds(lo: Any, hi: Any, op: str) -> None:
+    if np.ndim(lo) or np.ndim(hi):
+        raise errors.InvalidArgumentError(errors.with_location(
+            f"minval must be 0-D, got shape {list(np.shape(lo))} and maxval shape "
+            f"{list(np.shape(hi))} [Op:{op}]"))
+    if int(lo) >= int(hi):
+        raise errors.InvalidArgumentError(errors.with_location(
+            f"Need minval < maxval: {int(lo)} >= {int(hi)} [Op:{op}]"))
 
 
 def _uniform_int(shape: Any, seed: Any, minval: Any, maxval: Any, *,
                  dtype: _dtypes.DType) -> np.ndarray:
-    lo, hi = int(minval), int(maxval)
-    if lo >= hi:
-        raise errors.InvalidArgumentError(errors.with_location(
-            f"Need minval < maxval: {lo} >= {hi} [Op:StatelessRandomUniformInt]"))
-    return philox(seed).integers(lo, hi, _size(shape), dtype=dtype.as_numpy_dtype)
+    check_int_bounds(minval, maxval, "StatelessRandomUniformInt")
+    return philox_draw("uniform_int", key_counter(seed), shape, dtype, minval, maxval)
 
 
 def _full_int(shape: Any, seed: Any, *, dtype: _dtypes.DType) -> np.ndarray:
-    info = np.iinfo(dtype.as_numpy_dtype)
-    return philox(seed).integers(info.min, info.max, _size(shape), dtype=info.dtype,
-                                 endpoint=True)
+    return philox_draw("full_int", key_counter(seed), shape, dtype)
+
+
+# V2 kernels: the same draws from an explicit key [1] and counter [2] (int64 words)
+
+def _normal_v2(shape: Any, key: Any, counter: Any, *, dtype: _dtypes.DType) -> np.ndarray:
+    return philox_draw("normal", key_counter_v2(key, counter), shape, dtype)
+
+
+def _uniform_v2(shape: Any, key: Any, counter: Any, *, dtype: _dtypes.DType) -> np.ndarray:
+    return philox_draw("uniform", key_counter_v2(key, counter), shape, dtype)
+
+
+def _truncated_v2(shape: Any, key: Any, counter: Any, *, dtype: _dtypes.DType) -> np.ndarray:
+    return philox_draw("truncated_normal", key_counter_v2(key, counter), shape, dtype)
+
+
+def _uniform_int_v2(shape: Any, key: Any, counter: Any, minval: Any, maxval: Any, *,
+                    dtype: _dtypes.DType) -> np.ndarray:
+    check_int_bounds(minval, maxval, "StatelessRandomUniformIntV2")
+    return philox_draw("uniform_int", key_counter_v2(key, counter), shape, dtype, minval,
+                       maxval)
+
+
+def _full_int_v2(shape: Any, key: Any, counter: Any, *, dtype: _dtypes.DType) -> np.ndarray:
+    return philox_draw("full_int", key_counter_v2(key, counter), shape, dtype)
 
 
 def _binomial(shape: Any, seed: Any, counts: Any, probs: Any, *,
@@ -140,7 +196,7 @@ def _categorical(logits: Any, num_samples: Any, seed: Any, *,
         raise errors.InvalidArgumentError(errors.with_location(
             f"num_samples should be nonnegative, got {int(num_samples)} "
             f"[Op:StatelessMultinomial]"))
-    return draw_categorical(philox(seed), logits, int(num_samples), dtype)
+    return draw_categorical(key_counter(seed), logits, int(num_samples), dtype)
 
 
 def _bounded_normal(shape: Any, seed: Any, means: Any, stddevs: Any, minvals: Any,
@@ -169,7 +225,7 @@ def _bounded_normal(shape: Any, seed: Any, means: Any, stddevs: Any, minvals: An
 def _shuffle(value: Any, seed: Any) -> np.ndarray:
     if value.ndim == 0:
         return value.copy()
-    return value[philox(seed).permutation(value.shape[0])]
+    return value[philox_bits.permutation(*key_counter(seed), value.shape[0])]
 
 
 STATELESS_NORMAL = defop("StatelessRandomNormal", shape=_rule, kernel=_normal,
@@ -197,6 +253,55 @@ STATELESS_BOUNDED_NORMAL = defop("StatelessParameterizedTruncatedNormal", shape=
                                  dtypes=_SHAPE_DTYPES, check_eager=True)
 
 
+def _rule_v2(shape: Any, key: Any, counter: Any, *params: Any,
+             dtype: _dtypes.DType) -> TensorSpec:
+    """Output spec of a V2 op: int64 key [1] and counter [2], then as _rule."""
+    for what, value, size in (("key", key, 1), ("counter", counter, 2)):
+        if value.dtype is not _dtypes.int64:
+            raise ValueError(f"{what} must be int64, got {value.dtype.name}")
+        dims = value.shape.as_list() if value.shape.rank is not None else None
+        if dims is not None and None not in dims and dims != [size]:
+            raise ValueError(f"{what} must have shape [{size}], not {dims}")
+    return _rule(shape, convert_to_tensor(np.zeros(2, np.int64)), *params, dtype=dtype)
+
+
+STATELESS_NORMAL_V2 = defop("StatelessRandomNormalV2", shape=_rule_v2, kernel=_normal_v2,
+                            same_dtype=False, dtypes=_SHAPE_DTYPES, check_eager=True)
+STATELESS_UNIFORM_V2 = defop("StatelessRandomUniformV2", shape=_rule_v2, kernel=_uniform_v2,
+                             same_dtype=False, dtypes=_SHAPE_DTYPES, check_eager=True)
+STATELESS_TRUNCATED_NORMAL_V2 = defop("StatelessTruncatedNormalV2", shape=_rule_v2,
+                                      kernel=_truncated_v2, same_dtype=False,
+                                      dtypes=_SHAPE_DTYPES, check_eager=True)
+STATELESS_UNIFORM_INT_V2 = defop("StatelessRandomUniformIntV2", shape=_rule_v2,
+                                 kernel=_uniform_int_v2, same_dtype=(3, 4),
+                                 dtypes=_SHAPE_DTYPES, check_eager=True)
+STATELESS_UNIFORM_FULL_INT_V2 = defop("StatelessRandomUniformFullIntV2", shape=_rule_v2,
+                                      kernel=_full_int_v2, same_dtype=False,
+                                      dtypes=_SHAPE_DTYPES, check_eager=True)
+
+
+def _skip_rule(state: Any, delta: Any) -> TensorSpec:
+    if state.dtype is not _dtypes.int64 or delta.dtype is not _dtypes.int64:
+        raise ValueError("RngSkip: state and delta must be int64")
+    return TensorSpec(state.shape, _dtypes.int64)
+
+
+def _skip(state: Any, delta: Any) -> np.ndarray:
+    """The Philox state [counter low, counter high, key] with the 128-bit counter moved on
+    by `delta` blocks (carrying from the low word into the high one, as TF does)."""
+    words = [int(w) & _MASK64 for w in np.asarray(state).reshape(-1)]
+    if len(words) != 3:
+        raise errors.InvalidArgumentError(errors.with_location(
+            f"the Philox state must have 3 words, got {len(words)} [Op:RngSkip]"))
+    counter = (words[0] | (words[1] << 64)) + (int(delta) & _MASK64)
+    words[:2] = [counter & _MASK64, (counter >> 64) & _MASK64]
+    return np.array(words, np.uint64).view(np.int64)
+
+
+RNG_SKIP = defop("RngSkip", shape=_skip_rule, kernel=_skip, same_dtype=False,
+                 check_eager=True)
+
+
 def _shuffle_rule(value: Any, seed: Any) -> TensorSpec:
     _check_seed(seed)
     return TensorSpec(value.shape, value.dtype)
@@ -219,11 +324,34 @@ def seed_tensor(seed: Any) -> Tensor:
 
 
 def _check_alg(alg: Any) -> None:
+    """TF's `alg` values: None, "philox", "auto_select" (Philox on CPU), "threefry", the
+    Algorithm enum or its ints. ThreeFry has no CPU kernel in TF: its draws fail there."""
     name = getattr(alg, "name", alg)
-    if isinstance(name, str) and name.lower() in ALGORITHMS or name in (1, 2, 3):
+    name = name.lower() if isinstance(name, str) else name
+    if name is None or name in ("philox", "auto_select", 1, 3):
         return
-    raise ValueError(f"Unsupported random algorithm: {alg!r}; use 'philox', 'threefry' or "
-                     f"'auto_select'")
+    if name in ("threefry", 2):
+        raise errors.InvalidArgumentError(errors.with_location(
+            "the ThreeFry algorithm has no CPU kernel (TF: \"counter must be a vector with "
+            "length at least 2; got shape: [1]\") [Op:StatelessRandomUniformV2]"))
+    raise ValueError(f"Argument `alg` got unsupported value {alg}. Supported values are "
+                     f"philox for the Philox algorithm, threefry for the ThreeFry algorithm, "
+                     f"and auto_select for auto-selection.")
+
+
+def _is_number(value: Any, number: float) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value == number
+
+
+def shift_uniform(values: Tensor, minval: Any, maxval: Any) -> Tensor:
+    """values * (maxval - minval) + minval with the bounds in values' dtype, as TF computes
+    it (the difference is taken in that dtype, not in Python)."""
+    dtype = values.dtype
+    if _is_number(minval, 0) and (maxval is None or _is_number(maxval, 1)):
+        return values  # x * 1 + 0 is x: skip two ops (and bfloat16 math)
+    lo = convert_to_tensor(minval, dtype)
+    hi = convert_to_tensor(1.0 if maxval is None else maxval, dtype)
+    return add(multiply(values, hi - lo), lo)
 
 
 def stateless_normal(shape: Any, seed: Any, mean: Any = 0.0, stddev: Any = 1.0,
@@ -286,12 +414,7 @@ def stateless_uniform(shape: Any, seed: Any, minval: Any = 0, maxval: Any = None
                     name=name)
     dtype = float_dtype(dtype, "random.stateless_uniform")
     values = bind(STATELESS_UNIFORM, (shape_t, seed), {"dtype": dtype}, name=name)
-    if maxval is None:
-        maxval = 1.0
-    if isinstance(minval, (int, float)) and isinstance(maxval, (int, float)):
-        return scale_and_shift(values, maxval - minval, minval)
-    lo = convert_to_tensor(minval, dtype)
-    return add(multiply(values, convert_to_tensor(maxval, dtype) - lo), lo)
+    return shift_uniform(values, minval, maxval)
 
 
 def stateless_binomial(shape: Any, seed: Any, counts: Any, probs: Any,
@@ -376,12 +499,16 @@ def stateless_split(seed: Any, num: int = 2, alg: Any = "auto_select") -> Tensor
 
 
 def stateless_fold_in(seed: Any, data: Any, alg: Any = "auto_select") -> Tensor:
-    """A new seed from `seed` and an integer `data` (TF: random.fold_in): [derived, data]."""
+    """A new seed from `seed` and an integer `data` (TF: random.fold_in): [derived, data],
+    in data's dtype (int32 for a Python int), derived being a full-range draw from `seed`."""
     _check_alg(alg)
     seed = seed_tensor(seed)
+    data = convert_to_tensor(data)
+    if data.dtype not in SEED_DTYPES:
+        raise TypeError(f"random.fold_in: data must be int32 or int64, got {data.dtype.name}")
     derived = bind(STATELESS_UNIFORM_FULL_INT, (shape_argument([])[0], seed),
-                   {"dtype": seed.dtype})
-    return stack([derived, cast(convert_to_tensor(data), seed.dtype)])
+                   {"dtype": data.dtype})
+    return stack([derived, data])
 
 
 # ---------------------------------------------------------------- index_shuffle

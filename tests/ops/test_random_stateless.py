@@ -97,8 +97,9 @@ def test_split_and_fold_in_make_new_seeds():
     seeds = R.split(kf.constant(SEED), 4)
     assert seeds.shape == (4, 2) and seeds.dtype is kf.int32
     assert len({tuple(s) for s in seeds.numpy().tolist()}) == 4
-    folded = R.fold_in(kf.constant(SEED, kf.int64), 7)
-    assert folded.dtype is kf.int64 and int(folded[1]) == 7
+    folded = R.fold_in(kf.constant(SEED, kf.int64), 7)  # data's dtype, as TF
+    assert folded.dtype is kf.int32 and int(folded[1]) == 7
+    assert R.fold_in(SEED, kf.constant(7, kf.int64)).dtype is kf.int64
     assert R.experimental.stateless_split is R.split
     assert R.experimental.stateless_fold_in is R.fold_in
 
@@ -138,7 +139,7 @@ def test_bad_seeds_fail_in_both_modes():
     f = kf.function(lambda s: R.stateless_normal([2], s))
     with pytest.raises(errors.InvalidArgumentError, match="seed must have shape"):
         f(kf.constant([1, 2, 3]))
-    with pytest.raises(ValueError, match="Unsupported random algorithm"):
+    with pytest.raises(ValueError, match="unsupported value mersenne"):
         R.stateless_normal([2], SEED, alg="mersenne")
     with pytest.raises(TypeError, match="dtype"):
         R.stateless_normal([2], SEED, dtype=kf.int32)
