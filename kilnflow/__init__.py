@@ -289,3 +289,4 @@ from kilnflow import ragged as ragged
 from kilnflow.ragged.ragged_tensor import RaggedTensor as RaggedTensor
 from kilnflow.ragged.ragged_tensor import RaggedTensorSpec as RaggedTensorSpec
 from kilnflow.ragged.ops import ragged_fill_empty_rows as ragged_fill_empty_rows
+from kilnflow import experimental as experimental  # noqa: E402 - the tf.experimental namespace

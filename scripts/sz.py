@@ -147,3 +147,7 @@ def main() -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+CAPS["experimental"] = (300, "kf.experimental: DLPack exchange, Optional's constructors, strict "
+                             "mode (issue 12, ~120 at creation)")
+CAPS["training"] = (1_000, "kf.train's newer names (issue 12): ExponentialMovingAverage, "
+                           "Coordinator, checkpoint state files, tf.train.Example protos")
