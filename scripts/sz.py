@@ -76,6 +76,10 @@ CAPS["ragged"] = (1_100, "kf.ragged: RaggedTensor, its spec, the tf.ragged ops a
 # preprocessing layers, dataset-driven fit and multi-output training (8.0k at the raise)
 CAPS["keras"] = (9_500, "Keras 3 layers, losses, metrics, models, training and saving")
 
+CAPS["experimental"] = (300, "kf.experimental: DLPack exchange, Optional's constructors, strict "
+                             "mode (issue 12, ~120 at creation)")
+CAPS["training"] = (1_000, "kf.train's newer names (issue 12): ExponentialMovingAverage, "
+                           "Coordinator, checkpoint state files, tf.train.Example protos")
 
 def code_lines(path: str) -> int:
     """Lines holding a token other than comments, newlines and indentation."""
@@ -147,7 +151,3 @@ def main() -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
-CAPS["experimental"] = (300, "kf.experimental: DLPack exchange, Optional's constructors, strict "
-                             "mode (issue 12, ~120 at creation)")
-CAPS["training"] = (1_000, "kf.train's newer names (issue 12): ExponentialMovingAverage, "
-                           "Coordinator, checkpoint state files, tf.train.Example protos")
