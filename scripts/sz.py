@@ -80,6 +80,8 @@ CAPS["experimental"] = (300, "kf.experimental: DLPack exchange, Optional's const
                              "mode (issue 12, ~120 at creation)")
 CAPS["training"] = (1_000, "kf.train's newer names (issue 12): ExponentialMovingAverage, "
                            "Coordinator, checkpoint state files, tf.train.Example protos")
+CAPS["debug_tools"] = (300, "kf.debugging's reporting switches (issue 12): traceback "
+                            "filtering, eager device-placement logging")
 
 def code_lines(path: str) -> int:
     """Lines holding a token other than comments, newlines and indentation."""
