@@ -13,7 +13,9 @@ from kilnflow.ragged.string_ops import split as split
 from kilnflow.ops.strings import strip as strip
 from kilnflow.ops.strings import substr as substr
 from kilnflow.ops.strings import to_number as to_number
+from kilnflow.ops.string_hash import to_hash_bucket as to_hash_bucket
 from kilnflow.ops.farmhash import to_hash_bucket_fast as to_hash_bucket_fast
+from kilnflow.ops.string_hash import to_hash_bucket_strong as to_hash_bucket_strong
 from kilnflow.ragged.string_ops import unicode_decode as unicode_decode
 from kilnflow.ops.unicode import unicode_encode as unicode_encode
 from kilnflow.ragged.string_ops import unicode_split as unicode_split

@@ -260,6 +260,7 @@ from tests.ops.samples import (  # noqa: E402,F401
     signal,
     slicing,
     string_grouping,
+    string_hash,
     strings,
     unicode,
     sorting,
