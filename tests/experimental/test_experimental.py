@@ -93,3 +93,39 @@ def test_enable_strict_mode_is_accepted():
     kf.experimental.enable_strict_mode()
     from kilnflow.experimental.strict_mode import strict_mode_enabled
     assert strict_mode_enabled()
+
+
+def test_optional_is_a_composite_through_functions():
+    full = kf.experimental.Optional.from_value(3.0)
+    empty = kf.experimental.Optional.empty(kf.TensorSpec([], kf.float32))
+    assert repr(kf.OptionalSpec(kf.TensorSpec([], kf.int32))) == \
+        "OptionalSpec(TensorSpec(shape=(), dtype=tf.int32, name=None),)"  # TF 2.21's repr
+    assert full._type_spec == kf.OptionalSpec(kf.TensorSpec([], kf.float32))
+
+    @kf.function
+    def twice_or_minus_one(opt):
+        return kf.cond(opt.has_value(), lambda: opt.get_value() * 2, lambda: kf.constant(-1.0))
+
+    assert float(twice_or_minus_one(full)) == 6.0
+    assert float(twice_or_minus_one(empty)) == -1.0
+
+    @kf.function
+    def make(x):
+        return kf.experimental.Optional.from_value({"y": x + 1})
+
+    out = make(kf.constant(1.0))
+    assert isinstance(out, kf.experimental.Optional) and bool(out.has_value())
+    assert float(out.get_value()["y"]) == 2.0
+
+    @kf.function
+    def read(opt):
+        return opt.get_value()
+
+    with pytest.raises(errors.InvalidArgumentError,
+                       match="The given optional does not have a value"):
+        read(empty)
+    with pytest.raises(errors.InvalidArgumentError,
+                       match="The given optional does not have a value"):
+        empty.get_value()
+    with pytest.raises(TypeError):
+        kf.OptionalSpec(3)
