@@ -297,3 +297,4 @@ from kilnflow.ops.signal_nd import ifftnd as ifftnd  # noqa: E402
 from kilnflow.ops.signal_nd import irfftnd as irfftnd  # noqa: E402
 from kilnflow.ops.signal_nd import rfftnd as rfftnd  # noqa: E402
 from kilnflow.experimental.optional import OptionalSpec as OptionalSpec  # noqa: E402
+from kilnflow.framework.device_spec import DeviceSpec as DeviceSpec  # noqa: E402

@@ -82,6 +82,8 @@ CAPS["training"] = (1_000, "kf.train's newer names (issue 12): ExponentialMoving
                            "Coordinator, checkpoint state files, tf.train.Example protos")
 CAPS["debug_tools"] = (300, "kf.debugging's reporting switches (issue 12): traceback "
                             "filtering, eager device-placement logging")
+CAPS["framework"] = (300, "TF's framework-level value classes that are neither ops nor "
+                          "namespaces (issue 12: DeviceSpec)")
 
 def code_lines(path: str) -> int:
     """Lines holding a token other than comments, newlines and indentation."""
