@@ -263,6 +263,7 @@ from tests.ops.samples import (  # noqa: E402,F401
     string_hash,
     strings,
     unicode,
+    unicode_offsets,
     sorting,
     special,
     special_bessel,
