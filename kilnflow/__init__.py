@@ -298,3 +298,4 @@ from kilnflow.ops.signal_nd import irfftnd as irfftnd  # noqa: E402
 from kilnflow.ops.signal_nd import rfftnd as rfftnd  # noqa: E402
 from kilnflow.experimental.optional import OptionalSpec as OptionalSpec  # noqa: E402
 from kilnflow.framework.device_spec import DeviceSpec as DeviceSpec  # noqa: E402
+from kilnflow.ops.ragged_grad import ragged_fill_empty_rows_grad as ragged_fill_empty_rows_grad  # noqa

@@ -56,17 +56,18 @@ def _kernel(hi: np.ndarray, hv: np.ndarray, hs: np.ndarray, ti: np.ndarray, tv: 
             ts: np.ndarray, *, normalize: bool) -> np.ndarray:
     if len(hs) != len(ts) or hi.shape[1:] != (len(hs),) or ti.shape[1:] != (len(ts),) or \
             len(hi) != len(hv) or len(ti) != len(tv):
-        raise errors.InvalidArgumentError(
+        raise errors.InvalidArgumentError(errors.with_location(
             f"EditDistance: inconsistent sparse inputs: hypothesis indices {list(hi.shape)}, "
             f"values {list(hv.shape)}, shape {hs.tolist()}; truth indices {list(ti.shape)}, "
-            f"values {list(tv.shape)}, shape {ts.tolist()}")
+            f"values {list(tv.shape)}, shape {ts.tolist()}"))
     out_shape = np.maximum(hs[:-1], ts[:-1])
     output = np.zeros(out_shape, np.float32)
     hyp, truth = _groups(hi, hv), _groups(ti, tv)
     for where in set(hyp) | set(truth):
         if any(c < 0 or c >= n for c, n in zip(where, out_shape)):
-            raise errors.InvalidArgumentError(f"EditDistance: index {list(where)} is out of "
-                                              f"bounds for the shape {out_shape.tolist()}")
+            raise errors.InvalidArgumentError(errors.with_location(
+                f"EditDistance: index {list(where)} is out of bounds for the shape "
+                f"{out_shape.tolist()}"))
         h, t = hyp.get(where, []), truth.get(where, [])
         distance = _levenshtein(h, t)
         if normalize:

@@ -254,6 +254,7 @@ from tests.ops.samples import (  # noqa: E402,F401
     placeholders,
     py_func,
     reduction,
+    ragged_grad,
     reshaping,
     scatter,
     segment,

@@ -69,3 +69,7 @@ ERRORS.extend([
     ErrorSample("StringToHashBucket", lambda x: kf.strings.to_hash_bucket(x, 3),
                 (np.array([1, 2], np.int32),), TypeError, ("string",)),
 ])
+ERRORS.append(ErrorSample(
+    "EditDistance", _edit(True),
+    (np.array([[5, 0]], _I64), np.array([1], np.int32), np.array([3, 3], _I64)) + _INTS[3:],
+    errors.InvalidArgumentError, ("EditDistance", "out of bounds")))
