@@ -84,13 +84,19 @@ def size(input: Any, out_type: Any = _dtypes.int32,  # noqa: A002
 
 def rank(input: Any, name: Optional[str] = None) -> Tensor:  # noqa: A002
     """The number of dimensions of a tensor, as a scalar int32 tensor."""
+    if _is_sparse(input) or hasattr(input, "flat_values"):
+        return _composite_rank(input, name)
+    return bind(RANK, (convert_to_tensor(input),), name=name)
+
+
+def _composite_rank(input: Any, name: Optional[str]) -> Tensor:  # noqa: A002
+    """A SparseTensor's rank is its dense shape's length; a RaggedTensor's, its ragged
+    dims plus its values' rank (as TF gives them)."""
     from kilnflow.ops import math as math_ops  # math builds on this module
     if _is_sparse(input):
         return math_ops.cast(shape(input.dense_shape)[0], _dtypes.int32, name=name)
-    if hasattr(input, "flat_values"):  # a RaggedTensor: ragged dims plus its values' rank
-        values = convert_to_tensor(input.flat_values)
-        return math_ops.add(bind(RANK, (values,)), input.ragged_rank, name=name)
-    return bind(RANK, (convert_to_tensor(input),), name=name)
+    values = convert_to_tensor(input.flat_values)
+    return math_ops.add(bind(RANK, (values,)), input.ragged_rank, name=name)
 
 
 def _is_sparse(value: Any) -> bool:
