@@ -289,3 +289,13 @@ from kilnflow import ragged as ragged
 from kilnflow.ragged.ragged_tensor import RaggedTensor as RaggedTensor
 from kilnflow.ragged.ragged_tensor import RaggedTensorSpec as RaggedTensorSpec
 from kilnflow.ragged.ops import ragged_fill_empty_rows as ragged_fill_empty_rows
+from kilnflow import experimental as experimental  # noqa: E402 - the tf.experimental namespace
+from kilnflow.ops.edit_distance import edit_distance as edit_distance  # noqa: E402
+from kilnflow.ops.string_hash import fingerprint as fingerprint  # noqa: E402
+from kilnflow.ops.signal_nd import fftnd as fftnd  # noqa: E402
+from kilnflow.ops.signal_nd import ifftnd as ifftnd  # noqa: E402
+from kilnflow.ops.signal_nd import irfftnd as irfftnd  # noqa: E402
+from kilnflow.ops.signal_nd import rfftnd as rfftnd  # noqa: E402
+from kilnflow.experimental.optional import OptionalSpec as OptionalSpec  # noqa: E402
+from kilnflow.framework.device_spec import DeviceSpec as DeviceSpec  # noqa: E402
+from kilnflow.ops.ragged_grad import ragged_fill_empty_rows_grad as ragged_fill_empty_rows_grad  # noqa

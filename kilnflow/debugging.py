@@ -39,6 +39,14 @@ from kilnflow.profiler.modes import compare_modes as compare_modes
 from kilnflow.profiler.modes import disable_compare_modes as disable_compare_modes
 from kilnflow.profiler.modes import enable_compare_modes as enable_compare_modes
 from kilnflow.profiler.numerics import disable_check_numerics as disable_check_numerics
+from kilnflow.debug_tools.placement import get_log_device_placement as get_log_device_placement
+from kilnflow.debug_tools.placement import set_log_device_placement as set_log_device_placement
+from kilnflow.debug_tools.traceback_filter import disable_traceback_filtering as \
+    disable_traceback_filtering
+from kilnflow.debug_tools.traceback_filter import enable_traceback_filtering as \
+    enable_traceback_filtering
+from kilnflow.debug_tools.traceback_filter import is_traceback_filtering_enabled as \
+    is_traceback_filtering_enabled
 from kilnflow.profiler.numerics import enable_check_numerics as enable_check_numerics
 
 
@@ -47,3 +55,4 @@ def get_logger() -> logging.Logger:
     return logging.getLogger("kilnflow")
 
 
+from kilnflow.debug_tools import experimental as experimental  # noqa: E402

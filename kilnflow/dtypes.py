@@ -191,3 +191,18 @@ def string_array(value: Any) -> np.ndarray:
             raise TypeError(f"Expected string, but got {item!r} of type "
                             f"'{type(item).__name__}'")
     return array
+
+
+def __getattr__(name: str) -> Any:
+    """kf.dtypes.cast, complex and saturate_cast (TF exposes them here): ops of a higher
+    layer, so looked up on first use rather than imported by this lowest layer."""
+    if name == "cast":
+        from kilnflow.ops.math import cast
+        return cast
+    if name == "complex":
+        from kilnflow.ops.complex import complex as complex_
+        return complex_
+    if name == "saturate_cast":
+        from kilnflow.ops.math_extra import saturate_cast
+        return saturate_cast
+    raise AttributeError(f"module 'kilnflow.dtypes' has no attribute {name!r}")

@@ -51,6 +51,9 @@ from kilnflow.ops.nn_extra import log_poisson_loss as log_poisson_loss
 from kilnflow.ops.nn_extra import compute_average_loss as compute_average_loss
 from kilnflow.ops.nn_extra import scale_regularization_loss as scale_regularization_loss
 from kilnflow.ops.nn_extra import embedding_lookup as embedding_lookup
+from kilnflow.sparse.embedding import embedding_lookup_sparse as embedding_lookup_sparse
+from kilnflow.sparse.embedding import safe_embedding_lookup_sparse as \
+    safe_embedding_lookup_sparse
 from kilnflow.ops.nn_extra import space_to_depth as space_to_depth
 from kilnflow.ops.nn_extra import depth_to_space as depth_to_space
 from kilnflow.ops.nn_extra import conv1d as conv1d
@@ -80,6 +83,7 @@ from kilnflow.ops.nn_windows import max_pool_with_argmax as max_pool_with_argmax
 from kilnflow.ops.nn_windows import dilation2d as dilation2d
 from kilnflow.ops.nn_windows import erosion2d as erosion2d
 from kilnflow.ops.nn_windows import conv3d as conv3d
+from kilnflow.ops.conv3d_transpose import conv3d_transpose as conv3d_transpose
 from kilnflow.ops.nn_windows import depthwise_conv2d_backprop_input as \
     depthwise_conv2d_backprop_input
 from kilnflow.ops.nn_windows import depthwise_conv2d_backprop_filter as \

@@ -13,9 +13,16 @@ from kilnflow.ragged.string_ops import split as split
 from kilnflow.ops.strings import strip as strip
 from kilnflow.ops.strings import substr as substr
 from kilnflow.ops.strings import to_number as to_number
+from kilnflow.ops.string_hash import to_hash_bucket as to_hash_bucket
+from kilnflow.ops.farmhash import to_hash_bucket_fast as to_hash_bucket_fast
+from kilnflow.ops.string_hash import to_hash_bucket_strong as to_hash_bucket_strong
 from kilnflow.ragged.string_ops import unicode_decode as unicode_decode
+from kilnflow.ragged.string_ops import unicode_decode_with_offsets as \
+    unicode_decode_with_offsets
 from kilnflow.ops.unicode import unicode_encode as unicode_encode
 from kilnflow.ragged.string_ops import unicode_split as unicode_split
+from kilnflow.ragged.string_ops import unicode_split_with_offsets as \
+    unicode_split_with_offsets
 from kilnflow.ops.unicode import unicode_transcode as unicode_transcode
 from kilnflow.ops.strings import upper as upper
 from kilnflow.ops.string_grouping import unsorted_segment_join as unsorted_segment_join

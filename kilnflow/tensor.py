@@ -146,6 +146,23 @@ class EagerTensor(Tensor):
         view.flags.writeable = False
         return view
 
+    def __dlpack__(self, *, stream: Any = None, max_version: Any = None,
+                   dl_device: Any = None, copy: Any = None) -> Any:
+        """DLPack export (np.from_dlpack(t), torch.from_dlpack(t)): zero-copy and read-only
+        for DLPack >= 1.0 consumers; a consumer too old to honour "read-only" gets a copy."""
+        if self._value.dtype.kind == "O":
+            raise BufferError("tf.string tensors cannot be exported through DLPack")
+        legacy = max_version is None or tuple(max_version) < (1, 0)
+        if legacy and copy is False:
+            raise BufferError("a tensor is read-only; this DLPack consumer needs a copy")
+        if legacy:
+            return self._value.copy().__dlpack__(stream=stream)
+        return self.__array__().__dlpack__(stream=stream, max_version=max_version,
+                                           dl_device=dl_device, copy=copy)
+
+    def __dlpack_device__(self) -> tuple:
+        return (1, 0)  # (kDLCPU, device 0)
+
     def set_shape(self, shape: Any) -> None:
         if not self.shape.is_compatible_with(shape):
             raise ValueError(f"Tensor's shape {self.shape} is not compatible with supplied "

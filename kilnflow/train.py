@@ -398,3 +398,19 @@ class ClusterSpec:
 
     def __repr__(self) -> str:
         return f"ClusterSpec({self.as_dict()!r})"
+
+# issue 12: the newer kf.train names, defined in kilnflow/training/
+from kilnflow.training.checkpoint_state import CheckpointOptions as CheckpointOptions  # noqa
+from kilnflow.training.checkpoint_state import checkpoints_iterator as checkpoints_iterator  # noqa
+from kilnflow.training.checkpoint_state import get_checkpoint_state as get_checkpoint_state  # noqa
+from kilnflow.training.coordinator import Coordinator as Coordinator  # noqa: E402
+from kilnflow.training.ema import ExponentialMovingAverage as ExponentialMovingAverage  # noqa
+from kilnflow.training.example import BytesList as BytesList  # noqa: E402
+from kilnflow.training.example import Example as Example  # noqa: E402
+from kilnflow.training.example import Feature as Feature  # noqa: E402
+from kilnflow.training.example import FeatureList as FeatureList  # noqa: E402
+from kilnflow.training.example import FeatureLists as FeatureLists  # noqa: E402
+from kilnflow.training.example import Features as Features  # noqa: E402
+from kilnflow.training.example import FloatList as FloatList  # noqa: E402
+from kilnflow.training.example import Int64List as Int64List  # noqa: E402
+from kilnflow.training.example import SequenceExample as SequenceExample  # noqa: E402

@@ -76,6 +76,14 @@ CAPS["ragged"] = (1_100, "kf.ragged: RaggedTensor, its spec, the tf.ragged ops a
 # preprocessing layers, dataset-driven fit and multi-output training (8.0k at the raise)
 CAPS["keras"] = (9_500, "Keras 3 layers, losses, metrics, models, training and saving")
 
+CAPS["experimental"] = (300, "kf.experimental: DLPack exchange, Optional's constructors, strict "
+                             "mode (issue 12, ~120 at creation)")
+CAPS["training"] = (1_000, "kf.train's newer names (issue 12): ExponentialMovingAverage, "
+                           "Coordinator, checkpoint state files, tf.train.Example protos")
+CAPS["debug_tools"] = (300, "kf.debugging's reporting switches (issue 12): traceback "
+                            "filtering, eager device-placement logging")
+CAPS["framework"] = (300, "TF's framework-level value classes that are neither ops nor "
+                          "namespaces (issue 12: DeviceSpec)")
 
 def code_lines(path: str) -> int:
     """Lines holding a token other than comments, newlines and indentation."""

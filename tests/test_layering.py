@@ -42,6 +42,12 @@ SANCTIONED = {
         "while's second-order gradient is built from public loops under a tape",
     ("kilnflow.ops.while_loop", "kilnflow.autodiff.accumulate"):
         "the while gradient asks which inputs need gradients",
+    ("kilnflow.dtypes", "kilnflow.ops.math"):
+        "kf.dtypes.cast (TF's name there) is looked up on use by the module's __getattr__",
+    ("kilnflow.dtypes", "kilnflow.ops.complex"):
+        "kf.dtypes.complex, looked up on use as kf.dtypes.cast is",
+    ("kilnflow.dtypes", "kilnflow.ops.math_extra"):
+        "kf.dtypes.saturate_cast, looked up on use as kf.dtypes.cast is",
     ("kilnflow.function.tracing", "kilnflow.autograph.api"):
         "a kf.function converts its Python function with AutoGraph, whose operators build "
         "graphs through function/",

@@ -61,20 +61,48 @@ def shape(input: Any, out_type: Any = _dtypes.int32,  # noqa: A002
     >>> kf.shape(kf.zeros([2, 3])).numpy().tolist()
     [2, 3]
     """
+    if _is_sparse(input):  # a SparseTensor's shape is its dense_shape, as in TF
+        from kilnflow.ops import math as math_ops  # math builds on this module
+        return math_ops.cast(input.dense_shape, _index_dtype(out_type, "out_type"), name=name)
     x = convert_to_tensor(input)
     return bind(SHAPE, (x,), {"out_type": _index_dtype(out_type, "out_type")}, name=name)
 
 
 def size(input: Any, out_type: Any = _dtypes.int32,  # noqa: A002
          name: Optional[str] = None) -> Tensor:
-    """The number of elements of a tensor, as a scalar int tensor."""
+    """The number of elements of a tensor, as a scalar int tensor (of a SparseTensor: its
+    dense shape's product; of a RaggedTensor: its values' count, as in TF)."""
+    if _is_sparse(input):
+        from kilnflow.ops import math as math_ops, reduction  # both build on this module
+        dense_size = reduction.reduce_prod(input.dense_shape)
+        return math_ops.cast(dense_size, _index_dtype(out_type, "out_type"), name=name)
+    if hasattr(input, "flat_values"):
+        input = input.flat_values
     x = convert_to_tensor(input)
     return bind(SIZE, (x,), {"out_type": _index_dtype(out_type, "out_type")}, name=name)
 
 
 def rank(input: Any, name: Optional[str] = None) -> Tensor:  # noqa: A002
     """The number of dimensions of a tensor, as a scalar int32 tensor."""
+    if _is_sparse(input) or hasattr(input, "flat_values"):
+        return _composite_rank(input, name)
     return bind(RANK, (convert_to_tensor(input),), name=name)
+
+
+def _composite_rank(input: Any, name: Optional[str]) -> Tensor:  # noqa: A002
+    """A SparseTensor's rank is its dense shape's length; a RaggedTensor's, its ragged
+    dims plus its values' rank (as TF gives them)."""
+    from kilnflow.ops import math as math_ops  # math builds on this module
+    if _is_sparse(input):
+        return math_ops.cast(shape(input.dense_shape)[0], _dtypes.int32, name=name)
+    values = convert_to_tensor(input.flat_values)
+    return math_ops.add(bind(RANK, (values,)), input.ragged_rank, name=name)
+
+
+def _is_sparse(value: Any) -> bool:
+    """A SparseTensor (duck-typed: ops sit below kilnflow.sparse in the layers)."""
+    return hasattr(value, "dense_shape") and hasattr(value, "indices") and \
+        not hasattr(value, "_as_tensor") and not isinstance(value, Tensor)
 
 
 # ---------------------------------------------------------------- identity, stop_gradient

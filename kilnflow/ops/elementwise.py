@@ -155,6 +155,8 @@ TRUNCATE_MOD = defop("TruncateMod", shape=rules.broadcast(), dtypes=REAL,
 
 def _unary_function(opdef: Any, doc: str):
     def apply(x: Any, name: Optional[str] = None) -> Tensor:
+        if hasattr(x, "with_flat_values"):  # a RaggedTensor: the op maps its values, as TF's
+            return x.with_flat_values(apply(x.flat_values, name))
         return bind(opdef, (convert_to_tensor(x),), name=name)
     apply.__doc__ = doc
     return apply

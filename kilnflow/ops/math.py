@@ -248,6 +248,8 @@ CEIL = _unary("Ceil", np.ceil, None, FLOATS)
 
 def _unary_function(opdef: Any, doc: str):
     def apply(x: Any, name: Optional[str] = None) -> Tensor:
+        if hasattr(x, "with_flat_values"):  # a RaggedTensor: the op maps its values, as TF's
+            return x.with_flat_values(apply(x.flat_values, name))
         return bind(opdef, (convert_to_tensor(x),), name=name)
     apply.__doc__ = doc
     return apply
@@ -328,6 +330,8 @@ is_finite = _unary_function(IS_FINITE, "True where x is neither NaN nor infinite
 
 def logical_not(x: Any, name: Optional[str] = None) -> Tensor:
     """Returns NOT x elementwise (bool tensors)."""
+    if hasattr(x, "with_flat_values"):  # a RaggedTensor, as in _unary_function
+        return x.with_flat_values(logical_not(x.flat_values, name))
     return bind(LOGICAL_NOT, (convert_to_tensor(x),), name=name)
 
 

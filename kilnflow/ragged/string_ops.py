@@ -7,6 +7,7 @@ from typing import Any, Optional
 from kilnflow import dtypes as _dtypes
 from kilnflow.ops import strings as _strings
 from kilnflow.ops import unicode as _unicode
+from kilnflow.ops import unicode_offsets as _offsets
 from kilnflow.ops.array import shape as _shape
 from kilnflow.ops.array import range as _range
 from kilnflow.ops.math import cast
@@ -118,3 +119,41 @@ def bytes_split(input: Any, name: Optional[str] = None) -> Any:  # noqa: A002
     pieces = _strings.substr(gather(flat, rows.value_rowids()), position, 1)
     rows = rows.with_flat_values(pieces)
     return rows if x.shape.rank == 1 else _uniform_outer(rows, _dims(x))
+
+
+def unicode_decode_with_offsets(input: Any, input_encoding: str,  # noqa: A002
+                                errors: str = "replace", replacement_char: int = 65533,
+                                replace_control_characters: bool = False,
+                                name: Optional[str] = None) -> Any:
+    """(code points, starting byte offsets) of each string's characters, shaped as
+    unicode_decode's result (vectors for a scalar, RaggedTensors for a vector).
+
+    >>> import kilnflow as kf
+    >>> points, offsets = kf.strings.unicode_decode_with_offsets(["hé", "x"], "UTF-8")
+    >>> offsets
+    <tf.RaggedTensor [[0, 1], [0]]>
+    """
+    x = _strings.strings_tensor(input)
+    splits, points, offsets = _offsets.unicode_decode_with_offsets_components(
+        reshape(x, [-1]), input_encoding, errors, replacement_char, name)
+    if x.shape.rank == 0:
+        return points, offsets
+    rows = RaggedTensor.from_row_splits(points, splits, validate=False)
+    starts = RaggedTensor.from_row_splits(offsets, splits, validate=False)
+    if x.shape.rank == 1:
+        return rows, starts
+    return _uniform_outer(rows, _dims(x)), _uniform_outer(starts, _dims(x))
+
+
+def unicode_split_with_offsets(input: Any, input_encoding: str,  # noqa: A002
+                               errors: str = "replace", replacement_char: int = 65533,
+                               name: Optional[str] = None) -> Any:
+    """(characters, starting byte offsets) of each string, shaped as unicode_split's."""
+    points, offsets = unicode_decode_with_offsets(input, input_encoding, errors,
+                                                  replacement_char, name=name)
+    encoding = input_encoding if input_encoding in _offsets.ENCODINGS else "UTF-8"
+    if isinstance(points, RaggedTensor):
+        return points.with_flat_values(_unicode.unicode_encode(
+            reshape(points.flat_values, [-1, 1]), encoding, errors, replacement_char)), offsets
+    return _unicode.unicode_encode(reshape(points, [-1, 1]), encoding, errors,
+                                   replacement_char), offsets

@@ -8,6 +8,8 @@ public kf ops, so they run eagerly, in graphs and under GradientTape alike.
 """
 from __future__ import annotations
 
+import collections
+
 from typing import Any, List, Optional
 
 from kilnflow import dtypes as _dtypes
@@ -161,6 +163,14 @@ class SparseTensorSpec(TypeSpec):
 
     def __repr__(self) -> str:
         return f"SparseTensorSpec({self._shape!r}, {self._dtype!r})"
+
+
+class SparseTensorValue(collections.namedtuple("SparseTensorValue",
+                                               ["indices", "values", "dense_shape"])):
+    """A SparseTensor's value as NumPy arrays: what Session.run returns for a SparseTensor
+    fetch (tf.compat.v1.SparseTensorValue)."""
+
+    __slots__ = ()
 
 
 def is_sparse(value: Any) -> bool:

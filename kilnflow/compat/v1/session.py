@@ -15,7 +15,8 @@ from kilnflow import errors, nest
 from kilnflow.context import ctx
 from kilnflow.graph import Graph, Operation, get_default_graph, ops_needed
 from kilnflow.runtime import codegen, loader
-from kilnflow.tensor import SymbolicTensor
+from kilnflow.sparse.sparse_tensor import SparseTensorValue, is_sparse
+from kilnflow.tensor import EagerTensor, SymbolicTensor
 
 
 class ConfigProto:
@@ -92,11 +93,18 @@ class Session:
         """Computes `fetches` (a graph element or a nested structure of them)."""
         if self._closed:
             raise RuntimeError("Attempted to use a closed Session.")
-        flat = [self._element(f) for f in nest.flatten(fetches)]
+        # a SparseTensor fetch is fetched as its three component tensors (_results
+        # gathers them into a SparseTensorValue, as TF returns)
+        # gathers them into a SparseTensorValue, as TF returns); eager components (made
+        # from Python values) are already known and are not run
+        flat = [c if is_sparse(f) and isinstance(c, EagerTensor) else self._element(c)
+                for f in nest.flatten(fetches)
+                for c in ((f.indices, f.values, f.dense_shape) if is_sparse(f) else (f,))]
+        everything, flat = flat, [f for f in flat if not isinstance(f, EagerTensor)]
         feeds, values = self._feeds(feed_dict or {})
         if self._cluster is not None:
-            return self._results(fetches, flat, self._cluster.run(self.graph, flat, feeds,
-                                                                  values))
+            return self._results(fetches, everything, self._cluster.run(self.graph, flat, feeds,
+                                                                        values))
         key = (tuple(id(f) for f in flat), tuple(id(f) for f in feeds))
         compiled = self._cache.get(key)
         if compiled is None:
@@ -109,7 +117,7 @@ class Session:
                 raise
             except Exception as exc:
                 raise errors.InvalidArgumentError(f"{type(exc).__name__}: {exc}") from None
-        return self._results(fetches, flat, outs)
+        return self._results(fetches, everything, outs)
 
     def _results(self, fetches: Any, flat: list, outs: Any) -> Any:
         results = []
@@ -119,8 +127,13 @@ class Session:
                 results.append(np.asarray(outs[position])[()] if np.ndim(outs[position]) == 0
                                else outs[position])
                 position += 1
+            elif isinstance(element, EagerTensor):  # a sparse fetch's known component
+                results.append(element.numpy())
             else:
                 results.append(None)
+        results.reverse()
+        results = [SparseTensorValue(results.pop(), results.pop(), results.pop())
+                   if is_sparse(f) else results.pop() for f in nest.flatten(fetches)]
         return nest.pack_sequence_as(fetches, results) if nest.is_nested(fetches) \
             else results[0]
 
