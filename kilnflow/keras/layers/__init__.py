@@ -121,3 +121,9 @@ from kilnflow.keras.layers.pooling3d import AdaptiveAveragePooling2D as Adaptive
 from kilnflow.keras.layers.pooling3d import AdaptiveMaxPooling2D as AdaptiveMaxPooling2D
 from kilnflow.keras.layers.pooling3d import AdaptiveAveragePooling3D as AdaptiveAveragePooling3D
 from kilnflow.keras.layers.pooling3d import AdaptiveMaxPooling3D as AdaptiveMaxPooling3D
+from kilnflow.keras.layers.image_geometric import Resizing as Resizing
+from kilnflow.keras.layers.image_geometric import RandomCrop as RandomCrop
+from kilnflow.keras.layers.image_geometric import RandomRotation as RandomRotation
+from kilnflow.keras.layers.image_geometric import RandomZoom as RandomZoom
+from kilnflow.keras.layers.image_geometric import RandomTranslation as RandomTranslation
+from kilnflow.keras.layers.image_geometric import RandomShear as RandomShear

@@ -242,6 +242,7 @@ from tests.ops.samples import (  # noqa: E402,F401
     image_boxes,
     image_codec,
     image_random,
+    image_transform,
     graph,
     graph_utils,
     joining,

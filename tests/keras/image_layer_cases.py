@@ -1,0 +1,73 @@
+"""Image-layer cases shared by scripts/record_keras_image_layers.py (TF 2.21 + Keras 3, side
+venv) and tests/keras/test_image_layers.py. Keras's outputs are recorded in
+tests/keras/data/keras_image_layers.json. Random layers are pinned by factor ranges of zero
+width (or probabilities 0/1), which make their outputs deterministic."""
+import numpy as np
+
+_rng = np.random.RandomState(0)
+IMG = (_rng.rand(2, 5, 7, 3) * 255).astype(np.float32)   # [batch, h, w, c], values 0..255
+IMG_U8 = (_rng.rand(2, 6, 4, 3) * 255).astype(np.uint8)
+IMG_01 = _rng.rand(2, 4, 6, 3).astype(np.float32)         # values in [0, 1)
+IMG_CF = np.transpose(IMG, (0, 3, 1, 2)).copy()           # channels_first
+
+# (name, layer class, constructor kwargs, input name, call kwargs)
+CASES = [
+    ("resize_bilinear", "Resizing", dict(height=3, width=4), "IMG", {}),
+    ("resize_nearest", "Resizing", dict(height=8, width=5, interpolation="nearest"), "IMG", {}),
+    ("resize_bicubic", "Resizing", dict(height=4, width=9, interpolation="bicubic"), "IMG", {}),
+    ("resize_area", "Resizing", dict(height=2, width=3, interpolation="area"), "IMG", {}),
+    ("resize_lanczos3", "Resizing", dict(height=4, width=4, interpolation="lanczos3"), "IMG", {}),
+    ("resize_lanczos5", "Resizing", dict(height=3, width=5, interpolation="lanczos5",
+                                         antialias=True), "IMG", {}),
+    ("resize_crop", "Resizing", dict(height=4, width=4, crop_to_aspect_ratio=True), "IMG", {}),
+    ("resize_pad", "Resizing", dict(height=4, width=4, pad_to_aspect_ratio=True,
+                                    fill_value=7.0), "IMG", {}),
+    ("resize_pad_wide", "Resizing", dict(height=2, width=6, pad_to_aspect_ratio=True), "IMG", {}),
+    ("resize_u8", "Resizing", dict(height=3, width=5), "IMG_U8", {}),
+    ("resize_cf", "Resizing", dict(height=3, width=3, data_format="channels_first"), "IMG_CF", {}),
+    ("resize_single", "Resizing", dict(height=3, width=4), "IMG0", {}),
+]
+for _fm in ("reflect", "wrap", "constant", "nearest"):
+    for _it in ("bilinear", "nearest"):
+        _common = dict(fill_mode=_fm, interpolation=_it, fill_value=3.0)
+        CASES += [
+            (f"rotation_{_fm}_{_it}", "RandomRotation", dict(factor=(0.1, 0.1), **_common),
+             "IMG", {}),
+            (f"zoom_{_fm}_{_it}", "RandomZoom", dict(height_factor=(0.3, 0.3),
+                                                    width_factor=(-0.4, -0.4), **_common),
+             "IMG", {}),
+            (f"translation_{_fm}_{_it}", "RandomTranslation",
+             dict(height_factor=(0.3, 0.3), width_factor=(-0.25, -0.25), **_common), "IMG", {}),
+        ]
+CASES += [
+    ("rotation_neg_cf", "RandomRotation", dict(factor=(-0.3, -0.3), data_format="channels_first"),
+     "IMG_CF", {}),
+    ("rotation_single", "RandomRotation", dict(factor=(0.25, 0.25)), "IMG0", {}),
+    ("rotation_inference", "RandomRotation", dict(factor=0.3), "IMG", dict(training=False)),
+    ("zoom_keep_aspect", "RandomZoom", dict(height_factor=(-0.5, -0.5)), "IMG", {}),
+    ("zoom_u8", "RandomZoom", dict(height_factor=(0.2, 0.2)), "IMG_U8", {}),
+    ("translation_inference", "RandomTranslation", dict(height_factor=0.2, width_factor=0.2),
+     "IMG", dict(training=False)),
+    ("shear_zero", "RandomShear", dict(x_factor=0.0, y_factor=0.0), "IMG", {}),
+    ("crop_inference", "RandomCrop", dict(height=3, width=4), "IMG", dict(training=False)),
+    ("crop_same_size", "RandomCrop", dict(height=5, width=7), "IMG", {}),
+    ("crop_upscale", "RandomCrop", dict(height=6, width=6), "IMG", {}),
+]
+
+# ImageProjectiveTransformV3 itself: (name, transform, interpolation, fill_mode)
+_th = 0.7
+TRANSFORMS = [
+    [np.cos(_th), -np.sin(_th), 2.0, np.sin(_th), np.cos(_th), -1.0, 0, 0],
+    [1.7, 0.3, -3.2, -0.4, 1.3, -2.1, 0, 0],
+    [0.5, 0.1, 6.3, 0.2, 0.6, 2.5, 0.02, -0.03],
+    [2.5, 0, -8.0, 0, 2.5, -6.0, 0, 0],
+]
+OP_CASES = [(f"op{i}_{fm}_{it}", i, it, fm) for i in range(len(TRANSFORMS))
+            for fm in ("REFLECT", "WRAP", "CONSTANT", "NEAREST")
+            for it in ("NEAREST", "BILINEAR")]
+
+
+def inputs(name):
+    if name == "IMG0":
+        return IMG[0]
+    return globals()[name]

@@ -1,0 +1,106 @@
+"""Keras 3's image preprocessing layers against outputs recorded from TF 2.21's Keras
+(tests/keras/data/keras_image_layers.json, written by scripts/record_keras_image_layers.py
+from the cases in tests/keras/image_layer_cases.py): eager and inside kf.function, configs,
+output shapes, inference behaviour and gradients of the resampling op."""
+import json
+import os
+
+import numpy as np
+import pytest
+
+import kilnflow as kf
+from kilnflow import keras
+from kilnflow.ops.image_transform import image_projective_transform_v3
+from tests.keras import image_layer_cases as cases
+
+with open(os.path.join(os.path.dirname(__file__), "data", "keras_image_layers.json")) as _f:
+    RECORDED = json.load(_f)
+
+
+def _expected(entry):
+    return np.asarray(entry["value"]).reshape(entry["shape"])
+
+
+def _check(got, entry, atol):
+    got = np.asarray(got)
+    assert list(got.shape) == entry["shape"]
+    assert str(got.dtype) == entry["dtype"]
+    tol = 1.0 if entry["dtype"] == "uint8" else atol  # float rounding can flip a .5
+    np.testing.assert_allclose(got.astype(np.float64), _expected(entry), atol=tol, rtol=1e-5)
+
+
+@pytest.mark.parametrize("name,cls,kwargs,x,call_kwargs", cases.CASES,
+                         ids=[c[0] for c in cases.CASES])
+def test_layer_matches_keras(name, cls, kwargs, x, call_kwargs):
+    entry = RECORDED["layers"][name]
+    layer = getattr(keras.layers, cls)(**kwargs)
+    images = cases.inputs(x)
+    _check(layer(images, **call_kwargs), entry, 2e-3)
+    fn = kf.function(lambda t: layer(t, **call_kwargs))
+    _check(fn(kf.constant(images)), entry, 2e-3)
+    assert tuple(layer.compute_output_shape(images.shape)) == tuple(entry["shape"]) or \
+        call_kwargs.get("training") is False
+    clone = type(layer).from_config(layer.get_config())
+    _check(clone(images, **call_kwargs), entry, 2e-3)
+
+
+@pytest.mark.parametrize("name,i,interpolation,fill_mode", cases.OP_CASES,
+                         ids=[c[0] for c in cases.OP_CASES])
+def test_projective_transform_matches_tf(name, i, interpolation, fill_mode):
+    t = np.array([cases.TRANSFORMS[i]] * 2, np.float32)
+    got = image_projective_transform_v3(cases.IMG, t, [6, 8], 0.5, interpolation, fill_mode)
+    _check(got, RECORDED["ops"][name], 2e-3)
+
+
+def _two(cls, **kwargs):
+    return getattr(keras.layers, cls)(seed=5, **kwargs), getattr(keras.layers, cls)(seed=5,
+                                                                                    **kwargs)
+
+
+@pytest.mark.parametrize("cls,kwargs", [
+    ("RandomRotation", dict(factor=0.2)), ("RandomZoom", dict(height_factor=0.3)),
+    ("RandomTranslation", dict(height_factor=0.2, width_factor=0.3)),
+    ("RandomShear", dict(x_factor=0.3, y_factor=0.2)), ("RandomCrop", dict(height=3, width=4))])
+def test_random_layers_seeded_and_identity_at_inference(cls, kwargs):
+    a, b = _two(cls, **kwargs)
+    first = a(cases.IMG).numpy()
+    np.testing.assert_array_equal(first, b(cases.IMG).numpy())  # same seed, same draws
+    assert not np.allclose(a(cases.IMG).numpy(), first)  # the state advances
+    assert a.weights == [] and a.variables == []  # the generator state is no weight
+    np.testing.assert_array_equal(a(cases.IMG, training=False).numpy(), cases.IMG)
+    model = keras.Sequential([keras.Input((5, 7, 3)), a])
+    np.testing.assert_allclose(model.predict(cases.IMG, verbose=0), cases.IMG)
+    fn = kf.function(lambda t: a(t, training=True))
+    assert not np.allclose(fn(kf.constant(cases.IMG)).numpy(), fn(kf.constant(cases.IMG)).numpy())
+
+
+def test_rotation_unknown_batch_in_function():
+    layer = keras.layers.RandomRotation((0.1, 0.1), fill_mode="constant", fill_value=3.0)
+    fn = kf.function(lambda t: layer(t), input_signature=[kf.TensorSpec([None, 5, 7, 3])])
+    _check(fn(cases.IMG), RECORDED["layers"]["rotation_constant_bilinear"], 2e-3)
+
+
+@pytest.mark.parametrize("interpolation,fill_mode", [("BILINEAR", "CONSTANT"),
+                                                     ("BILINEAR", "REFLECT"),
+                                                     ("NEAREST", "WRAP")])
+def test_projective_transform_gradient(interpolation, fill_mode):
+    rng = np.random.RandomState(1)
+    x = rng.rand(1, 4, 5, 2)
+    t = np.array([[0.9, 0.2, 0.4, -0.15, 1.1, -0.3, 0.0, 0.0]], np.float32)
+    w = rng.rand(1, 3, 6, 2)
+
+    def loss(v):
+        return kf.reduce_sum(image_projective_transform_v3(v, t, [3, 6], 0.0, interpolation,
+                                                           fill_mode) * w)
+    xv = kf.constant(x)
+    with kf.GradientTape() as tape:
+        tape.watch(xv)
+        y = loss(xv)
+    grad = tape.gradient(y, xv).numpy()
+    eps, numeric = 1e-6, np.zeros_like(x)
+    for idx in np.ndindex(x.shape):
+        d = np.zeros_like(x)
+        d[idx] = eps
+        numeric[idx] = (loss(kf.constant(x + d)).numpy() - loss(kf.constant(x - d)).numpy()) / (
+            2 * eps)
+    np.testing.assert_allclose(grad, numeric, atol=1e-6)
