@@ -60,18 +60,25 @@ def _two(cls, **kwargs):
 @pytest.mark.parametrize("cls,kwargs", [
     ("RandomRotation", dict(factor=0.2)), ("RandomZoom", dict(height_factor=0.3)),
     ("RandomTranslation", dict(height_factor=0.2, width_factor=0.3)),
-    ("RandomShear", dict(x_factor=0.3, y_factor=0.2)), ("RandomCrop", dict(height=3, width=4))])
+    ("RandomShear", dict(x_factor=0.3, y_factor=0.2)), ("RandomCrop", dict(height=3, width=4)),
+    ("RandomBrightness", dict(factor=0.3)), ("RandomHue", dict(factor=0.3)),
+    ("RandomSaturation", dict(factor=0.3)), ("RandomInvert", dict(factor=0.5)),
+    ("Solarization", dict(addition_factor=0.5, threshold_factor=0.5)),
+    ("RandomPosterization", dict(factor=(1, 7))), ("RandomSharpness", dict(factor=0.5)),
+    ("RandomGrayscale", dict(factor=0.5)),
+    ("RandomColorJitter", dict(brightness_factor=0.2, contrast_factor=0.3, hue_factor=0.2))])
 def test_random_layers_seeded_and_identity_at_inference(cls, kwargs):
+    x = np.concatenate([cases.IMG] * 4)  # 8 images: some draw must differ
     a, b = _two(cls, **kwargs)
-    first = a(cases.IMG).numpy()
-    np.testing.assert_array_equal(first, b(cases.IMG).numpy())  # same seed, same draws
-    assert not np.allclose(a(cases.IMG).numpy(), first)  # the state advances
+    first = a(x).numpy()
+    np.testing.assert_array_equal(first, b(x).numpy())  # same seed, same draws
+    assert not np.allclose(a(x).numpy(), first)  # the state advances
     assert a.weights == [] and a.variables == []  # the generator state is no weight
-    np.testing.assert_array_equal(a(cases.IMG, training=False).numpy(), cases.IMG)
+    np.testing.assert_array_equal(a(x, training=False).numpy(), x)
     model = keras.Sequential([keras.Input((5, 7, 3)), a])
-    np.testing.assert_allclose(model.predict(cases.IMG, verbose=0), cases.IMG)
+    np.testing.assert_allclose(model.predict(x, verbose=0), x)
     fn = kf.function(lambda t: a(t, training=True))
-    assert not np.allclose(fn(kf.constant(cases.IMG)).numpy(), fn(kf.constant(cases.IMG)).numpy())
+    assert not np.allclose(fn(kf.constant(x)).numpy(), fn(kf.constant(x)).numpy())
 
 
 def test_rotation_unknown_batch_in_function():

@@ -127,3 +127,13 @@ from kilnflow.keras.layers.image_geometric import RandomRotation as RandomRotati
 from kilnflow.keras.layers.image_geometric import RandomZoom as RandomZoom
 from kilnflow.keras.layers.image_geometric import RandomTranslation as RandomTranslation
 from kilnflow.keras.layers.image_geometric import RandomShear as RandomShear
+from kilnflow.keras.layers.image_color import RandomBrightness as RandomBrightness
+from kilnflow.keras.layers.image_color import RandomGrayscale as RandomGrayscale
+from kilnflow.keras.layers.image_color import RandomHue as RandomHue
+from kilnflow.keras.layers.image_color import RandomSaturation as RandomSaturation
+from kilnflow.keras.layers.image_color import RandomInvert as RandomInvert
+from kilnflow.keras.layers.image_color import Solarization as Solarization
+from kilnflow.keras.layers.image_color import RandomPosterization as RandomPosterization
+from kilnflow.keras.layers.image_color import RandomSharpness as RandomSharpness
+from kilnflow.keras.layers.image_color import AutoContrast as AutoContrast
+from kilnflow.keras.layers.image_color import RandomColorJitter as RandomColorJitter
