@@ -97,6 +97,17 @@ CASES += [
      "IMG_01", {}),
 ]
 
+CASES += [
+    ("erase_all_const", "RandomErasing", dict(factor=(1.0, 1.0), scale=(1.0, 1.0),
+                                              fill_value=7.0), "IMG", {}),
+    ("erase_all_rgb", "RandomErasing", dict(factor=(1.0, 1.0), scale=(1.0, 1.0),
+                                            fill_value=[1.0, 300.0, -2.0]), "IMG", {}),
+    ("erase_never", "RandomErasing", dict(factor=0.0), "IMG", {}),
+    ("erase_inference", "RandomErasing", dict(), "IMG", dict(training=False)),
+    ("mixup_inference", "MixUp", dict(), "IMG", dict(training=False)),
+    ("cutmix_inference", "CutMix", dict(), "IMG", dict(training=False)),
+]
+
 # ImageProjectiveTransformV3 itself: (name, transform, interpolation, fill_mode)
 _th = 0.7
 TRANSFORMS = [

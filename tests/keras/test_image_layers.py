@@ -66,7 +66,9 @@ def _two(cls, **kwargs):
     ("Solarization", dict(addition_factor=0.5, threshold_factor=0.5)),
     ("RandomPosterization", dict(factor=(1, 7))), ("RandomSharpness", dict(factor=0.5)),
     ("RandomGrayscale", dict(factor=0.5)),
-    ("RandomColorJitter", dict(brightness_factor=0.2, contrast_factor=0.3, hue_factor=0.2))])
+    ("RandomColorJitter", dict(brightness_factor=0.2, contrast_factor=0.3, hue_factor=0.2)),
+    ("RandomErasing", dict(factor=0.7, fill_value=3.0)), ("MixUp", dict(alpha=0.4)),
+    ("CutMix", dict(factor=0.8))])
 def test_random_layers_seeded_and_identity_at_inference(cls, kwargs):
     x = np.concatenate([cases.IMG] * 4)  # 8 images: some draw must differ
     a, b = _two(cls, **kwargs)
@@ -111,3 +113,65 @@ def test_projective_transform_gradient(interpolation, fill_mode):
         numeric[idx] = (loss(kf.constant(x + d)).numpy() - loss(kf.constant(x - d)).numpy()) / (
             2 * eps)
     np.testing.assert_allclose(grad, numeric, atol=1e-6)
+
+
+@pytest.mark.parametrize("in_function", [False, True])
+def test_mixup_mixes_images_and_labels_alike(in_function):
+    layer = keras.layers.MixUp(alpha=0.5, seed=2)
+    labels = np.eye(2, dtype=np.float32)
+    call = kf.function(lambda d: layer(d)) if in_function else layer
+    out = call({"images": kf.constant(cases.IMG), "labels": kf.constant(labels)})
+    mixed, images = out["labels"].numpy(), out["images"].numpy()
+    for i in range(2):  # label row i = w e_i + (1 - w) e_perm(i)
+        j = 1 - i if mixed[i, i] < 1.0 - 1e-6 else i
+        w = mixed[i, i] if j != i else 1.0
+        np.testing.assert_allclose(images[i], w * cases.IMG[i] + (1 - w) * cases.IMG[j],
+                                   rtol=1e-4, atol=1e-3)
+    np.testing.assert_allclose(mixed.sum(1), 1.0, rtol=1e-6)
+
+
+def test_cutmix_pastes_a_box_and_mixes_labels_by_area():
+    x = np.concatenate([np.zeros((1, 8, 8, 1)), np.ones((1, 8, 8, 1))]).astype(np.float32)
+    layer = keras.layers.CutMix(seed=4)
+    for _ in range(5):
+        out = layer({"images": x, "labels": np.eye(2, dtype=np.float32)})
+        images, labels = out["images"].numpy(), out["labels"].numpy()
+        for i in range(2):
+            other = np.abs(images[i] - x[i]).astype(bool)  # pixels taken from the partner
+            if labels[i, i] < 1.0 - 1e-6:  # mixed with the other image
+                assert abs((1 - labels[i, i]) - other.mean()) < 0.3  # box area (float edges)
+                rows, cols = np.nonzero(other[..., 0])
+                if rows.size:
+                    assert other[rows.min():rows.max() + 1, cols.min():cols.max() + 1].all()
+
+
+def test_pipeline_and_config_round_trip():
+    pipe = keras.layers.Pipeline([keras.layers.Resizing(4, 4),
+                                  keras.layers.RandomRotation((0.25, 0.25), fill_mode="constant"),
+                                  keras.layers.AutoContrast()])
+    out = pipe(cases.IMG).numpy()
+    expected = cases.IMG
+    for layer in pipe.layers:
+        expected = layer(expected)
+    np.testing.assert_allclose(out, expected.numpy(), rtol=1e-5)
+    again = keras.layers.Pipeline.from_config(pipe.get_config())
+    assert [type(la).__name__ for la in again.layers] == ["Resizing", "RandomRotation",
+                                                         "AutoContrast"]
+    np.testing.assert_allclose(again(cases.IMG).numpy(), out, rtol=1e-5)
+    assert tuple(pipe.compute_output_shape((2, 5, 7, 3))) == (2, 4, 4, 3)
+    inference = pipe(cases.IMG, training=False).numpy()
+    np.testing.assert_allclose(inference, again.layers[2](again.layers[0](cases.IMG)).numpy(),
+                               rtol=1e-5)
+
+
+def test_layers_in_a_saved_model(tmp_path):
+    model = keras.Sequential([keras.Input((5, 7, 3)), keras.layers.Resizing(4, 6),
+                              keras.layers.RandomRotation(0.2, seed=1),
+                              keras.layers.RandomColorJitter(brightness_factor=0.1),
+                              keras.layers.AutoContrast(), keras.layers.Flatten(),
+                              keras.layers.Dense(2)])
+    before = model.predict(cases.IMG, verbose=0)
+    path = str(tmp_path / "m.keras")
+    model.save(path)
+    loaded = keras.models.load_model(path)
+    np.testing.assert_allclose(loaded.predict(cases.IMG, verbose=0), before, rtol=1e-5)

@@ -137,3 +137,7 @@ from kilnflow.keras.layers.image_color import RandomPosterization as RandomPoste
 from kilnflow.keras.layers.image_color import RandomSharpness as RandomSharpness
 from kilnflow.keras.layers.image_color import AutoContrast as AutoContrast
 from kilnflow.keras.layers.image_color import RandomColorJitter as RandomColorJitter
+from kilnflow.keras.layers.image_mixing import RandomErasing as RandomErasing
+from kilnflow.keras.layers.image_mixing import MixUp as MixUp
+from kilnflow.keras.layers.image_mixing import CutMix as CutMix
+from kilnflow.keras.layers.image_mixing import Pipeline as Pipeline
