@@ -1,0 +1,37 @@
+"""Records TF 2.21's Keras 3 outputs for tests/keras/rnn_layer_cases.py into
+tests/keras/data/keras_rnn_layers.json (outputs, and the weights after the call: the
+training-mode SpectralNormalization updates its kernel and vector_u).
+Run in the side venv:   /work/tfvenv/bin/python scripts/record_keras_rnn_layers.py
+"""
+import json
+import os
+import sys
+
+import numpy as np
+import tensorflow as tf  # the side venv's TF: never imported by kilnflow or its tests
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+from tests.keras import rnn_layer_cases as cases  # noqa: E402
+
+
+def record(y):
+    y = np.asarray(y)
+    return {"shape": list(y.shape), "value": y.astype(np.float64).ravel().tolist()}
+
+
+out = {"keras": tf.keras.__version__, "cases": {}}
+for name, build, x, kwargs in cases.CASES:
+    layer = build(tf.keras.layers)
+    x = cases.inputs(x)
+    layer.build(x.shape)
+    shapes = [tuple(w.shape) for w in layer.weights]
+    layer.set_weights(cases.weights_for(shapes))
+    y = layer(x, **cases.call_kwargs(kwargs))
+    ys = tf.nest.flatten(y)
+    out["cases"][name] = {"weight_shapes": [list(s) for s in shapes],
+                          "outputs": [record(v) for v in ys],
+                          "weights_after": [record(w) for w in layer.get_weights()]}
+with open(os.path.join(ROOT, "tests", "keras", "data", "keras_rnn_layers.json"), "w") as f:
+    json.dump(out, f, indent=0)
+print("wrote keras_rnn_layers.json")

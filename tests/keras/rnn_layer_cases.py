@@ -1,0 +1,67 @@
+"""Cases with weights for ConvLSTM1D/2D/3D, RNN(StackedRNNCells) and SpectralNormalization,
+shared by scripts/record_keras_rnn_layers.py (TF 2.21 + Keras 3, side venv) and
+tests/keras/test_conv_lstm.py. Each builder gets the `layers` namespace (Keras's or
+kilnflow's); the weights are set from WEIGHT_SEED draws in the layer's weight order, and
+Keras's outputs (and weights after the call) are recorded in
+tests/keras/data/keras_rnn_layers.json."""
+import numpy as np
+
+_rng = np.random.RandomState(3)
+SEQ2D = _rng.uniform(-1, 1, (2, 4, 5, 4, 3)).astype(np.float32)   # [b, t, h, w, c]
+SEQ1D = _rng.uniform(-1, 1, (2, 5, 6, 2)).astype(np.float32)      # [b, t, steps, c]
+SEQ3D = _rng.uniform(-1, 1, (1, 3, 3, 4, 3, 2)).astype(np.float32)
+SEQ2D_CF = np.transpose(SEQ2D, (0, 1, 4, 2, 3)).copy()
+SEQ = _rng.uniform(-1, 1, (2, 6, 3)).astype(np.float32)
+MASK = np.array([[1, 1, 0, 1], [1, 0, 0, 0]], bool)
+FLAT = _rng.uniform(-1, 1, (3, 4)).astype(np.float32)
+IDS = np.array([[1, 2, 3], [4, 0, 2]], np.int32)
+
+CASES = [  # (name, builder, input name, call kwargs)
+    ("convlstm2d", lambda L: L.ConvLSTM2D(3, 2), "SEQ2D", {}),
+    ("convlstm2d_seq_state", lambda L: L.ConvLSTM2D(2, 3, padding="same", return_sequences=True,
+                                                   return_state=True), "SEQ2D", {}),
+    ("convlstm2d_back", lambda L: L.ConvLSTM2D(2, (2, 3), strides=(2, 1), go_backwards=True,
+                                              return_sequences=True), "SEQ2D", {}),
+    ("convlstm2d_mask", lambda L: L.ConvLSTM2D(2, 2, return_sequences=True, return_state=True),
+     "SEQ2D", {"mask": "MASK"}),
+    ("convlstm2d_cf", lambda L: L.ConvLSTM2D(2, 2, data_format="channels_first",
+                                            return_state=True), "SEQ2D_CF", {}),
+    ("convlstm2d_dilated", lambda L: L.ConvLSTM2D(2, 2, dilation_rate=2, activation="relu",
+                                                 recurrent_activation="hard_sigmoid"),
+     "SEQ2D", {}),
+    ("convlstm1d", lambda L: L.ConvLSTM1D(3, 3, padding="same", return_sequences=True),
+     "SEQ1D", {}),
+    ("convlstm1d_nobias", lambda L: L.ConvLSTM1D(2, 2, use_bias=False, strides=2), "SEQ1D", {}),
+    ("convlstm3d", lambda L: L.ConvLSTM3D(2, 2, return_state=True), "SEQ3D", {}),
+    ("stacked", lambda L: L.RNN(L.StackedRNNCells([L.LSTMCell(4), L.GRUCell(3),
+                                                   L.SimpleRNNCell(2)]),
+                                return_sequences=True, return_state=True), "SEQ", {}),
+    ("stacked_back", lambda L: L.RNN(L.StackedRNNCells([L.SimpleRNNCell(3), L.LSTMCell(2)]),
+                                     go_backwards=True), "SEQ", {}),
+    ("spectral_dense_train", lambda L: L.SpectralNormalization(L.Dense(3)), "FLAT",
+     {"training": True}),
+    ("spectral_dense_2iter", lambda L: L.SpectralNormalization(L.Dense(5), power_iterations=2),
+     "FLAT", {"training": True}),
+    ("spectral_dense_infer", lambda L: L.SpectralNormalization(L.Dense(3)), "FLAT",
+     {"training": False}),
+    ("spectral_conv", lambda L: L.SpectralNormalization(L.Conv2D(2, 2)), "SEQ2D0",
+     {"training": True}),
+    ("spectral_embedding", lambda L: L.SpectralNormalization(L.Embedding(5, 3)), "IDS",
+     {"training": True}),
+]
+
+
+def inputs(name):
+    if name == "SEQ2D0":
+        return SEQ2D[:, 0]
+    return globals()[name]
+
+
+def call_kwargs(kwargs):
+    return {k: inputs(v) if isinstance(v, str) else v for k, v in kwargs.items()}
+
+
+def weights_for(shapes):
+    """Deterministic weights of the given shapes (scaled to keep the gates unsaturated)."""
+    rng = np.random.RandomState(11)
+    return [rng.uniform(-0.5, 0.5, s).astype(np.float32) for s in shapes]
