@@ -133,7 +133,8 @@ def assert_input_compatibility(input_spec: Any, inputs: Any, layer_name: str) ->
             continue
         shape = TensorShape(x.shape)
         rank = shape.rank
-        where = f'Input {index} of layer "{layer_name}" is incompatible with the layer:'
+        where = (f"Input {index} with name '{spec.name}' of layer '{layer_name}' is "
+                 "incompatible with the layer:")
         if spec.ndim is not None and not spec.allow_last_axis_squeeze and rank != spec.ndim:
             raise ValueError(f"{where} expected ndim={spec.ndim}, found ndim={rank}. Full "
                              f"shape received: {tuple(shape.as_list())}")
