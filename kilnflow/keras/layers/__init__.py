@@ -158,3 +158,4 @@ from kilnflow.keras.layers.conv_lstm import ConvLSTM1D as ConvLSTM1D
 from kilnflow.keras.layers.conv_lstm import ConvLSTM2D as ConvLSTM2D
 from kilnflow.keras.layers.conv_lstm import ConvLSTM3D as ConvLSTM3D
 from kilnflow.keras.layers.spectral_normalization import SpectralNormalization as SpectralNormalization
+from kilnflow.keras.layers.hashed_crossing import HashedCrossing as HashedCrossing

@@ -231,6 +231,7 @@ from tests.ops.samples import (  # noqa: E402,F401
     const,
     conv,
     critical_section,
+    cross_hash,
     conv_extra,
     conv3d_transpose,
     custom_gradient,
