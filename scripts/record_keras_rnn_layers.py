@@ -23,11 +23,11 @@ def record(y):
 out = {"keras": tf.keras.__version__, "cases": {}}
 for name, build, x, kwargs in cases.CASES:
     layer = build(tf.keras.layers)
-    x = cases.inputs(x)
-    layer.build(x.shape)
+    args = cases.inputs(x) if isinstance(x, tuple) else [cases.inputs(x)]
+    layer.build(*[a.shape for a in args])
     shapes = [tuple(w.shape) for w in layer.weights]
     layer.set_weights(cases.weights_for(shapes))
-    y = layer(x, **cases.call_kwargs(kwargs))
+    y = layer(*args, **cases.call_kwargs(kwargs))
     ys = tf.nest.flatten(y)
     out["cases"][name] = {"weight_shapes": [list(s) for s in shapes],
                           "outputs": [record(v) for v in ys],

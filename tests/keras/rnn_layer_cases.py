@@ -15,6 +15,12 @@ SEQ = _rng.uniform(-1, 1, (2, 6, 3)).astype(np.float32)
 MASK = np.array([[1, 1, 0, 1], [1, 0, 0, 0]], bool)
 FLAT = _rng.uniform(-1, 1, (3, 4)).astype(np.float32)
 IDS = np.array([[1, 2, 3], [4, 0, 2]], np.int32)
+HID = _rng.uniform(-1, 1, (2, 4, 3)).astype(np.float32)
+QUERY = _rng.uniform(-1, 1, (2, 4, 6)).astype(np.float32)
+VALUE = _rng.uniform(-1, 1, (2, 5, 6)).astype(np.float32)
+KEY = _rng.uniform(-1, 1, (2, 5, 3)).astype(np.float32)
+ATT_MASK = _rng.uniform(0, 1, (2, 4, 5)) < 0.7
+ATT_MASK[:, :, 0] = True  # no fully masked row
 
 CASES = [  # (name, builder, input name, call kwargs)
     ("convlstm2d", lambda L: L.ConvLSTM2D(3, 2), "SEQ2D", {}),
@@ -46,12 +52,26 @@ CASES = [  # (name, builder, input name, call kwargs)
      {"training": False}),
     ("spectral_conv", lambda L: L.SpectralNormalization(L.Conv2D(2, 2)), "SEQ2D0",
      {"training": True}),
+    ("revemb_forward", lambda L: L.ReversibleEmbedding(6, 3), "IDS", {}),
+    ("revemb_reverse", lambda L: L.ReversibleEmbedding(6, 3, logit_soft_cap=0.4), "HID",
+     {"reverse": True}),
+    ("revemb_untied", lambda L: L.ReversibleEmbedding(6, 3, tie_weights=False), "HID",
+     {"reverse": True}),
+    ("gqa", lambda L: L.GroupQueryAttention(4, 4, 2), ("QUERY", "VALUE"), {}),
+    ("gqa_key_scores", lambda L: L.GroupQueryAttention(3, 6, 3, use_bias=False),
+     ("QUERY", "VALUE", "KEY"), {"return_attention_scores": True}),
+    ("gqa_masks", lambda L: L.GroupQueryAttention(2, 2, 1, use_gate=True),
+     ("QUERY", "VALUE"), {"attention_mask": "ATT_MASK"}),
+    ("gqa_causal_window", lambda L: L.GroupQueryAttention(2, 4, 1, sliding_window=2),
+     ("QUERY", "QUERY"), {"use_causal_mask": True}),
     ("spectral_embedding", lambda L: L.SpectralNormalization(L.Embedding(5, 3)), "IDS",
      {"training": True}),
 ]
 
 
 def inputs(name):
+    if isinstance(name, tuple):
+        return [inputs(n) for n in name]
     if name == "SEQ2D0":
         return SEQ2D[:, 0]
     return globals()[name]

@@ -159,3 +159,5 @@ from kilnflow.keras.layers.conv_lstm import ConvLSTM2D as ConvLSTM2D
 from kilnflow.keras.layers.conv_lstm import ConvLSTM3D as ConvLSTM3D
 from kilnflow.keras.layers.spectral_normalization import SpectralNormalization as SpectralNormalization
 from kilnflow.keras.layers.hashed_crossing import HashedCrossing as HashedCrossing
+from kilnflow.keras.layers.reversible_embedding import ReversibleEmbedding as ReversibleEmbedding
+from kilnflow.keras.layers.group_query_attention import GroupQueryAttention as GroupQueryAttention
