@@ -108,6 +108,17 @@ CASES += [
     ("cutmix_inference", "CutMix", dict(), "IMG", dict(training=False)),
 ]
 
+CASES += [
+    ("degenerate_half", "RandomColorDegeneration", dict(factor=(0.5, 0.5)), "IMG", {}),
+    ("degenerate_full_01", "RandomColorDegeneration", dict(factor=(1.0, 1.0),
+                                                           value_range=(0, 1)), "IMG_01", {}),
+    ("blur_3", "RandomGaussianBlur", dict(factor=(1.0, 1.0), sigma=(0.7, 0.7)), "IMG", {}),
+    ("blur_5_01", "RandomGaussianBlur", dict(factor=(1.0, 1.0), kernel_size=5,
+                                             sigma=(0.4, 0.4), value_range=(0, 1)), "IMG_01",
+     {}),
+    ("blur_never", "RandomGaussianBlur", dict(factor=0.0), "IMG", {}),
+]
+
 # ImageProjectiveTransformV3 itself: (name, transform, interpolation, fill_mode)
 _th = 0.7
 TRANSFORMS = [

@@ -68,7 +68,8 @@ def _two(cls, **kwargs):
     ("RandomGrayscale", dict(factor=0.5)),
     ("RandomColorJitter", dict(brightness_factor=0.2, contrast_factor=0.3, hue_factor=0.2)),
     ("RandomErasing", dict(factor=0.7, fill_value=3.0)), ("MixUp", dict(alpha=0.4)),
-    ("CutMix", dict(factor=0.8))])
+    ("CutMix", dict(factor=0.8)), ("RandomColorDegeneration", dict(factor=0.8)),
+    ("RandomGaussianBlur", dict(factor=0.9, sigma=(0.2, 0.9)))])
 def test_random_layers_seeded_and_identity_at_inference(cls, kwargs):
     x = np.concatenate([cases.IMG] * 4)  # 8 images: some draw must differ
     a, b = _two(cls, **kwargs)

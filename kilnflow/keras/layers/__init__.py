@@ -161,3 +161,5 @@ from kilnflow.keras.layers.spectral_normalization import SpectralNormalization a
 from kilnflow.keras.layers.hashed_crossing import HashedCrossing as HashedCrossing
 from kilnflow.keras.layers.reversible_embedding import ReversibleEmbedding as ReversibleEmbedding
 from kilnflow.keras.layers.group_query_attention import GroupQueryAttention as GroupQueryAttention
+from kilnflow.keras.layers.image_color import RandomColorDegeneration as RandomColorDegeneration
+from kilnflow.keras.layers.image_color import RandomGaussianBlur as RandomGaussianBlur

@@ -281,3 +281,64 @@ class RandomColorJitter(ImageLayer):
                 "brightness_factor": self.brightness_factor,
                 "contrast_factor": self.contrast_factor,
                 "saturation_factor": self.saturation_factor, "hue_factor": self.hue_factor}
+
+
+class RandomColorDegeneration(ColorLayer):
+    """Blends each image towards its greyscale version by a factor drawn from `factor`
+    (0 keeps the image, 1 makes it grey); clipped to `value_range`."""
+
+    def apply(self, images: Any) -> Any:
+        f = _per_image(self.uniform(self.batch(images), *self.factor, dtype=images.dtype))
+        gray = rgb_to_grayscale(images) if images.shape[-1] != 1 else images
+        return kmath.clip_by_value(images + f * (gray - images), float(self.value_range[0]),
+                                   float(self.value_range[1]))
+
+
+def _odd_pair(size: Any, name: str) -> tuple:
+    pair = tuple(size) if isinstance(size, (tuple, list)) else (size, size)
+    if len(pair) != 2 or any(int(s) % 2 == 0 for s in pair):
+        raise ValueError(f"The `{name}` argument should be an odd number (or a list of two odd "
+                         f"numbers). Received: {name}={size}")
+    return int(pair[0]), int(pair[1])
+
+
+class RandomGaussianBlur(ColorLayer):
+    """Blurs an image (probability drawn from `factor`) with a Gaussian kernel of
+    `kernel_size` whose two sigmas are drawn from `sigma`; clipped to `value_range`."""
+
+    BOUNDS = (0.0, 1.0)
+
+    def __init__(self, factor: Any = 1.0, kernel_size: Any = 3, sigma: Any = 1.0,
+                 value_range: Any = (0, 255), data_format: Optional[str] = None,
+                 seed: Optional[int] = None, **kwargs: Any):
+        super().__init__(factor, value_range, seed, data_format, **kwargs)
+        self.kernel_size = _odd_pair(kernel_size, "kernel_size")
+        self.sigma = factor_pair(sigma, "sigma", self.BOUNDS)
+
+    def _kernel(self, sigma: Any, channels: int, dtype: Any) -> Any:
+        def one_axis(size: int, s: Any) -> Any:
+            x = convert_to_tensor(np.arange(size) - (size - 1) / 2.0, dtype=dtype)
+            k = kmath.exp(-0.5 * (x / s) ** 2)
+            return k / reduction.reduce_sum(k)
+        # Keras's outer(k(size[1], sigma[1]), k(size[0], sigma[0])), read as size[0] x size[1]
+        ky = one_axis(self.kernel_size[1], sigma[1])
+        kx = one_axis(self.kernel_size[0], sigma[0])
+        kernel = reshaping.reshape(reshaping.expand_dims(ky, 1) * reshaping.expand_dims(kx, 0),
+                                   [self.kernel_size[0], self.kernel_size[1], 1, 1])
+        return reshaping.tile(kernel, [1, 1, channels, 1])
+
+    def apply(self, images: Any) -> Any:
+        batch = self.batch(images)
+        probability = self.uniform(batch, *self.factor)
+        apply = self.uniform(batch, 0.0, 1.0) < probability
+        one = reshaping.reshape(2, [1])
+        sigma = self._generator.uniform(one, dtype=images.dtype) * (
+            self.sigma[1] - self.sigma[0]) + self.sigma[0] + 1e-6
+        blurred = depthwise_conv2d(images, self._kernel(sigma, images.shape[-1], images.dtype),
+                                   [1, 1, 1, 1], "SAME")
+        out = array.where(reshaping.broadcast_to(_per_image(apply), array.shape(images)),
+                          blurred, images)
+        return kmath.clip_by_value(out, float(self.value_range[0]), float(self.value_range[1]))
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), "kernel_size": self.kernel_size, "sigma": self.sigma}
