@@ -32,6 +32,8 @@ for name, i, interpolation, fill_mode in cases.OP_CASES:
     out["ops"][name] = record(tf.raw_ops.ImageProjectiveTransformV3(
         images=cases.IMG, transforms=t, output_shape=[6, 8], fill_value=0.5,
         interpolation=interpolation, fill_mode=fill_mode))
+out["ops"]["perspective"] = record(tf.keras.ops.image.perspective_transform(
+    cases.IMG, cases.PERSPECTIVE_START, cases.PERSPECTIVE_END, fill_value=2.0))
 with open(os.path.join(ROOT, "tests", "keras", "data", "keras_image_layers.json"), "w") as f:
     json.dump(out, f, indent=0, default=lambda o: o.tolist() if hasattr(o, "tolist") else str(o))
 print("wrote keras_image_layers.json")

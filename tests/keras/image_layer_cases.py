@@ -119,6 +119,12 @@ CASES += [
     ("blur_never", "RandomGaussianBlur", dict(factor=0.0), "IMG", {}),
 ]
 
+CASES += [
+    ("perspective_still", "RandomPerspective", dict(scale=0.0), "IMG", {}),
+    ("perspective_inference", "RandomPerspective", dict(scale=0.5), "IMG",
+     dict(training=False)),
+]
+
 # ImageProjectiveTransformV3 itself: (name, transform, interpolation, fill_mode)
 _th = 0.7
 TRANSFORMS = [
@@ -130,6 +136,11 @@ TRANSFORMS = [
 OP_CASES = [(f"op{i}_{fm}_{it}", i, it, fm) for i in range(len(TRANSFORMS))
             for fm in ("REFLECT", "WRAP", "CONSTANT", "NEAREST")
             for it in ("NEAREST", "BILINEAR")]
+
+
+PERSPECTIVE_START = np.array([[[0, 0], [6, 0], [0, 4], [6, 4]]] * 2, np.float32)
+PERSPECTIVE_END = np.array([[[0.5, -0.3], [5.2, 0.4], [-0.6, 4.4], [6.8, 3.1]],
+                            [[-1, 1], [7, 0.2], [0.3, 3.3], [5.5, 4.5]]], np.float32)
 
 
 def inputs(name):

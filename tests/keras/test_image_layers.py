@@ -69,7 +69,8 @@ def _two(cls, **kwargs):
     ("RandomColorJitter", dict(brightness_factor=0.2, contrast_factor=0.3, hue_factor=0.2)),
     ("RandomErasing", dict(factor=0.7, fill_value=3.0)), ("MixUp", dict(alpha=0.4)),
     ("CutMix", dict(factor=0.8)), ("RandomColorDegeneration", dict(factor=0.8)),
-    ("RandomGaussianBlur", dict(factor=0.9, sigma=(0.2, 0.9)))])
+    ("RandomGaussianBlur", dict(factor=0.9, sigma=(0.2, 0.9))),
+    ("RandomPerspective", dict(scale=0.6))])
 def test_random_layers_seeded_and_identity_at_inference(cls, kwargs):
     x = np.concatenate([cases.IMG] * 4)  # 8 images: some draw must differ
     a, b = _two(cls, **kwargs)
@@ -176,3 +177,21 @@ def test_layers_in_a_saved_model(tmp_path):
     model.save(path)
     loaded = keras.models.load_model(path)
     np.testing.assert_allclose(loaded.predict(cases.IMG, verbose=0), before, rtol=1e-5)
+
+
+def test_homography_maps_corners():
+    from kilnflow.keras.layers.image_geometric import homography
+    start = np.array([[[0, 0], [6, 0], [0, 4], [6, 4]]], np.float64)
+    end = np.array([[[0.5, -0.3], [5.2, 0.4], [-0.6, 4.4], [6.8, 3.1]]], np.float64)
+    t = homography(kf.constant(start), kf.constant(end)).numpy()[0]
+    for (sx, sy), (ex, ey) in zip(start[0], end[0]):
+        k = t[6] * ex + t[7] * ey + 1
+        np.testing.assert_allclose([(t[0] * ex + t[1] * ey + t[2]) / k,
+                                    (t[3] * ex + t[4] * ey + t[5]) / k], [sx, sy], atol=1e-9)
+
+
+def test_perspective_transform_matches_keras():
+    from kilnflow.keras.layers.image_geometric import homography
+    t = homography(kf.constant(cases.PERSPECTIVE_START), kf.constant(cases.PERSPECTIVE_END))
+    got = image_projective_transform_v3(cases.IMG, t, [5, 7], 2.0, "BILINEAR", "CONSTANT")
+    _check(got, RECORDED["ops"]["perspective"], 2e-3)

@@ -163,3 +163,4 @@ from kilnflow.keras.layers.reversible_embedding import ReversibleEmbedding as Re
 from kilnflow.keras.layers.group_query_attention import GroupQueryAttention as GroupQueryAttention
 from kilnflow.keras.layers.image_color import RandomColorDegeneration as RandomColorDegeneration
 from kilnflow.keras.layers.image_color import RandomGaussianBlur as RandomGaussianBlur
+from kilnflow.keras.layers.image_geometric import RandomPerspective as RandomPerspective

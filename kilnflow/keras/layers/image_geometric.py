@@ -311,3 +311,62 @@ class RandomCrop(ImageLayer):
 
     def get_config(self) -> dict:
         return {**super().get_config(), "height": self.height, "width": self.width}
+
+
+def homography(start: Any, end: Any) -> Any:
+    """[batch, 8] projective transforms mapping each `end` corner (output pixel) to its
+    `start` corner (input pixel): the 8x8 linear system of the four point pairs, solved."""
+    rows, rhs = [], []
+    for i in range(4):
+        sx, sy, ex, ey = start[:, i, 0], start[:, i, 1], end[:, i, 0], end[:, i, 1]
+        one, zero = array.ones_like(ex), array.zeros_like(ex)
+        rows.append(joining.stack([ex, ey, one, zero, zero, zero, -sx * ex, -sx * ey], -1))
+        rows.append(joining.stack([zero, zero, zero, ex, ey, one, -sy * ex, -sy * ey], -1))
+        rhs += [sx, sy]
+    from kilnflow.ops.linalg import matrix_solve
+    solution = matrix_solve(joining.stack(rows, 1), reshaping.expand_dims(
+        joining.stack(rhs, -1), -1))
+    return reshaping.squeeze(solution, [-1])
+
+
+class RandomPerspective(ImageLayer):
+    """Moves each image's four corners by up to `scale` / 2 of their coordinates (drawn per
+    corner and axis) and resamples through the homography between old and new corners,
+    with probability drawn from `factor`; outside pixels read `fill_value`."""
+
+    def __init__(self, factor: Any = 1.0, scale: float = 1.0, interpolation: str = "bilinear",
+                 fill_value: float = 0.0, seed: Optional[int] = None,
+                 data_format: Optional[str] = None, **kwargs: Any):
+        super().__init__(seed=seed, data_format=data_format, **kwargs)
+        from kilnflow.keras.layers.image_base import factor_pair as _pair
+        self.factor = _pair(factor, "factor", (0.0, 1.0))
+        if interpolation not in _AFFINE_INTERPOLATIONS:
+            raise ValueError("Invalid value for argument `interpolation`. Expected of one "
+                             f"{_AFFINE_INTERPOLATIONS}. Received: interpolation={interpolation}")
+        self.scale, self.interpolation, self.fill_value = float(scale), interpolation, fill_value
+
+    def transform(self, images: Any, training: Any) -> Any:
+        if not training:
+            return images
+        images = self.as_compute_dtype(images)
+        h, w = images.shape[1], images.shape[2]
+        if h is None or w is None:
+            raise ValueError(f"RandomPerspective needs known image sizes, got {images.shape}")
+        batch = self.batch(images)
+        probability = self.uniform(batch, *self.factor)
+        apply = self.uniform(batch, 0.0, 1.0) < probability
+        shift = self.uniform(batch, -0.5 * self.scale, 0.5 * self.scale, dtype=images.dtype,
+                             extra=(4, 2))
+        corners = [[0.0, 0.0], [w - 1.0, 0.0], [0.0, h - 1.0], [w - 1.0, h - 1.0]]
+        start = array.zeros_like(shift) + reshaping.reshape(
+            kmath.cast(corners, images.dtype), [1, 4, 2])
+        out = image_projective_transform_v3(
+            images, homography(start, start + start * shift), [h, w],
+            fill_value=self.fill_value, interpolation=self.interpolation, fill_mode="constant")
+        keep = reshaping.broadcast_to(reshaping.reshape(apply, [-1, 1, 1, 1]),
+                                      array.shape(images))
+        return array.where(keep, out, images)
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), "factor": self.factor, "scale": self.scale,
+                "interpolation": self.interpolation, "fill_value": self.fill_value}
