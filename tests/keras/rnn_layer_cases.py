@@ -21,6 +21,8 @@ VALUE = _rng.uniform(-1, 1, (2, 5, 6)).astype(np.float32)
 KEY = _rng.uniform(-1, 1, (2, 5, 3)).astype(np.float32)
 ATT_MASK = _rng.uniform(0, 1, (2, 4, 5)) < 0.7
 ATT_MASK[:, :, 0] = True  # no fully masked row
+AUDIO = (np.sin(np.arange(1200) * 0.07)[None] * np.array([[1.0], [0.3]])
+         + _rng.uniform(-0.1, 0.1, (2, 1200))).astype(np.float32)
 
 CASES = [  # (name, builder, input name, call kwargs)
     ("convlstm2d", lambda L: L.ConvLSTM2D(3, 2), "SEQ2D", {}),
@@ -64,6 +66,15 @@ CASES = [  # (name, builder, input name, call kwargs)
      ("QUERY", "VALUE"), {"attention_mask": "ATT_MASK"}),
     ("gqa_causal_window", lambda L: L.GroupQueryAttention(2, 4, 1, sliding_window=2),
      ("QUERY", "QUERY"), {"use_causal_mask": True}),
+    ("mel", lambda L: L.MelSpectrogram(fft_length=256, sequence_stride=100, num_mel_bins=16),
+     "AUDIO", {}),
+    ("mel_power_hamming", lambda L: L.MelSpectrogram(
+        fft_length=128, sequence_length=100, sequence_stride=64, window="hamming",
+        num_mel_bins=10, sampling_rate=8000, min_freq=50.0, max_freq=3000.0,
+        power_to_db=False, mag_exp=1.0), "AUDIO", {}),
+    ("mel_db_ref", lambda L: L.MelSpectrogram(fft_length=64, sequence_stride=64,
+                                              num_mel_bins=8, top_db=20.0, ref_power=2.0),
+     "AUDIO0", {}),
     ("spectral_embedding", lambda L: L.SpectralNormalization(L.Embedding(5, 3)), "IDS",
      {"training": True}),
 ]
@@ -72,6 +83,8 @@ CASES = [  # (name, builder, input name, call kwargs)
 def inputs(name):
     if isinstance(name, tuple):
         return [inputs(n) for n in name]
+    if name == "AUDIO0":
+        return AUDIO[0]
     if name == "SEQ2D0":
         return SEQ2D[:, 0]
     return globals()[name]

@@ -1,4 +1,5 @@
-"""ConvLSTM1D/2D/3D, RNN(StackedRNNCells) and SpectralNormalization against outputs recorded
+"""ConvLSTM1D/2D/3D, RNN(StackedRNNCells), SpectralNormalization, GroupQueryAttention,
+ReversibleEmbedding and MelSpectrogram against outputs recorded
 from TF 2.21's Keras with the same weights (tests/keras/data/keras_rnn_layers.json, from
 scripts/record_keras_rnn_layers.py), eager and inside kf.function; configs round-trip;
 gradients against finite differences."""

@@ -164,3 +164,4 @@ from kilnflow.keras.layers.group_query_attention import GroupQueryAttention as G
 from kilnflow.keras.layers.image_color import RandomColorDegeneration as RandomColorDegeneration
 from kilnflow.keras.layers.image_color import RandomGaussianBlur as RandomGaussianBlur
 from kilnflow.keras.layers.image_geometric import RandomPerspective as RandomPerspective
+from kilnflow.keras.layers.audio import MelSpectrogram as MelSpectrogram
