@@ -7,7 +7,19 @@ import json
 import os
 import sys
 
+import types
+
 import numpy as np
+
+try:
+    import scipy.signal  # noqa: F401
+except ImportError:  # the side venv has no SciPy: Keras's STFT layer only needs get_window
+    def _get_window(name, n, fftbins=True):
+        make = {"hann": np.hanning, "hamming": np.hamming}[name]
+        return make(n + 1)[:-1] if fftbins else make(n)
+    _scipy = types.ModuleType("scipy")
+    _scipy.signal = types.SimpleNamespace(get_window=_get_window)
+    sys.modules["scipy"], sys.modules["scipy.signal"] = _scipy, _scipy.signal
 import tensorflow as tf  # the side venv's TF: never imported by kilnflow or its tests
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -75,6 +75,19 @@ CASES = [  # (name, builder, input name, call kwargs)
     ("mel_db_ref", lambda L: L.MelSpectrogram(fft_length=64, sequence_stride=64,
                                               num_mel_bins=8, top_db=20.0, ref_power=2.0),
      "AUDIO0", {}),
+    ("stft_log", lambda L: L.STFTSpectrogram(frame_length=64, frame_step=32), "AUDIO3", {}),
+    ("stft_stft_same", lambda L: L.STFTSpectrogram(mode="stft", frame_length=50, frame_step=20,
+                                                   padding="same", periodic=True,
+                                                   scaling="spectrum"), "AUDIO3", {}),
+    ("stft_psd_expand", lambda L: L.STFTSpectrogram(mode="psd", frame_length=32,
+                                                    window="hamming", expand_dims=True),
+     "AUDIO3", {}),
+    ("stft_angle_cf", lambda L: L.STFTSpectrogram(mode="angle", frame_length=40,
+                                                  frame_step=40, data_format="channels_first",
+                                                  scaling=None), "AUDIO3_CF", {}),
+    ("stft_magnitude_boxcar", lambda L: L.STFTSpectrogram(mode="magnitude", frame_length=30,
+                                                          window=None, fft_length=64),
+     "AUDIO3", {}),
     ("spectral_embedding", lambda L: L.SpectralNormalization(L.Embedding(5, 3)), "IDS",
      {"training": True}),
 ]
@@ -83,6 +96,10 @@ CASES = [  # (name, builder, input name, call kwargs)
 def inputs(name):
     if isinstance(name, tuple):
         return [inputs(n) for n in name]
+    if name == "AUDIO3":
+        return np.stack([AUDIO[:, :400], AUDIO[:, 400:800]], -1)
+    if name == "AUDIO3_CF":
+        return np.stack([AUDIO[:, :400], AUDIO[:, 400:800]], 1)
     if name == "AUDIO0":
         return AUDIO[0]
     if name == "SEQ2D0":

@@ -124,3 +124,23 @@ def test_spectral_normalization_gradient_and_errors():
         keras.layers.SpectralNormalization(keras.layers.Flatten()).build((2, 3))
     with pytest.raises(ValueError, match="incompatible"):
         sn(kf.ones([2, 7]))  # the InputSpec set in build
+
+
+@pytest.mark.parametrize("window,periodic,scaling", [("hann", False, "density"),
+                                                     ("hamming", True, "spectrum"),
+                                                     (None, False, None)])
+def test_stft_kernels_compute_the_windowed_dft(window, periodic, scaling):
+    layer = keras.layers.STFTSpectrogram(mode="stft", frame_length=16, frame_step=16,
+                                         window=window, periodic=periodic, scaling=scaling)
+    x = cases.AUDIO[:1, :64, None]
+    out = layer(x).numpy()[0]  # [frames, 2 * (16 // 2 + 1)]
+    if window is None:
+        win, scale = np.ones(16), 1.0
+    else:
+        make = np.hanning if window == "hann" else np.hamming
+        win = make(17)[:-1] if periodic else make(16)
+        scale = np.sqrt(np.sum(win ** 2)) if scaling == "density" else np.sum(np.abs(win))
+    frames = cases.AUDIO[0, :64].reshape(4, 16).astype(np.float64)
+    spectrum = np.fft.rfft(frames * win, 16) / scale
+    np.testing.assert_allclose(out[:, :9], spectrum.real, atol=1e-5)
+    np.testing.assert_allclose(out[:, 9:], spectrum.imag, atol=1e-5)

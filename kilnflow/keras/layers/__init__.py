@@ -165,3 +165,4 @@ from kilnflow.keras.layers.image_color import RandomColorDegeneration as RandomC
 from kilnflow.keras.layers.image_color import RandomGaussianBlur as RandomGaussianBlur
 from kilnflow.keras.layers.image_geometric import RandomPerspective as RandomPerspective
 from kilnflow.keras.layers.audio import MelSpectrogram as MelSpectrogram
+from kilnflow.keras.layers.audio import STFTSpectrogram as STFTSpectrogram
