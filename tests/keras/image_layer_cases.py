@@ -125,6 +125,13 @@ CASES += [
      dict(training=False)),
 ]
 
+CASES += [
+    ("equalize", "Equalization", dict(), "IMG", {}),
+    ("equalize_01_bins", "Equalization", dict(value_range=(0, 1), bins=16), "IMG_01", {}),
+    ("equalize_u8", "Equalization", dict(bins=64), "IMG_U8", {}),
+    ("equalize_inference", "Equalization", dict(), "IMG", dict(training=False)),
+]
+
 # ImageProjectiveTransformV3 itself: (name, transform, interpolation, fill_mode)
 _th = 0.7
 TRANSFORMS = [

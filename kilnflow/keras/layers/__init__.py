@@ -166,3 +166,4 @@ from kilnflow.keras.layers.image_color import RandomGaussianBlur as RandomGaussi
 from kilnflow.keras.layers.image_geometric import RandomPerspective as RandomPerspective
 from kilnflow.keras.layers.audio import MelSpectrogram as MelSpectrogram
 from kilnflow.keras.layers.audio import STFTSpectrogram as STFTSpectrogram
+from kilnflow.keras.layers.image_color import Equalization as Equalization

@@ -342,3 +342,49 @@ class RandomGaussianBlur(ColorLayer):
 
     def get_config(self) -> dict:
         return {**super().get_config(), "kernel_size": self.kernel_size, "sigma": self.sigma}
+
+
+class Equalization(ImageLayer):
+    """Histogram equalisation of each channel, as Keras 3 does it: one `bins`-bin histogram
+    per channel over the whole batch, its CDF mapped onto [0, 255] as a lookup table (a
+    channel with a single occupied bin stays as it is). Applied in training calls."""
+
+    def __init__(self, value_range: Any = (0, 255), bins: int = 256,
+                 data_format: Optional[str] = None, **kwargs: Any):
+        super().__init__(data_format=data_format, **kwargs)
+        self.bins = int(bins)
+        self.value_range = value_range_pair(value_range)
+
+    def _equalize(self, channel: Any) -> Any:
+        from kilnflow.ops import slicing
+        bins = self.bins
+        channel = rescale(channel, self.value_range, (0, 255)) \
+            if tuple(self.value_range) != (0, 255) else channel
+        index = kmath.clip_by_value(kmath.cast(channel * ((bins - 1) / 255.0), "int32"), 0,
+                                    bins - 1)
+        hist = reduction.reduce_sum(array.one_hot(reshaping.reshape(index, [-1]), bins,
+                                                  dtype="int32"), 0)
+        occupied = reduction.reduce_sum(kmath.cast(hist > 0, "int32"))
+        cdf = reduction.cumsum(hist)
+        cdf_min = slicing.gather(cdf, reduction.argmax(kmath.cast(cdf > 0, "int32"), 0))
+        span = cdf[-1] - cdf_min
+        span = array.where(kmath.equal(span, 0), array.ones_like(span), span)
+        lut = kmath.cast(cdf - cdf_min, "float64") * 255.0 / kmath.cast(span, "float64")
+        lut = kmath.cast(kmath.clip_by_value(kmath.round(lut), 0.0, 255.0), channel.dtype)
+        lookup = kmath.cast(kmath.clip_by_value(channel / 255.0 * (bins - 1), 0.0, bins - 1.0),
+                            "int32")
+        out = array.where(occupied <= 1, channel, slicing.gather(lut, lookup))
+        return rescale(out, (0, 255), self.value_range) \
+            if tuple(self.value_range) != (0, 255) else out
+
+    def transform(self, images: Any, training: Any) -> Any:
+        if not training:
+            return images
+        images = self.as_compute_dtype(images)
+        return joining.stack([self._equalize(images[..., c]) for c in range(images.shape[-1])],
+                             -1)
+
+    def get_config(self) -> dict:
+        config = {**super().get_config(), "bins": self.bins, "value_range": self.value_range}
+        config.pop("seed")
+        return config
