@@ -90,3 +90,20 @@ def test_wrapper_base_class():
     assert isinstance(again.layer, L.Dense) and again.layer.units == 2
     with pytest.raises(ValueError, match="isn't a supported layer type"):
         Doubled("not a layer")
+
+
+def test_tfsm_layer_reloads_an_exported_model(tmp_path):
+    model = keras.Sequential([keras.Input((3,)), L.Dense(4, activation="relu"), L.Dense(2)])
+    path = str(tmp_path / "exported")
+    model.export(path)
+    layer = L.TFSMLayer(path)
+    x = np.arange(6, dtype=np.float32).reshape(2, 3) / 6.0
+    np.testing.assert_allclose(layer(x).numpy(), model(x).numpy(), rtol=1e-6)
+    assert sorted(w.shape.as_list() for w in layer.weights) == sorted(
+        w.shape.as_list() for w in model.weights)
+    inp = keras.Input((3,))
+    wrapped = keras.Model(inp, L.Dense(1)(layer(inp)))
+    assert wrapped.predict(x, verbose=0).shape == (2, 1)
+    with pytest.raises(ValueError, match="neither an attribute"):
+        L.TFSMLayer(path, call_endpoint="nope")
+    assert L.TFSMLayer(path, call_endpoint="serve").get_config()["filepath"] == path

@@ -167,3 +167,4 @@ from kilnflow.keras.layers.image_geometric import RandomPerspective as RandomPer
 from kilnflow.keras.layers.audio import MelSpectrogram as MelSpectrogram
 from kilnflow.keras.layers.audio import STFTSpectrogram as STFTSpectrogram
 from kilnflow.keras.layers.image_color import Equalization as Equalization
+from kilnflow.keras.layers.tfsm_layer import TFSMLayer as TFSMLayer
