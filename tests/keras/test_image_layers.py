@@ -195,3 +195,17 @@ def test_perspective_transform_matches_keras():
     t = homography(kf.constant(cases.PERSPECTIVE_START), kf.constant(cases.PERSPECTIVE_END))
     got = image_projective_transform_v3(cases.IMG, t, [5, 7], 2.0, "BILINEAR", "CONSTANT")
     _check(got, RECORDED["ops"]["perspective"], 2e-3)
+
+
+def test_rand_augment_applies_one_of_its_operations():
+    layer = keras.layers.RandAugment(num_ops=1, factor=0.0, seed=3)
+    images = kf.constant(cases.IMG)
+    candidates = [op.transform(images, True).numpy() for op in layer._ops]
+    for _ in range(4):
+        out = layer(cases.IMG).numpy()
+        assert any(np.allclose(out, c, atol=1e-3) for c in candidates)
+    np.testing.assert_array_equal(layer(cases.IMG, training=False).numpy(), cases.IMG)
+    two = keras.layers.RandAugment(num_ops=3, factor=0.4, seed=1)
+    assert kf.function(lambda t: two(t))(images).shape == cases.IMG.shape
+    again = keras.layers.RandAugment.from_config(two.get_config())
+    assert again.num_ops == 3 and again.factor == (0.0, 0.4)
