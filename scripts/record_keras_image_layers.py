@@ -18,7 +18,7 @@ from tests.keras import image_layer_cases as cases  # noqa: E402
 def record(y):
     y = np.asarray(y)
     return {"dtype": str(y.dtype), "shape": list(y.shape),
-            "value": y.astype(np.float64).ravel().tolist()}
+            "value": [float(f"{v:.7g}") for v in y.astype(np.float64).ravel()]}  # float32 digits
 
 
 out = {"keras": tf.keras.__version__, "layers": {}, "ops": {}}
