@@ -209,3 +209,19 @@ def test_rand_augment_applies_one_of_its_operations():
     assert kf.function(lambda t: two(t))(images).shape == cases.IMG.shape
     again = keras.layers.RandAugment.from_config(two.get_config())
     assert again.num_ops == 3 and again.factor == (0.0, 0.4)
+
+
+def test_aug_mix_blends_chains_within_the_value_range():
+    layer = keras.layers.AugMix(seed=2, num_chains=2, chain_depth=2)
+    out = layer(cases.IMG).numpy()
+    assert out.shape == cases.IMG.shape and out.min() >= 0 and out.max() <= 255
+    assert not np.allclose(out, cases.IMG)
+    np.testing.assert_array_equal(layer(cases.IMG, training=False).numpy(), cases.IMG)
+    traced = kf.function(lambda t: layer(t))
+    first, second = traced(kf.constant(cases.IMG)).numpy(), traced(kf.constant(cases.IMG)).numpy()
+    assert not np.allclose(first, second)  # fresh draws on every call
+    small = keras.layers.AugMix(value_range=(0, 1), all_ops=False, factor=0.0, seed=1)
+    assert len(small._ops) == 7
+    assert np.all((small(cases.IMG_01).numpy() >= 0) & (small(cases.IMG_01).numpy() <= 1))
+    again = keras.layers.AugMix.from_config(layer.get_config())
+    assert (again.num_chains, again.chain_depth, again.all_ops) == (2, 2, True)
