@@ -225,3 +225,21 @@ def test_aug_mix_blends_chains_within_the_value_range():
     assert np.all((small(cases.IMG_01).numpy() >= 0) & (small(cases.IMG_01).numpy() <= 1))
     again = keras.layers.AugMix.from_config(layer.get_config())
     assert (again.num_chains, again.chain_depth, again.all_ops) == (2, 2, True)
+
+
+def test_max_num_bounding_boxes_pads_and_truncates():
+    boxes = np.arange(2 * 3 * 4, dtype=np.float32).reshape(2, 3, 4)
+    labels = np.array([[1, 2, 3], [4, 5, 6]], np.int32)
+    data = {"images": cases.IMG, "bounding_boxes": {"boxes": boxes, "labels": labels}}
+    out = keras.layers.MaxNumBoundingBoxes(5)(data)
+    np.testing.assert_array_equal(out["bounding_boxes"]["boxes"].numpy()[:, :3], boxes)
+    np.testing.assert_array_equal(out["bounding_boxes"]["boxes"].numpy()[:, 3:], -1)
+    np.testing.assert_array_equal(out["bounding_boxes"]["labels"].numpy(),
+                                  [[1, 2, 3, -1, -1], [4, 5, 6, -1, -1]])
+    np.testing.assert_array_equal(np.asarray(out["images"]), cases.IMG)
+    cut = keras.layers.MaxNumBoundingBoxes(2, fill_value=0)(data)["bounding_boxes"]
+    np.testing.assert_array_equal(cut["boxes"].numpy(), boxes[:, :2])
+    np.testing.assert_array_equal(cut["labels"].numpy(), labels[:, :2])
+    with pytest.raises(ValueError, match="unsupported keys"):
+        keras.layers.MaxNumBoundingBoxes(2)({"bounding_boxes": {"boxes": boxes, "labels": labels,
+                                                                "scores": labels}})

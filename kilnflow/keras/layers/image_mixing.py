@@ -221,3 +221,48 @@ class Pipeline(Layer):
         config = dict(config)
         config["layers"] = [deserialize_keras_object(c) for c in config["layers"]]
         return cls(**config)
+
+
+class MaxNumBoundingBoxes(Layer):
+    """Pads (with `fill_value`) or truncates the `bounding_boxes` of a {"images", ...,
+    "bounding_boxes": {"boxes": [batch, n, 4], "labels": [batch, n]}} dict to `max_number`
+    boxes per image; everything else passes through (a plain tensor too)."""
+
+    def __init__(self, max_number: int, fill_value: int = -1, **kwargs: Any):
+        super().__init__(**kwargs)
+        self.max_number, self.fill_value = int(max_number), int(fill_value)
+
+    def _fit(self, values: Any, inner: list) -> Any:
+        values = convert_to_tensor(values)
+        values = values[:, :self.max_number]
+        have = array.shape(values)[1]
+        pad = kmath.maximum(self.max_number - have, 0)
+        from kilnflow.ops import joining
+        paddings = joining.stack([reshaping.reshape(convert_to_tensor([0, 0]), [2]),
+                                  joining.stack([0, pad])] + [
+                                      convert_to_tensor([0, 0])] * len(inner))
+        values = reshaping.pad(values, paddings,
+                               constant_values=convert_to_tensor(self.fill_value,
+                                                                 dtype=values.dtype))
+        return reshaping.reshape(values, [-1, self.max_number] + inner)
+
+    def call(self, inputs: Any) -> Any:
+        if not isinstance(inputs, dict) or "bounding_boxes" not in inputs:
+            return inputs
+        boxes = dict(inputs["bounding_boxes"])
+        extra = set(boxes) - {"boxes", "labels"}
+        if extra:
+            raise ValueError(f"There are unsupported keys in `bounding_boxes`: {list(extra)}. "
+                             "Only `boxes` and `labels` are supported.")
+        boxes["boxes"] = self._fit(boxes["boxes"], [4])
+        boxes["labels"] = self._fit(boxes["labels"], [])
+        out = dict(inputs)
+        out["bounding_boxes"] = boxes
+        return out
+
+    def compute_output_shape(self, input_shape: Any) -> Any:
+        return input_shape
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), "max_number": self.max_number,
+                "fill_value": self.fill_value}
