@@ -32,6 +32,10 @@ for name, i, interpolation, fill_mode in cases.OP_CASES:
     out["ops"][name] = record(tf.raw_ops.ImageProjectiveTransformV3(
         images=cases.IMG, transforms=t, output_shape=[6, 8], fill_value=0.5,
         interpolation=interpolation, fill_mode=fill_mode))
+for name, mode, order in cases.MAP_CASES:
+    out["ops"][name] = record(tf.keras.ops.image.map_coordinates(
+        cases.IMG[0, :, :, 0], [cases.MAP_YS, cases.MAP_XS], order, fill_mode=mode,
+        fill_value=-3.0))
 out["ops"]["perspective"] = record(tf.keras.ops.image.perspective_transform(
     cases.IMG, cases.PERSPECTIVE_START, cases.PERSPECTIVE_END, fill_value=2.0))
 with open(os.path.join(ROOT, "tests", "keras", "data", "keras_image_layers.json"), "w") as f:

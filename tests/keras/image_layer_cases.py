@@ -150,6 +150,14 @@ PERSPECTIVE_END = np.array([[[0.5, -0.3], [5.2, 0.4], [-0.6, 4.4], [6.8, 3.1]],
                             [[-1, 1], [7, 0.2], [0.3, 3.3], [5.5, 4.5]]], np.float32)
 
 
+_crng = np.random.RandomState(5)
+MAP_YS = _crng.uniform(-7, 12, (3, 4)).astype(np.float32)
+MAP_YS[0, :2] = [1.5, 2.5]  # halves: nearest rounds them to even
+MAP_XS = _crng.uniform(-9, 16, (3, 4)).astype(np.float32)
+MAP_CASES = [(f"map_{mode}_{order}", mode, order)
+             for mode in ("constant", "nearest", "wrap", "reflect") for order in (0, 1)]
+
+
 def inputs(name):
     if name == "IMG0":
         return IMG[0]

@@ -243,3 +243,22 @@ def test_max_num_bounding_boxes_pads_and_truncates():
     with pytest.raises(ValueError, match="unsupported keys"):
         keras.layers.MaxNumBoundingBoxes(2)({"bounding_boxes": {"boxes": boxes, "labels": labels,
                                                                 "scores": labels}})
+
+
+@pytest.mark.parametrize("name,mode,order", cases.MAP_CASES, ids=[c[0] for c in cases.MAP_CASES])
+def test_map_coordinates_matches_keras(name, mode, order):
+    from kilnflow.keras.layers.image_geometric import map_coordinates_2d
+    got = map_coordinates_2d(kf.constant(cases.IMG[:1, :, :, :1]), kf.constant(cases.MAP_YS[None]),
+                             kf.constant(cases.MAP_XS[None]), order, mode, -3.0)
+    _check(got.numpy()[0, :, :, 0], RECORDED["ops"][name], 2e-3)
+
+
+def test_elastic_transform_seeded_and_inert_settings():
+    a = keras.layers.RandomElasticTransform(seed=4)
+    b = keras.layers.RandomElasticTransform(seed=4)
+    np.testing.assert_array_equal(a(cases.IMG).numpy(), b(cases.IMG).numpy())
+    still = keras.layers.RandomElasticTransform(scale=0.0)
+    np.testing.assert_array_equal(still(cases.IMG).numpy(), cases.IMG)
+    np.testing.assert_array_equal(a(cases.IMG, training=False).numpy(), cases.IMG)
+    out = kf.function(lambda t: a(t))(kf.constant(cases.IMG)).numpy()
+    assert out.shape == cases.IMG.shape and out.min() >= 0 and out.max() <= 255

@@ -171,3 +171,4 @@ from kilnflow.keras.layers.tfsm_layer import TFSMLayer as TFSMLayer
 from kilnflow.keras.layers.image_policies import RandAugment as RandAugment
 from kilnflow.keras.layers.image_policies import AugMix as AugMix
 from kilnflow.keras.layers.image_mixing import MaxNumBoundingBoxes as MaxNumBoundingBoxes
+from kilnflow.keras.layers.image_geometric import RandomElasticTransform as RandomElasticTransform

@@ -370,3 +370,136 @@ class RandomPerspective(ImageLayer):
     def get_config(self) -> dict:
         return {**super().get_config(), "factor": self.factor, "scale": self.scale,
                 "interpolation": self.interpolation, "fill_value": self.fill_value}
+
+
+def map_coordinates_2d(images: Any, ys: Any, xs: Any, order: int, fill_mode: str,
+                       fill_value: float) -> Any:
+    """keras.ops.image.map_coordinates of each [h, w] channel of [batch, h, w, c] images at
+    [batch, h, w] coordinates (order 0: nearest, rounding half to even; order 1: linear),
+    with its fill modes constant, nearest, wrap and reflect (Keras's "mirror" can index
+    past the edge in its TensorFlow backend, so it is not offered)."""
+    from kilnflow.ops import slicing
+    if fill_mode not in _FILL_MODES:
+        raise ValueError(f"map_coordinates: fill_mode must be one of {_FILL_MODES}, got "
+                         f"{fill_mode!r}")
+    h, w = images.shape[1], images.shape[2]
+    dtype = ys.dtype
+
+    def nodes(coord: Any) -> list:
+        if order == 0:
+            return [(kmath.cast(kmath.round(coord), "int32"), None)]
+        lower = kmath.floor(coord)
+        upper_weight = coord - lower
+        index = kmath.cast(lower, "int32")
+        return [(index, 1.0 - upper_weight), (index + 1, upper_weight)]
+
+    def fold(index: Any, size: int) -> tuple:
+        if fill_mode == "constant":
+            valid = kmath.logical_and(index >= 0, index < size)
+            return kmath.clip_by_value(index, 0, size - 1), valid
+        if fill_mode == "nearest":
+            return kmath.clip_by_value(index, 0, size - 1), None
+        if fill_mode == "wrap":
+            return kmath.floormod(index, size), None
+        folded = kmath.floormod(kmath.abs(index), 2 * size)  # reflect
+        under = folded < size
+        return array.where(under, folded, 2 * size - folded - 1), None
+
+    batch = array.shape(images)[0]
+    base = reshaping.reshape(kmath.cast(array.range(batch), "int32") * (h * w), [-1, 1, 1])
+    flat = reshaping.reshape(images, [-1, images.shape[3]])
+    out = None
+    for yi, wy in nodes(ys):
+        for xi, wx in nodes(xs):
+            yy, vy = fold(yi, h)
+            xx, vx = fold(xi, w)
+            value = kmath.cast(slicing.gather(flat, base + yy * w + xx), dtype)
+            if fill_mode == "constant":
+                ok = reshaping.expand_dims(kmath.logical_and(vy, vx), -1)
+                value = array.where(reshaping.broadcast_to(ok, array.shape(value)), value,
+                                    kmath.cast(array.zeros_like(value) + fill_value, dtype))
+            weight = None if wy is None else reshaping.expand_dims(wy * wx, -1)
+            term = value if weight is None else weight * value
+            out = term if out is None else out + term
+    if images.dtype.is_integer:
+        out = kmath.round(out)
+    return kmath.cast(out, images.dtype)
+
+
+class RandomElasticTransform(ImageLayer):
+    """Elastic distortion (Simard et al., 2003) as Keras 3 does it: Gaussian noise smoothed
+    by a Gaussian of sigma = 0.05 min(h, w) s, scaled by alpha = 0.1 max(h, w) s (s drawn
+    from `scale`), displaces every pixel; resampled with `interpolation` and `fill_mode`,
+    applied with a probability drawn from `factor`, clipped to `value_range`. As in Keras,
+    the x and y displacement fields are the same draw."""
+
+    def __init__(self, factor: Any = 1.0, scale: Any = 1.0, interpolation: str = "bilinear",
+                 fill_mode: str = "reflect", fill_value: float = 0.0,
+                 value_range: Any = (0, 255), seed: Optional[int] = None,
+                 data_format: Optional[str] = None, **kwargs: Any):
+        super().__init__(seed=seed, data_format=data_format, **kwargs)
+        from kilnflow.keras.layers.image_base import factor_pair as _pair
+        self.factor = _pair(factor, "factor", (0.0, 1.0))
+        self.scale = _pair(scale, "scale", (0.0, 1.0))
+        if interpolation not in _AFFINE_INTERPOLATIONS:
+            raise NotImplementedError(f"Unknown `interpolation` {interpolation}. Expected of "
+                                      f"one {_AFFINE_INTERPOLATIONS}.")
+        if fill_mode not in _FILL_MODES:
+            raise NotImplementedError(f"Unknown `fill_mode` {fill_mode}. Expected of one "
+                                      f"{_FILL_MODES}.")
+        self.interpolation, self.fill_mode, self.fill_value = interpolation, fill_mode, \
+            fill_value
+        self.value_range = list(value_range)
+
+    def transform(self, images: Any, training: Any) -> Any:
+        if not training or self.scale[1] == 0 or self.factor[1] == 0:
+            return images
+        images = self.as_compute_dtype(images)
+        h, w = images.shape[1], images.shape[2]
+        if h is None or w is None:
+            raise ValueError(f"RandomElasticTransform needs known image sizes, got "
+                             f"{images.shape}")
+        batch = self.batch(images)
+        probability = self.uniform(batch, *self.factor)
+        apply = self.uniform(batch, 0.0, 1.0) < probability
+        one = reshaping.reshape(1, [1])
+        s = self.uniform(one, *self.scale, dtype=images.dtype)[0]
+        alpha, sigma = max(h, w) * 0.1 * s, min(h, w) * 0.05 * s
+        size = 6 * kmath.cast(sigma, "int32") + 1 - kmath.floormod(6 * kmath.cast(sigma, "int32"),
+                                                                 2)
+        noise = self._generator.normal(joining.stack([batch, h, w]), dtype=images.dtype) * sigma
+        field = self._smooth(noise, size, sigma, h, w)
+        ys = reshaping.reshape(kmath.cast(array.range(h), images.dtype), [1, -1, 1])
+        xs = reshaping.reshape(kmath.cast(array.range(w), images.dtype), [1, 1, -1])
+        order = 0 if self.interpolation == "nearest" else 1
+        warped = map_coordinates_2d(images, ys + alpha * field, xs + alpha * field, order,
+                                    self.fill_mode, self.fill_value)
+        keep = reshaping.broadcast_to(reshaping.reshape(apply, [-1, 1, 1, 1]),
+                                      array.shape(images))
+        out = array.where(keep, warped, images)
+        return kmath.clip_by_value(out, float(self.value_range[0]), float(self.value_range[1]))
+
+    def _smooth(self, field: Any, size: Any, sigma: Any, h: int, w: int) -> Any:
+        """keras.ops.image.gaussian_blur of one-channel fields with a size x size kernel.
+        The size depends on the drawn scale, so the kernel is laid out at its largest
+        (static) size with zeros outside the window: the same sums, a static shape."""
+        from kilnflow.ops.nn_extra import depthwise_conv2d
+        biggest = 6 * int(min(h, w) * 0.05 * self.scale[1]) | 1
+        taps = kmath.cast(array.range(biggest), field.dtype) - (biggest - 1) / 2.0
+        inside = kmath.abs(taps) <= kmath.cast(size - 1, field.dtype) / 2.0
+        k = array.where(inside, kmath.exp(-0.5 * (taps / sigma) ** 2), array.zeros_like(taps))
+        k = k / reduction_sum(k)
+        kernel = reshaping.reshape(reshaping.expand_dims(k, 1) * reshaping.expand_dims(k, 0),
+                                   [biggest, biggest, 1, 1])
+        out = depthwise_conv2d(reshaping.expand_dims(field, -1), kernel, [1, 1, 1, 1], "SAME")
+        return reshaping.squeeze(out, [-1])
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), "factor": self.factor, "scale": self.scale,
+                "interpolation": self.interpolation, "fill_mode": self.fill_mode,
+                "fill_value": self.fill_value, "value_range": self.value_range}
+
+
+def reduction_sum(x: Any) -> Any:
+    from kilnflow.ops import reduction
+    return reduction.reduce_sum(x)
