@@ -132,6 +132,18 @@ CASES += [
     ("equalize_inference", "Equalization", dict(), "IMG", dict(training=False)),
 ]
 
+_BIG = (np.random.RandomState(9).rand(2, 19, 22, 3) ** 2 * 255).astype(np.float32)
+CASES += [
+    ("clahe", "ContrastLimitedAdaptiveHistogramEqualization", dict(tile_grid_size=(2, 3)),
+     "IMG_BIG", {}),
+    ("clahe_exact_tiles_noclip", "ContrastLimitedAdaptiveHistogramEqualization",
+     dict(tile_grid_size=(5, 7), clip_limit=0.0), "IMG", {}),
+    ("clahe_01", "ContrastLimitedAdaptiveHistogramEqualization",
+     dict(value_range=(0, 1), clip_limit=2.0, tile_grid_size=(2, 2)), "IMG_01", {}),
+    ("clahe_u8_inference", "ContrastLimitedAdaptiveHistogramEqualization",
+     dict(tile_grid_size=(4, 3)), "IMG_U8", dict(training=False)),
+]
+
 # ImageProjectiveTransformV3 itself: (name, transform, interpolation, fill_mode)
 _th = 0.7
 TRANSFORMS = [
@@ -159,6 +171,8 @@ MAP_CASES = [(f"map_{mode}_{order}", mode, order)
 
 
 def inputs(name):
+    if name == "IMG_BIG":
+        return _BIG
     if name == "IMG0":
         return IMG[0]
     return globals()[name]

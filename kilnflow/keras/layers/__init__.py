@@ -172,3 +172,4 @@ from kilnflow.keras.layers.image_policies import RandAugment as RandAugment
 from kilnflow.keras.layers.image_policies import AugMix as AugMix
 from kilnflow.keras.layers.image_mixing import MaxNumBoundingBoxes as MaxNumBoundingBoxes
 from kilnflow.keras.layers.image_geometric import RandomElasticTransform as RandomElasticTransform
+from kilnflow.keras.layers.image_clahe import ContrastLimitedAdaptiveHistogramEqualization as ContrastLimitedAdaptiveHistogramEqualization
