@@ -210,7 +210,12 @@ class Layer(Module):
 
     @property
     def input_spec(self) -> Any:
-        return None
+        """The InputSpec (or list of them) calls are checked against; None checks nothing."""
+        return self.__dict__.get("_input_spec")
+
+    @input_spec.setter
+    def input_spec(self, value: Any) -> None:
+        self.__dict__["_input_spec"] = value
 
     # ---------------------------------------------------------------- weights
 
@@ -389,6 +394,9 @@ class Layer(Module):
         training = inherited if explicit is None else explicit
         if self._call_has_training and training is not None:
             kwargs["training"] = training
+        if self.__dict__.get("_input_spec") is not None:
+            from kilnflow.keras.layers.layer_utils import assert_input_compatibility
+            assert_input_compatibility(self._input_spec, inputs, self.name)
         if not self.built:
             self._maybe_build(inputs)
         self._call_losses = []

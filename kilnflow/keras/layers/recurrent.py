@@ -292,6 +292,7 @@ class RNN(Layer):
             recurrent_mask = backend.nn().dropout(array.ones_like(states[0]),
                                                   cell.recurrent_dropout)
         input_weights = cell.input_weights()
+        out_index = getattr(cell, "output_state_index", 0)  # StackedRNNCells: the last cell's
         recurrent_weights = cell.recurrent_weights()
 
         # A masked step keeps the previous states, and its output repeats the previous
@@ -308,9 +309,9 @@ class RNN(Layer):
                 return out, new
             keep = steps_mask[t]
             if last and not self.return_state:  # only the output is still needed
-                new = new[:1]
+                new = new[:out_index + 1]
             new = [old + keep * (s - old) for s, old in zip(new, states)]
-            return new[0], new  # a cell's output is its first state: kept ones repeat
+            return new[out_index], new  # a cell's output is a state: kept ones repeat
 
         # Time-major, so that step t reads one contiguous [batch, features] slice.
         time_major = reshaping.transpose(inputs, [1, 0, 2])
@@ -324,8 +325,9 @@ class RNN(Layer):
         if self.return_sequences:
             result = reshaping.transpose(result, [1, 0, 2])
             result.set_shape([inputs.shape[0], inputs.shape[1], result.shape[-1]])
-        if self.return_state:
-            return [result] + list(states)
+        if self.return_state:  # StackedRNNCells nests them per cell, as Keras returns them
+            nest_states = getattr(cell, "nest_states", list)
+            return [result] + nest_states(states)
         return result
 
     def _looped(self, step: Any, time_major: Any, states: list) -> tuple:
@@ -343,8 +345,8 @@ class RNN(Layer):
         # output. The last output needs none: a cell's output is its new first state.
         loop_vars = [convert_to_tensor(0), states]
         if self.return_sequences:
-            loop_vars.append(TensorArray(states[0].dtype, size=length,
-                                                      element_shape=states[0].shape))
+            out = states[getattr(self.cell, "output_state_index", 0)]
+            loop_vars.append(TensorArray(out.dtype, size=length, element_shape=out.shape))
 
         def one_step(t: Any, states: list, *outputs: Any) -> list:
             index = length - 1 - t if self.go_backwards else t
@@ -353,7 +355,8 @@ class RNN(Layer):
 
         _, states, *outputs = while_ops.while_loop(
             lambda t, *_: t < length, one_step, loop_vars)
-        return (outputs[0].stack() if outputs else states[0]), states
+        last = states[getattr(self.cell, "output_state_index", 0)]
+        return (outputs[0].stack() if outputs else last), states
 
     def _unrolled(self, cell_step: Any, projected: Any, states: list) -> tuple:
         """The same steps written out one by one (unroll=True)."""
@@ -381,9 +384,20 @@ class RNN(Layer):
         return sizes if isinstance(sizes, list) else [sizes]
 
     def get_config(self) -> dict:
-        return {**super().get_config(), "return_sequences": self.return_sequences,
-                "return_state": self.return_state, "go_backwards": self.go_backwards,
-                "unroll": self.unroll}
+        config = {**super().get_config(), "return_sequences": self.return_sequences,
+                  "return_state": self.return_state, "go_backwards": self.go_backwards,
+                  "unroll": self.unroll}
+        if type(self) is RNN:  # a plain RNN rebuilds its cell from the config, as Keras's
+            from kilnflow.keras.layers.layer_utils import serialize
+            config["cell"] = serialize(self.cell)
+        return config
+
+    @classmethod
+    def from_config(cls, config: dict) -> "RNN":
+        if isinstance(config.get("cell"), dict):
+            from kilnflow.keras.layers.layer_utils import deserialize
+            config = {**config, "cell": deserialize(config["cell"])}
+        return cls(**config)
 
 
 def _cell_kwargs(kwargs: dict) -> dict:
