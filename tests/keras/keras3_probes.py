@@ -1,0 +1,332 @@
+"""Small Keras programs run under both Keras 3 (TF 2.21's, recorded by
+scripts/record_keras3_probes.py into data/keras3_probes.json) and kilnflow's keras
+(tests/keras/test_keras3_probes.py). Each probe takes the `keras` module and returns plain
+JSON data: log keys, callback event sequences, History values, printed lines. Weights are set
+from a fixed NumPy generator and nothing is shuffled, so the numbers agree too.
+
+This module imports neither TensorFlow nor kilnflow: the caller passes `keras` in.
+"""
+import contextlib
+import io
+import re
+import warnings
+
+import numpy as np
+
+RS = np.random.RandomState(1)
+X = RS.rand(10, 3).astype("float32")
+Y = RS.rand(10, 1).astype("float32")
+YC = (Y > 0.5).astype("float32")
+OUT_OF_DATA = "Your input ran out of data"
+
+
+def _model(keras, out=1, act=None, loss="mse", **compile_kwargs):
+    model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(4, activation="relu"),
+                              keras.layers.Dense(out, activation=act)])
+    rs = np.random.RandomState(0)
+    model.set_weights([rs.uniform(-1, 1, w.shape).astype("float32")
+                       for w in model.get_weights()])
+    model.compile(keras.optimizers.SGD(0.1), loss, **compile_kwargs)
+    return model
+
+
+def _rounded(history):
+    return {k: [round(float(v), 4) for v in vs] for k, vs in sorted(history.items())}
+
+
+def _recorder(keras):
+    class Recorder(keras.callbacks.Callback):
+        """Records every hook called, with its step and the sorted log keys."""
+
+        def __init__(self):
+            super().__init__()
+            self.events = []
+
+        def __getattribute__(self, name):
+            if not name.startswith("on_"):
+                return object.__getattribute__(self, name)
+
+            def hook(*args, **kwargs):
+                logs = args[-1] if args and isinstance(args[-1], dict) else kwargs.get("logs")
+                step = "" if not args or isinstance(args[0], dict) or args[0] is None \
+                    else f"({args[0]})"
+                keys = " " + ",".join(sorted(logs)) if logs else ""
+                self.events.append(name + step + keys)
+            return hook
+    return Recorder()
+
+
+def probe_metric_names(keras):
+    """sorted(history) for compile(metrics=[spec]) on a single-output model."""
+    specs = {"mae": "mae", "mse": "mse", "accuracy": "accuracy", "acc": "acc",
+             "mean_absolute_error": "mean_absolute_error", "binary_accuracy":
+             "binary_accuracy", "mape": "mape", "msle": "msle", "AUC": "AUC",
+             "MeanAbsoluteError()": lambda: keras.metrics.MeanAbsoluteError(),
+             "MeanSquaredError(name=foo)": lambda: keras.metrics.MeanSquaredError(name="foo"),
+             "fn mean_absolute_error": lambda: keras.metrics.mean_absolute_error}
+    out = {}
+    for label, spec in specs.items():
+        spec = spec() if callable(spec) else spec
+        model = _model(keras, act="sigmoid", loss="binary_crossentropy", metrics=[spec])
+        history = model.fit(X, YC, epochs=1, verbose=0, validation_data=(X, YC),
+                            shuffle=False)
+        out[label] = sorted(history.history)
+    return out
+
+
+def probe_metrics_names_and_evaluate(keras):
+    model = _model(keras, metrics=["mae", "mse"])
+    out = {"before": model.metrics_names,
+           "evaluate": [round(v, 4) for v in model.evaluate(X, Y, verbose=0)],
+           "after": model.metrics_names,
+           "sub_metrics": [m.name for m in getattr(model.metrics[1], "metrics", [])],
+           "loss_only": _model(keras).metrics_names}
+    out["empty_list"] = _model(keras, metrics=[]).metrics_names
+    return out
+
+
+def probe_weighted_metrics(keras):
+    model = _model(keras, metrics=["mae"], weighted_metrics=["mae"])
+    history = model.fit(X, Y, batch_size=4, epochs=2, verbose=0, shuffle=False,
+                        sample_weight=np.arange(10.0))
+    return _rounded(history.history)
+
+
+def probe_callback_order(keras):
+    model = _model(keras, metrics=["mae"])
+    rec = _recorder(keras)
+    out = {}
+    model.fit(X, Y, batch_size=4, epochs=2, verbose=0, validation_data=(X[:5], Y[:5]),
+              callbacks=[rec], shuffle=False)
+    out["fit"], rec.events = rec.events, []
+    model.evaluate(X, Y, batch_size=4, verbose=0, callbacks=[rec])
+    out["evaluate"], rec.events = rec.events, []
+    model.predict(X, batch_size=4, verbose=0, callbacks=[rec])
+    out["predict"] = rec.events
+    return out
+
+
+def _generator(n):
+    for i in range(n):
+        yield X[(2 * i) % 10:(2 * i) % 10 + 2], Y[(2 * i) % 10:(2 * i) % 10 + 2]
+
+
+class _Batches:
+    """A PyDataset of 3 batches (the base class is passed in)."""
+
+    def __init__(self):
+        self.ends = 0
+
+    def __len__(self):
+        return 3
+
+    def __getitem__(self, i):
+        return X[2 * i:2 * i + 2], Y[2 * i:2 * i + 2]
+
+    def on_epoch_end(self):
+        self.ends += 1
+
+
+def probe_out_of_data(keras):
+    """Generators and a PyDataset that run out before steps_per_epoch * epochs."""
+    dataset_cls = type("Batches", (_Batches, keras.utils.PyDataset), {})
+    cases = {"gen5 spe2 ep4": (lambda: _generator(5), dict(steps_per_epoch=2, epochs=4)),
+             "gen4 spe2 ep3": (lambda: _generator(4), dict(steps_per_epoch=2, epochs=3)),
+             "gen5 ep3": (lambda: _generator(5), dict(epochs=3)),
+             "gen3 spe5 ep2": (lambda: _generator(3), dict(steps_per_epoch=5, epochs=2)),
+             "pydataset spe2 ep3": (dataset_cls, dict(steps_per_epoch=2, epochs=3)),
+             "pydataset ep2": (dataset_cls, dict(epochs=2))}
+    out = {}
+    for label, (make, kwargs) in cases.items():
+        model = _model(keras, metrics=["mae"])
+        rec = _recorder(keras)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            history = model.fit(make(), verbose=0, callbacks=[rec], shuffle=False, **kwargs)
+        out[label] = {"epochs": history.epoch, "history": _rounded(history.history),
+                      "ran_out": sum(OUT_OF_DATA in str(w.message) for w in caught),
+                      "events": [e.split(" ")[0][3:] for e in rec.events]}
+    return out
+
+
+def _printed(fn):
+    """The lines `fn` prints, with the times (which vary) written as T."""
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer):
+        fn()
+    text = re.sub(r"\d+(ms|us|s)/step", "T/step", buffer.getvalue())
+    return re.sub(r" - \d+s - ", " - Ts - ", text).splitlines()
+
+
+def probe_verbose_2(keras):
+    model = _model(keras, metrics=["mae"])
+    return {
+        "fit 2 epochs": _printed(lambda: model.fit(
+            X, Y, batch_size=4, epochs=2, verbose=2, shuffle=False,
+            validation_data=(X[:5], Y[:5]))),
+        "fit 1 epoch": _printed(lambda: model.fit(X, Y, batch_size=4, epochs=1, verbose=2,
+                                                  shuffle=False)),
+        "evaluate": _printed(lambda: model.evaluate(X, Y, batch_size=4, verbose=2)),
+        "predict": _printed(lambda: model.predict(X, batch_size=4, verbose=2)),
+        "fit generator": _printed(lambda: model.fit(_generator(3), epochs=2, verbose=2,
+                                                    shuffle=False)),
+    }
+
+
+def probe_fit_values(keras):
+    """History of the same training under several fit options."""
+    out = {}
+    model = _model(keras, metrics=["mae"])
+    out["plain"] = _rounded(model.fit(X, Y, batch_size=4, epochs=2, verbose=0,
+                                      shuffle=False).history)
+    model = _model(keras, metrics=["mae"])
+    out["validation_split"] = _rounded(model.fit(X, Y, batch_size=3, epochs=2, verbose=0,
+                                                 shuffle=False,
+                                                 validation_split=0.3).history)
+    model = _model(keras, metrics=["mae"])
+    out["sample_weight"] = _rounded(model.fit(X, Y, batch_size=4, epochs=2, verbose=0,
+                                              shuffle=False,
+                                              sample_weight=np.arange(10.0)).history)
+    model = _model(keras, out=2, act="softmax", loss="sparse_categorical_crossentropy",
+                   metrics=["accuracy"])
+    out["class_weight"] = _rounded(model.fit(X, YC[:, 0].astype("int32"), batch_size=4,
+                                             epochs=2, verbose=0, shuffle=False,
+                                             class_weight={0: 1.0, 1: 3.0}).history)
+    model = _model(keras, metrics=["mae"])
+    out["validation_freq"] = _rounded(model.fit(
+        X, Y, batch_size=4, epochs=3, verbose=0, shuffle=False,
+        validation_data=(X, Y), validation_freq=2).history)
+    model = _model(keras, metrics=["mae"])
+    out["initial_epoch"] = model.fit(X, Y, epochs=3, initial_epoch=1, verbose=0).epoch
+    model = _model(keras, metrics=["mae"])
+    out["train_on_batch"] = [round(v, 4) for v in model.train_on_batch(X, Y)]
+    out["test_on_batch"] = [round(v, 4) for v in model.test_on_batch(X, Y)]
+    out["evaluate_dict"] = {k: round(v, 4) for k, v in
+                            model.evaluate(X, Y, verbose=0, return_dict=True).items()}
+    return out
+
+
+
+def probe_utils(keras):
+    """keras.utils' array and dataset helpers."""
+    out = {}
+    seqs = [[1, 2, 3], [4, 5], [6, 7, 8, 9, 10], []]
+    out["pad"] = keras.utils.pad_sequences(seqs).tolist()
+    out["pad_post"] = keras.utils.pad_sequences(seqs, maxlen=3, padding="post",
+                                                truncating="post", value=-1).tolist()
+    out["pad_float"] = keras.utils.pad_sequences([[1.5, 2.5], [3.5]], dtype="float32").tolist()
+    out["pad_dtype"] = str(keras.utils.pad_sequences(seqs).dtype)
+    out["pad_2d"] = keras.utils.pad_sequences([[[1, 2], [3, 4]], [[5, 6]]], maxlen=3).tolist()
+    out["normalize"] = keras.utils.normalize(np.array([[3., 4.], [1., 0.], [0., 0.]])).tolist()
+    out["normalize_l1_axis0"] = keras.utils.normalize(np.array([[3., 4.], [1., 0.]]), axis=0,
+                                                      order=1).tolist()
+    out["to_categorical"] = keras.utils.to_categorical([[1], [0], [2]]).tolist()
+    out["standardize_dtype"] = {d: keras.utils.standardize_dtype(d) for d in
+                                ["float32", "int32", "bfloat16", "float64", "bool", "int64",
+                                 "uint8"]}
+    out["standardize_dtype"]["np.float64"] = keras.utils.standardize_dtype(np.float64)
+    out["standardize_dtype"]["None"] = keras.utils.standardize_dtype(None)
+    ds = keras.utils.timeseries_dataset_from_array(np.arange(10), np.arange(10) * 10,
+                                                   sequence_length=3, sequence_stride=2,
+                                                   batch_size=2)
+    out["timeseries"] = [[x.numpy().tolist(), y.numpy().tolist()] for x, y in ds]
+    ds = keras.utils.timeseries_dataset_from_array(np.arange(12), None, sequence_length=3,
+                                                   sampling_rate=2, batch_size=3,
+                                                   start_index=1, end_index=11)
+    out["timeseries_no_targets"] = [x.numpy().tolist() for x in ds]
+    a, b = keras.utils.split_dataset(np.arange(10), left_size=0.8, shuffle=False)
+    out["split"] = [[int(x) for x in a], [int(x) for x in b]]
+    a, b = keras.utils.split_dataset((np.arange(10), np.arange(10) * 2), left_size=3,
+                                     right_size=5)
+    out["split_sizes"] = [len(list(a)), len(list(b))]
+    a, b = keras.utils.split_dataset(np.arange(10), right_size=0.3, shuffle=False)
+    out["split_right"] = [[int(x) for x in a], [int(x) for x in b]]
+    pack, unpack = keras.utils.pack_x_y_sample_weight, keras.utils.unpack_x_y_sample_weight
+    out["pack"] = [str(pack(1)), str(pack(1, 2)), str(pack(1, 2, 3))]
+    out["unpack"] = [str(unpack((1,))), str(unpack((1, 2))), str(unpack((1, 2, 3))),
+                     str(unpack(1))]
+    inputs = keras.Input((3,), name="inp")
+    dense = keras.layers.Dense(2, name="d")(inputs)
+    out["is_keras_tensor"] = [keras.utils.is_keras_tensor(inputs),
+                              keras.utils.is_keras_tensor(np.ones(2))]
+    out["source_inputs"] = [t.name for t in keras.utils.get_source_inputs(dense)]
+    config = keras.utils.Config(a=1, b=2)
+    config.c = 3
+    out["config"] = [config.a, config["b"], sorted(config.keys()), config.to_json()]
+    config.freeze()
+    try:
+        config.d = 4
+    except ValueError as exc:
+        out["config_frozen"] = str(exc)
+    out["interactive"] = keras.utils.is_interactive_logging_enabled()
+    return out
+
+
+def _png(pixels):
+    """PNG bytes of an (h, w, 3) uint8 array (filter 0 rows, zlib): no codec needed."""
+    import struct
+    import zlib
+
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + \
+            struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+    h, w, _ = pixels.shape
+    rows = b"".join(b"\x00" + pixels[r].tobytes() for r in range(h))
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b""))
+
+
+def probe_directories(keras):
+    """text_ and image_dataset_from_directory on a small folder tree."""
+    import os
+    import tempfile
+    root = tempfile.mkdtemp()
+    for cls, texts in {"neg": ["bad", "awful movie", "meh"],
+                       "pos": ["good", "great", "fine film", "ok"]}.items():
+        os.makedirs(os.path.join(root, "t", cls))
+        for i, text in enumerate(texts):
+            with open(os.path.join(root, "t", cls, f"{i}.txt"), "w") as f:
+                f.write(text)
+    rs = np.random.RandomState(0)
+    for cls in ["cat", "dog"]:
+        os.makedirs(os.path.join(root, "i", cls))
+        for i in range(3):
+            with open(os.path.join(root, "i", cls, f"{i}.png"), "wb") as f:
+                f.write(_png(rs.randint(0, 255, (4 + i, 6, 3)).astype("uint8")))
+
+    def value(v):
+        v = v.numpy()
+        if isinstance(v, bytes):
+            return v.decode()
+        if v.dtype == object:
+            return [x.decode() for x in v.tolist()]
+        return np.round(v, 3).tolist()
+
+    def listed(ds):
+        return [[value(x) for x in b] if isinstance(b, tuple) else value(b) for b in ds]
+    out = {}
+    with contextlib.redirect_stdout(io.StringIO()) as printed:
+        text = keras.utils.text_dataset_from_directory
+        ds = text(os.path.join(root, "t"), batch_size=3, seed=1)
+        out["text_shuffled"] = {"class_names": ds.class_names,
+                                "files": sorted(sum((b[0] for b in listed(ds)), []))}
+        out["text_categorical"] = listed(text(os.path.join(root, "t"), batch_size=None,
+                                              shuffle=False, label_mode="categorical"))
+        out["text_binary_max_length"] = listed(text(os.path.join(root, "t"), batch_size=4,
+                                                    shuffle=False, label_mode="binary",
+                                                    max_length=3))
+        train, val = text(os.path.join(root, "t"), batch_size=10, validation_split=0.3,
+                          subset="both", seed=5)
+        out["text_split_sizes"] = [len(listed(train)[0][0]), len(listed(val)[0][0])]
+        image = keras.utils.image_dataset_from_directory
+        ds = image(os.path.join(root, "i"), batch_size=2, image_size=(3, 4), shuffle=False)
+        out["image"] = {"class_names": ds.class_names, "batches": listed(ds)}
+        out["image_gray_no_labels"] = listed(image(
+            os.path.join(root, "i"), batch_size=None, image_size=(2, 2), shuffle=False,
+            color_mode="grayscale", labels=None))
+    out["printed"] = printed.getvalue().splitlines()
+    return out
+
+
+PROBES = {name[len("probe_"):]: fn for name, fn in sorted(globals().items())
+          if name.startswith("probe_")}
