@@ -328,5 +328,59 @@ def probe_directories(keras):
     return out
 
 
+def probe_functions(keras):
+    """The newer activations, schedules, regularizers and the deserialize functions."""
+    x = np.array([[-3.0, -1.5, -0.5, -0.1, 0.0, 0.2, 0.7, 1.2, 2.5, 4.0]], "float32")
+    act = keras.activations
+    out = {name: np.asarray(getattr(act, name)(x)).round(5).tolist() for name in [
+        "celu", "glu", "hard_shrink", "hard_silu", "hard_swish", "hard_tanh", "log_sigmoid",
+        "mish", "soft_shrink", "sparse_plus", "sparse_sigmoid", "sparsemax", "squareplus",
+        "tanh_shrink"]}
+    out["threshold"] = np.asarray(act.threshold(x, 0.5, -1.0)).round(5).tolist()
+    out["celu_alpha2"] = np.asarray(act.celu(x, alpha=2.0)).round(5).tolist()
+    out["shrinks_t1"] = [np.asarray(act.hard_shrink(x, threshold=1.0)).round(5).tolist(),
+                         np.asarray(act.soft_shrink(x, threshold=1.0)).round(5).tolist()]
+    out["squareplus_b2"] = np.asarray(act.squareplus(x, b=2)).round(5).tolist()
+    out["sparsemax_rows"] = np.asarray(act.sparsemax(np.array(
+        [[0.1, 0.5, 0.45], [1.0, 1.0, 1.0]], "float32"))).round(5).tolist()
+    out["activation_names"] = [act.deserialize("mish").__name__, act.serialize(act.mish),
+                               act.deserialize(act.serialize(act.relu)).__name__]
+    sched = keras.optimizers.schedules
+    poly = sched.PolynomialDecay(0.1, 10, end_learning_rate=0.01, power=2.0)
+    out["polynomial"] = [round(float(poly(s)), 6) for s in [0, 3, 10, 15]]
+    poly = sched.PolynomialDecay(0.1, 10, end_learning_rate=0.01, power=1.0, cycle=True)
+    out["polynomial_cycle"] = [round(float(poly(s)), 6) for s in [0, 3, 10, 15, 25]]
+    out["polynomial_config"] = {k: v for k, v in poly.get_config().items()}
+    restarts = sched.CosineDecayRestarts(1.0, 4, t_mul=2.0, m_mul=0.5, alpha=0.1)
+    out["cosine_restarts"] = [round(float(restarts(s)), 6)
+                              for s in [0, 1, 3, 4, 5, 11, 12, 13, 30]]
+    out["cosine_restarts_config"] = restarts.get_config()
+    flat = sched.CosineDecayRestarts(2.0, 3, t_mul=1.0)
+    out["cosine_restarts_t1"] = [round(float(flat(s)), 6) for s in [0, 2, 3, 4, 7]]
+    reg = keras.regularizers
+    w = np.random.RandomState(0).randn(4, 3).astype("float32")
+    w = keras.ops.convert_to_tensor(w) if hasattr(keras, "ops") else w
+    out["orthogonal_regularizer"] = [
+        round(float(reg.OrthogonalRegularizer(0.1, mode="rows")(w)), 6),
+        round(float(reg.OrthogonalRegularizer(0.1, mode="columns")(w)), 6),
+        round(float(reg.orthogonal_regularizer(0.2)(w)), 6)]
+    out["regularizer_deserialize"] = [
+        type(reg.deserialize("l2")).__name__,
+        reg.deserialize({"class_name": "L1L2", "config": {"l1": 0.1, "l2": 0.2}}).get_config()]
+    con = keras.constraints
+    max_norm = {"class_name": "MaxNorm", "config": {"max_value": 2.0, "axis": 0}}
+    out["constraint_deserialize"] = [type(con.deserialize("non_neg")).__name__,
+                                     type(con.deserialize(max_norm)).__name__,
+                                     con.deserialize(max_norm).get_config()]
+    init = keras.initializers
+    out["initializers"] = [type(init.deserialize("lecun_normal")).__name__,
+                           type(init.lecun_uniform()).__name__,
+                           type(init.variance_scaling()).__name__,
+                           type(init.OrthogonalInitializer()).__name__,
+                           type(init.IdentityInitializer()).__name__,
+                           np.asarray(init.identity(gain=2.0)((3, 4))).tolist()]
+    return out
+
+
 PROBES = {name[len("probe_"):]: fn for name, fn in sorted(globals().items())
           if name.startswith("probe_")}

@@ -12,6 +12,12 @@ import pytest
 from kilnflow import keras
 from tests.keras import keras3_probes
 
+# Deliberate differences from the recording. Keras 3.15.1's TF sparsemax sums the cumulative
+# sums of the support into its threshold (not the sorted values), so rows with more than one
+# entry in the support come out all zeros; kilnflow computes sparsemax as defined (Martins &
+# Astudillo): the rows sum to 1 (checked below).
+KNOWN_DIFFERENCES = {("functions", "sparsemax_rows")}
+
 RECORDED = json.loads((pathlib.Path(__file__).parent / "data" / "keras3_probes.json")
                       .read_text())
 
@@ -38,4 +44,17 @@ def test_probe_matches_keras3(name):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         got = json.loads(json.dumps(keras3_probes.PROBES[name](keras)))
-    _close(got, RECORDED[name])
+    want = dict(RECORDED[name])
+    for probe, key in KNOWN_DIFFERENCES:
+        if probe == name:
+            got.pop(key)
+            want.pop(key)
+    _close(got, want)
+
+
+def test_sparsemax_is_a_projection_onto_the_simplex():
+    out = np.asarray(keras.activations.sparsemax(np.array([[0.1, 0.5, 0.45], [1.0, 1.0, 1.0],
+                                                           [3.0, 0.0, -2.0]], "float32")))
+    np.testing.assert_allclose(out.sum(-1), 1.0, rtol=1e-6)
+    np.testing.assert_allclose(out[0], [1 / 12, 29 / 60, 13 / 30], rtol=1e-5)
+    np.testing.assert_allclose(out[2], [1.0, 0.0, 0.0])
