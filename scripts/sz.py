@@ -75,6 +75,9 @@ CAPS["ragged"] = (1_100, "kf.ragged: RaggedTensor, its spec, the tf.ragged ops a
 # issue 14, second pass: Conv3D/transposed/depthwise/separable convolutions, the text
 # preprocessing layers, dataset-driven fit and multi-output training (8.0k at the raise)
 CAPS["keras"] = (9_500, "Keras 3 layers, losses, metrics, models, training and saving")
+CAPS["keras/metrics"] = (1_500, "keras.metrics (issue 14): Metric/Mean, the wrapped metric "
+                              "functions, confusion-matrix metrics (AUC, IoU family, "
+                              "at-rate metrics), correlations; ~900 when given its own cap")
 CAPS["keras/utils"] = (900, "keras.utils (issue 14): PyDataset, datasets from arrays and "
                             "directories, sequence padding, DOT export, the small utilities")
 

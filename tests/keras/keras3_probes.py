@@ -382,5 +382,57 @@ def probe_functions(keras):
     return out
 
 
+def probe_metrics_and_losses(keras):
+    """The IoU, correlation and at-rate metrics, Circle and generalized cross entropy."""
+    met, out = keras.metrics, {}
+
+    def result(metric, *args, **kwargs):
+        metric.update_state(*args, **kwargs)
+        return round(float(metric.result()), 6)
+    yt, yp = np.array([0, 1, 2, 2, 1, 0]), np.array([0, 2, 2, 1, 1, 0])
+    out["iou"] = result(met.IoU(num_classes=3, target_class_ids=[0, 2]), yt, yp)
+    out["iou_weighted"] = result(met.IoU(num_classes=3, target_class_ids=[1]), yt, yp,
+                                 sample_weight=[1, 2, 1, 1, 3, 1])
+    bt, bp = np.array([0, 1, 1, 0, 1]), np.array([0.2, 0.7, 0.4, 0.6, 0.9])
+    out["binary_iou"] = [result(met.BinaryIoU(target_class_ids=[0, 1]), bt, bp),
+                         result(met.BinaryIoU(target_class_ids=[1], threshold=0.3), bt, bp)]
+    onehot = np.eye(3)[yt]
+    probs = np.array([[0.7, 0.2, 0.1], [0.1, 0.3, 0.6], [0.2, 0.2, 0.6], [0.1, 0.5, 0.4],
+                      [0.3, 0.4, 0.3], [0.5, 0.4, 0.1]])
+    out["onehot_iou"] = result(met.OneHotIoU(num_classes=3, target_class_ids=[0, 2]),
+                               onehot, probs)
+    out["onehot_mean_iou"] = result(met.OneHotMeanIoU(num_classes=3), onehot, probs)
+    a = np.array([[1., 2., 3., 4.], [2., 1., 0., 5.]])
+    b = np.array([[1.5, 2.5, 2.9, 4.2], [1.0, 1.2, 0.5, 3.0]])
+    out["pearson"] = [result(met.PearsonCorrelation(), a, b),
+                      result(met.PearsonCorrelation(axis=0), a.T, b.T)]
+    out["concordance"] = result(met.ConcordanceCorrelation(), a, b)
+    out["correlation_functions"] = [np.asarray(met.pearson_correlation(a, b)).round(6).tolist(),
+                                    np.asarray(met.concordance_correlation(a, b)).round(6)
+                                    .tolist()]
+    yt2 = np.array([0, 0, 0, 1, 1, 1, 0, 1, 0, 1])
+    yp2 = np.array([0.1, 0.4, 0.35, 0.8, 0.65, 0.3, 0.7, 0.9, 0.2, 0.55])
+    for name, value in [("PrecisionAtRecall", 0.8), ("RecallAtPrecision", 0.75),
+                        ("SensitivityAtSpecificity", 0.6), ("SpecificityAtSensitivity", 0.8)]:
+        cls = getattr(met, name)
+        config = cls(value, name="m").get_config()
+        out[name] = [result(cls(value), yt2, yp2),
+                     result(cls(value, num_thresholds=10), yt2, yp2,
+                            sample_weight=np.arange(1, 11)),
+                     sorted(config.items())]
+    los = keras.losses
+    probs3 = np.array([[0.2, 0.7, 0.1], [0.5, 0.3, 0.2]], "float32")
+    out["generalized_cross_entropy"] = [
+        round(float(los.CategoricalGeneralizedCrossEntropy(q=0.5)(np.array([1, 0]), probs3)), 6),
+        np.asarray(los.categorical_generalized_cross_entropy(np.array([1, 0]), probs3, q=0.3))
+        .round(6).tolist(), los.CategoricalGeneralizedCrossEntropy().get_config()]
+    emb = np.array([[1., 0.], [0.8, 0.6], [0., 1.], [-1., 0.]], "float32")
+    labels = np.array([0, 0, 1, 1])
+    out["circle"] = [round(float(los.Circle()(labels, emb)), 4),
+                     np.asarray(los.circle(labels, emb, gamma=10.0, margin=0.2)).round(5)
+                     .tolist(), los.Circle().get_config()]
+    return out
+
+
 PROBES = {name[len("probe_"):]: fn for name, fn in sorted(globals().items())
           if name.startswith("probe_")}
