@@ -434,5 +434,30 @@ def probe_metrics_and_losses(keras):
     return out
 
 
+def probe_optimizers(keras):
+    """Three steps of Lamb and Adafactor on fixed gradients; LossScaleOptimizer around SGD;
+    optimizer (de)serialization."""
+    rs = np.random.RandomState(3)
+    w0, b0 = rs.randn(2, 3).astype("float32"), rs.randn(3).astype("float32")
+    grads = [(rs.randn(2, 3).astype("float32"), rs.randn(3).astype("float32"))
+             for _ in range(3)]
+    out = {}
+    for label, make in [("lamb", lambda: keras.optimizers.Lamb(0.01)),
+                        ("adafactor", lambda: keras.optimizers.Adafactor(0.05)),
+                        ("adafactor_no_relative", lambda: keras.optimizers.Adafactor(
+                            0.05, relative_step=False, clip_threshold=0.5)),
+                        ("loss_scale_sgd", lambda: keras.optimizers.LossScaleOptimizer(
+                            keras.optimizers.SGD(0.1), dynamic_growth_steps=3))]:
+        opt = make()
+        w, b = keras.Variable(w0), keras.Variable(b0)
+        for gw, gb in grads:
+            opt.apply_gradients([(gw, w), (gb, b)])
+        out[label] = [np.asarray(w).round(5).tolist(), np.asarray(b).round(5).tolist()]
+    config = keras.optimizers.serialize(keras.optimizers.Lamb(0.02))
+    out["serialize"] = [config["class_name"], round(config["config"]["learning_rate"], 6),
+                        config["config"]["beta_1"]]
+    return out
+
+
 PROBES = {name[len("probe_"):]: fn for name, fn in sorted(globals().items())
           if name.startswith("probe_")}

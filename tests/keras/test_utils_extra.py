@@ -82,3 +82,23 @@ def test_interactive_logging_switch(capsys, caplog):
                                                             "1/1 - "]
     assert keras.utils.get_registered_name(keras.layers.Dense) == "Dense"
     assert keras.utils.standardize_dtype("float16") == "float16"
+
+
+@pytest.mark.parametrize("run_eagerly", [True, False])
+def test_loss_scale_optimizer_trains_like_its_inner_optimizer(run_eagerly):
+    x = np.random.default_rng(0).random((16, 3)).astype("float32")
+    y = x.sum(1, keepdims=True)
+    histories = []
+    for wrap in (False, True):
+        keras.utils.set_random_seed(1)
+        model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(1)])
+        opt = keras.optimizers.SGD(0.1)
+        if wrap:
+            opt = keras.optimizers.LossScaleOptimizer(opt, dynamic_growth_steps=2)
+        model.compile(opt, "mse", run_eagerly=run_eagerly)
+        histories.append(model.fit(x, y, batch_size=4, epochs=2, shuffle=False,
+                                   verbose=0).history["loss"])
+    np.testing.assert_allclose(histories[1], histories[0], rtol=1e-5)
+    assert float(opt.dynamic_scale.numpy()) == 2.0 ** 15 * 2 ** 4  # 8 finite steps
+    again = keras.optimizers.deserialize(keras.optimizers.serialize(opt))
+    assert type(again.inner_optimizer).__name__ == "SGD" and again.dynamic_growth_steps == 2

@@ -228,6 +228,9 @@ class Model(Functional, Layer):
             loss = self.compute_loss(x, y, y_pred, sample_weight)
             # in one replica of several: its share, so the all-reduced sum is the mean's
             scaled = distribute_hooks.scale_loss_for_distribution(loss)
+            scale_loss = getattr(self.optimizer, "scale_loss", None)
+            if scale_loss is not None:  # a LossScaleOptimizer scales it up
+                scaled = scale_loss(scaled)
         variables = self.trainable_variables
         grads = tape.gradient(scaled, variables)
         self.optimizer.apply_gradients(zip(grads, variables))
