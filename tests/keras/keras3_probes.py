@@ -203,6 +203,12 @@ def probe_fit_values(keras):
     out["test_on_batch"] = [round(v, 4) for v in model.test_on_batch(X, Y)]
     out["evaluate_dict"] = {k: round(v, 4) for k, v in
                             model.evaluate(X, Y, verbose=0, return_dict=True).items()}
+    model = _model(keras, out=2, act="softmax", loss="sparse_categorical_crossentropy",
+                   metrics=["accuracy"])
+    labels = YC[:, 0].astype("int32")
+    out["train_on_batch_class_weight"] = [
+        round(v, 4) for v in model.train_on_batch(X, labels, class_weight={0: 1.0, 1: 3.0})]
+    out["train_on_batch_dict"] = sorted(model.train_on_batch(X, labels, return_dict=True))
     return out
 
 

@@ -306,8 +306,17 @@ class Model(Functional, Layer):
         return training.predict_loop(self, x, batch_size, steps, callbacks, verbose)
 
     def train_on_batch(self, x: Any, y: Any = None, sample_weight: Any = None,
-                       reset_metrics: bool = True, return_dict: bool = False) -> Any:
+                       class_weight: Any = None, return_dict: bool = False,
+                       reset_metrics: bool = True) -> Any:
+        """One train step on one batch (Keras 3's argument order; `class_weight` becomes
+        per-sample weights)."""
         self._check_compiled()
+        if class_weight is not None:
+            if sample_weight is not None:
+                raise ValueError("Arguments `sample_weight` and `class_weight` cannot be "
+                                 "specified at the same time.")
+            sample_weight = training.class_weights_to_samples(training.arrays(y),
+                                                              class_weight)
         if reset_metrics:
             self.reset_metrics()
         logs = training._python_logs(self.make_train_function()(
