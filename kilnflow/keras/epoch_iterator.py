@@ -1,6 +1,6 @@
 """Keras 3's epoch iteration (its TF backend) for fit / evaluate / predict.
 
-`epoch()` yields step numbers; the loop calls the batch-begin callback, then `next_batch()`,
+`epoch()` yields step numbers; the loop calls the batch-begin callback, then `next_batches()`,
 which gives None when the data ran out. So, as in Keras's TF backend, a source that runs out
 gets one `on_*_batch_begin` without its `_end`, Keras's warning ("Your input ran out of
 data; interrupting training...") and the end of the epoch; fit goes on to the next epoch
@@ -40,9 +40,11 @@ class EpochIterator:
     """Steps and batches per epoch from `data` (re-iterable once per pass, with a `steps`
     attribute: the batches of one pass, or None)."""
 
-    def __init__(self, data: Any, steps_per_epoch: Optional[int]):
+    def __init__(self, data: Any, steps_per_epoch: Optional[int],
+                 steps_per_execution: int = 1):
         self.data = data
         self.steps_per_epoch = steps_per_epoch
+        self.per_execution = max(int(steps_per_execution), 1)
         self.num_batches = data.steps
         self._iterator: Optional[Iterator] = None
         self._seen = 0
@@ -68,12 +70,12 @@ class EpochIterator:
         if limit:
             if self._iterator is None or self.steps_per_epoch is None:
                 self._iterator, self._seen = iter(self.data), 0
-            for step in range(limit):
+            for step in range(0, limit, self.per_execution):
                 if self.num_batches and self._seen >= self.num_batches:
                     if self.steps_per_epoch:
                         warnings.warn(OUT_OF_DATA, stacklevel=3)
                     break
-                self._seen += 1
+                self._seen += self.per_execution
                 yield step
             if self.num_batches and self._seen >= self.num_batches:
                 self._iterator, self._seen = iter(self.data), 0
@@ -82,17 +84,28 @@ class EpochIterator:
             self._iterator = iter(self.data)
             step = 0
             while True:
-                self._seen = step + 1
+                self._seen = step + self.per_execution
                 yield step
-                step += 1
+                step += self.per_execution
 
-    def next_batch(self) -> Optional[tuple]:
-        """The step's batch, or None (with Keras's warning) when the data ran out."""
-        try:
-            return next(self._iterator)
-        except StopIteration:
-            if self.num_batches is None:
-                self.num_batches = self._seen
-            warnings.warn(OUT_OF_DATA, stacklevel=3)
-            self._iterator = None
-            return None
+    def last_step(self, step: int) -> int:
+        """The step number the batch-end callback reports for the group starting at step
+        (Keras reports the group's nominal end, even when the data ran out within it)."""
+        return step + self.per_execution - 1
+
+    def next_batches(self) -> Optional[list]:
+        """The step's batches (steps_per_execution of them, fewer at the end of the data),
+        or None (with Keras's warning) when the data ran out."""
+        batches = []
+        for _ in range(self.per_execution):
+            try:
+                batches.append(next(self._iterator))
+            except StopIteration:
+                if batches:
+                    return batches
+                if self.num_batches is None:
+                    self.num_batches = self._seen
+                warnings.warn(OUT_OF_DATA, stacklevel=3)
+                self._iterator = None
+                return None
+        return batches

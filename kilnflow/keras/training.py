@@ -254,6 +254,11 @@ def class_weights_to_samples(y: Any, class_weight: dict) -> np.ndarray:
     return weights
 
 
+def _per_execution(model: Any) -> int:
+    """compile(steps_per_execution=): batches per callback step, as Keras groups them."""
+    return int(getattr(model, "_steps_per_execution", 1) or 1)
+
+
 def metrics_result_or_logs(model: Any, logs: dict) -> dict:
     """The model's metric results when the step's logs name exactly them (Keras reads
     the metrics, not the last step's logs), else the logs (a custom train_step's)."""
@@ -296,7 +301,8 @@ def fit_loop(model: Any, x: Any, y: Any, batch_size: Optional[int], epochs: int,
             raise ValueError("validation_data must be a tuple (x_val, y_val) or "
                              "(x_val, y_val, val_sample_weight), or a dataset")
         val = tuple(validation_data) + (None,) * (3 - len(validation_data))
-    data = EpochIterator(batches(x, y, sample_weight, batch_size, shuffle), steps_per_epoch)
+    data = EpochIterator(batches(x, y, sample_weight, batch_size, shuffle), steps_per_epoch,
+                         _per_execution(model))
     cbs = callback_list(callbacks, model, verbose, epochs, data.steps, history=True)
     train_function = model.make_train_function()
     model.stop_training = False
@@ -310,18 +316,20 @@ def fit_loop(model: Any, x: Any, y: Any, batch_size: Optional[int], epochs: int,
         cbs.on_epoch_begin(epoch)
         for step in data.epoch():
             cbs.on_train_batch_begin(step)
-            batch = data.next_batch()
-            if batch is None:
+            group = data.next_batches()
+            if group is None:
                 break
-            logs = _python_logs(train_function(*tensors(batch)))
-            cbs.on_train_batch_end(step, logs)
+            for batch in group:
+                logs = _python_logs(train_function(*tensors(batch)))
+            cbs.on_train_batch_end(data.last_step(step), logs)
             if model.stop_training:
                 break
         epoch_logs = metrics_result_or_logs(model, logs)
         if val is not None and _should_eval(epoch, validation_freq):
             if val_data is None:  # made once, reused by every validation (as Keras)
                 val_data = EpochIterator(batches(val[0], val[1], val[2], validation_batch_size
-                                                 or batch_size, False), validation_steps)
+                                                 or batch_size, False), validation_steps,
+                                         _per_execution(model))
             results = run_evaluation(model, val_data, cbs)
             epoch_logs.update({f"val_{k}": v for k, v in results.items()})
         cbs.on_epoch_end(epoch, epoch_logs)
@@ -359,11 +367,12 @@ def run_evaluation(model: Any, data: EpochIterator, cbs: Any) -> dict:
     model.reset_metrics()
     for step in data.epoch():
         cbs.on_test_batch_begin(step)
-        batch = data.next_batch()
-        if batch is None:
+        group = data.next_batches()
+        if group is None:
             break
-        logs = _python_logs(test_function(*tensors(batch)))
-        cbs.on_test_batch_end(step, logs)
+        for batch in group:
+            logs = _python_logs(test_function(*tensors(batch)))
+        cbs.on_test_batch_end(data.last_step(step), logs)
     logs = metrics_result_or_logs(model, logs)
     cbs.on_test_end(logs)
     return logs
@@ -371,25 +380,28 @@ def run_evaluation(model: Any, data: EpochIterator, cbs: Any) -> dict:
 
 def evaluate_loop(model: Any, x: Any, y: Any, batch_size: Optional[int], sample_weight: Any,
                   steps: Optional[int], callbacks: Any, verbose: Any = 0) -> dict:
-    data = EpochIterator(batches(x, y, sample_weight, batch_size, False), steps)
+    data = EpochIterator(batches(x, y, sample_weight, batch_size, False), steps,
+                         _per_execution(model))
     return run_evaluation(model, data, callback_list(callbacks, model, verbose, 1, data.steps))
 
 
 def predict_loop(model: Any, x: Any, batch_size: Optional[int], steps: Optional[int],
                  callbacks: Any, verbose: Any = 0) -> Any:
-    data = EpochIterator(batches(x, None, None, batch_size, False), steps)
+    data = EpochIterator(batches(x, None, None, batch_size, False), steps,
+                         _per_execution(model))
     cbs = callback_list(callbacks, model, verbose, 1, data.steps)
     predict_function = model.make_predict_function()
     outputs = []
     cbs.on_predict_begin()
     for step in data.epoch():
         cbs.on_predict_batch_begin(step)
-        batch = data.next_batch()
-        if batch is None:
+        group = data.next_batches()
+        if group is None:
             break
-        out = nest.map_structure(np.asarray, predict_function(tensors(batch[0])))
-        outputs.append(out)
-        cbs.on_predict_batch_end(step, {"outputs": out})
+        for batch in group:
+            out = nest.map_structure(np.asarray, predict_function(tensors(batch[0])))
+            outputs.append(out)
+        cbs.on_predict_batch_end(data.last_step(step), {"outputs": out})
     cbs.on_predict_end()
     if not outputs:
         raise ValueError("predict() got no data")

@@ -102,7 +102,11 @@ def probe_callback_order(keras):
     model.evaluate(X, Y, batch_size=4, verbose=0, callbacks=[rec])
     out["evaluate"], rec.events = rec.events, []
     model.predict(X, batch_size=4, verbose=0, callbacks=[rec])
-    out["predict"] = rec.events
+    out["predict"], rec.events = rec.events, []
+    model = _model(keras, metrics=["mae"], steps_per_execution=2)  # 5 batches in 3 groups
+    history = model.fit(X, Y, batch_size=2, epochs=1, verbose=0, callbacks=[rec],
+                        shuffle=False, validation_data=(X[:6], Y[:6]))
+    out["steps_per_execution"] = [rec.events, _rounded(history.history)]
     return out
 
 

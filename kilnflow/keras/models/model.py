@@ -32,7 +32,7 @@ _MODEL_STATE = frozenset({
     "_train_function", "_test_function", "_predict_function", "_is_compiled", "_nodes",
     "_compile_metrics", "_output_loss_trackers",
     "_functional_layers", "_model_inputs", "_model_outputs", "_seq_layers",
-    "_jit_compile", "_initial_epoch", "_loss_weights", "_seq_io"})
+    "_jit_compile", "_steps_per_execution", "_initial_epoch", "_loss_weights", "_seq_io"})
 
 
 def _by_output(spec: Any, index: int, names: list) -> Any:
@@ -119,6 +119,7 @@ class Model(Functional, Layer):
         self._loss_tracker = _metrics.Mean(name="loss")
         self._run_eagerly = bool(run_eagerly)
         self._jit_compile = jit_compile
+        self._steps_per_execution = int(steps_per_execution)
         self._train_function = self._test_function = self._predict_function = None
         self._is_compiled = True
 

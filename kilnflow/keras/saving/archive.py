@@ -216,7 +216,8 @@ def compile_config(model: Any) -> Optional[dict]:
             "weighted_metrics": _metric_specs(compiled.weighted_specs if compiled else None,
                                               ser),
             "run_eagerly": model._run_eagerly,
-            "steps_per_execution": 1, "jit_compile": bool(model._jit_compile)}
+            "steps_per_execution": getattr(model, "_steps_per_execution", 1),
+            "jit_compile": bool(model._jit_compile)}
 
 
 def _metric_specs(specs: Any, convert: Any) -> Any:
@@ -291,7 +292,8 @@ def _compile_from_config(model: Any, config: dict, custom_objects: Optional[dict
                   weighted_metrics=_metric_specs(config.get("weighted_metrics"), one_metric),
                   loss_weights=config.get("loss_weights"),
                   run_eagerly=config.get("run_eagerly", False),
-                  jit_compile=config.get("jit_compile"))
+                  jit_compile=config.get("jit_compile"),
+                  steps_per_execution=config.get("steps_per_execution", 1))
 
 
 def _read_archive(filepath: str) -> tuple:
