@@ -79,6 +79,11 @@ CAPS["keras"] = (9_500, "Keras 3 layers, losses, metrics, models, training and s
 # the image augmentation, ConvLSTM and merge-function layers grow it without crowding the
 # training loop's share of the keras cap
 CAPS["keras/layers"] = (7_000, "keras.layers: Keras 3's layer list (4.4k at the split)")
+CAPS["keras/metrics"] = (1_500, "keras.metrics (issue 14): Metric/Mean, the wrapped metric "
+                              "functions, confusion-matrix metrics (AUC, IoU family, "
+                              "at-rate metrics), correlations; ~900 when given its own cap")
+CAPS["keras/utils"] = (900, "keras.utils (issue 14): PyDataset, datasets from arrays and "
+                            "directories, sequence padding, DOT export, the small utilities")
 
 CAPS["experimental"] = (300, "kf.experimental: DLPack exchange, Optional's constructors, strict "
                              "mode (issue 12, ~120 at creation)")

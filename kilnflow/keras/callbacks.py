@@ -7,7 +7,6 @@ import csv
 import math
 import os
 import sys
-import time
 from typing import Any, Callable, Optional
 
 import numpy as np
@@ -402,80 +401,92 @@ class LambdaCallback(Callback):
 
 
 class ProgbarLogger(Callback):
-    """What fit() prints: "Epoch i/n", then a progress bar filling as steps finish (live on
-    a terminal; one complete line per epoch when output is piped or captured) with the
-    time per step and the metrics, validation ones included. verbose=2 prints only the
-    per-epoch line; verbose=0 nothing."""
+    """What fit / evaluate / predict print, as Keras 3 prints it: "Epoch i/n" (when n > 1),
+    then a progress bar per epoch with the step time and the logs (validation ones included;
+    the validation inside fit draws no bar of its own). `verbose` and `stream` default to
+    fit's verbose and stdout; see keras.utils.Progbar for terminals vs pipes."""
 
-    def __init__(self, verbose: Any = 1, stream: Any = None, width: int = 30):
+    def __init__(self, verbose: Any = None, stream: Any = None):
         super().__init__()
         self.verbose = verbose
         self.stream = stream
-        self.width = width
-        self._bar: Any = None
+        self.epochs = 1
+        self.target: Optional[int] = None
+        self.seen = 0
+        self.progbar: Any = None
+        self._called_in_fit = False
+        self._fixed_verbose = verbose is not None
+
+    def set_params(self, params: dict) -> None:
+        super().set_params(params)
+        if not self._fixed_verbose:
+            verbose = params.get("verbose", 1)
+            self.verbose = 1 if verbose == "auto" else verbose
+        self.epochs = params.get("epochs", 1)
+        self.target = params.get("steps")
+
+    def on_train_begin(self, logs: Optional[dict] = None) -> None:
+        self._called_in_fit = True
+
+    def on_test_begin(self, logs: Optional[dict] = None) -> None:
+        if not self._called_in_fit:
+            self._reset()
+
+    def on_predict_begin(self, logs: Optional[dict] = None) -> None:
+        self._reset()
 
     def on_epoch_begin(self, epoch: int, logs: Optional[dict] = None) -> None:
-        from kilnflow.keras.progbar import Progbar
-        if not self.verbose:
-            return
-        out = self.stream if self.stream is not None else sys.stdout
-        out.write(f"Epoch {epoch + 1}/{self.params.get('epochs', '?')}\n")
-        out.flush()
-        self._bar = Progbar(self.params.get("steps"), self.width, self.verbose,
-                            stateful_metrics=EVERYTHING, stream=self.stream)
-        self._done = 0
+        self._reset()
+        if self.verbose and self.epochs > 1:
+            from kilnflow.keras.progbar import output_stream
+            out = output_stream(self.stream)
+            out.write(f"Epoch {epoch + 1}/{self.epochs}\n")
+            out.flush()
 
     def on_train_batch_end(self, batch: int, logs: Optional[dict] = None) -> None:
-        if self._bar is not None:
-            self._done = batch + 1
-            self._bar.update(self._done, _stateful(logs), finalize=False)
+        self._update(batch, logs)
+
+    def on_test_batch_end(self, batch: int, logs: Optional[dict] = None) -> None:
+        if not self._called_in_fit:
+            self._update(batch, logs)
+
+    def on_predict_batch_end(self, batch: int, logs: Optional[dict] = None) -> None:
+        self._update(batch, None)
 
     def on_epoch_end(self, epoch: int, logs: Optional[dict] = None) -> None:
-        if self._bar is not None:
-            self._bar.update(self._bar.target or self._done, _stateful(logs), finalize=True)
-            self._bar = None
+        self._finalize(logs)
 
-    def _draw(self, done: int, logs: dict, final: bool) -> None:
-        total = self._steps
-        elapsed = time.perf_counter() - self._start
-        per_step = elapsed / max(done, 1)
-        if total:
-            filled = int(self.width * done / total)
-            arrow = ">" if filled < self.width else ""
-            bar = "[" + "=" * max(filled - len(arrow), 0) + arrow + \
-                "." * (self.width - filled) + "]"
-            head = f"{done:>{len(str(total))}}/{total} {bar}"
-        else:
-            head = f"{done}"
-        if final or not total:
-            timing = f"{elapsed:.0f}s {per_step * 1000:.0f}ms/step"
-        else:
-            timing = f"ETA: {per_step * (total - done):.0f}s"
-        metrics = " - ".join(f"{k}: {v:.4f}" for k, v in logs.items()
-                             if isinstance(v, (int, float)))
-        line = f"{head} - {timing}" + (f" - {metrics}" if metrics else "")
-        out = self._out()
+    def on_test_end(self, logs: Optional[dict] = None) -> None:
+        if not self._called_in_fit:
+            self._finalize(logs)
+
+    def on_predict_end(self, logs: Optional[dict] = None) -> None:
+        self._finalize(logs)
+
+    def _reset(self) -> None:
+        from kilnflow.keras.progbar import Progbar
+        self.seen = 0
+        self.progbar = Progbar(self.target, verbose=self.verbose, unit_name="step",
+                               stateless_metrics=set(), stream=self.stream)
+
+    def _update(self, batch: int, logs: Optional[dict]) -> None:
+        if self.progbar is None:
+            self._reset()
+        self.seen = batch + 1
         if self.verbose == 1:
-            out.write("\r" + line + ("\n" if final else ""))
-        else:
-            out.write(line + "\n")
-        out.flush()
+            self.progbar.update(self.seen, _numbers(logs), finalize=False)
 
-class _Everything:
-    """A set holding every name: the logs fit() reports are running means already."""
-
-    def __contains__(self, name: Any) -> bool:
-        return True
-
-    def __iter__(self) -> Any:
-        return iter(())
+    def _finalize(self, logs: Optional[dict]) -> None:
+        if self.progbar is None:
+            self._reset()
+        if self.target is None:  # learnt from the first pass, kept for the next ones
+            self.target = self.seen
+            self.progbar.target = self.target
+        self.progbar.update(self.target, _numbers(logs), finalize=True)
 
 
-EVERYTHING = _Everything()
-
-
-def _stateful(logs: Optional[dict]) -> dict:
-    """The logs' numbers (they are running means already: shown as they are)."""
+def _numbers(logs: Optional[dict]) -> dict:
+    """The logs' numbers (running means already: the bar shows them as they are)."""
     return {k: v for k, v in (logs or {}).items() if isinstance(v, (int, float))}
 
 

@@ -2,7 +2,7 @@
 (`Dense(kernel_constraint=keras.constraints.MaxNorm(2.0))`)."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
 
 from kilnflow.keras import backend
 from kilnflow.ops import math as kmath
@@ -103,3 +103,12 @@ def serialize(constraint: Any) -> Any:
     if isinstance(constraint, Constraint):
         return {"class_name": type(constraint).__name__, "config": constraint.get_config()}
     return constraint
+
+
+def deserialize(config: Any, custom_objects: Optional[dict] = None) -> Any:
+    """The constraint a serialize() result (a name or {'class_name', 'config'}) describes."""
+    name = config.get("class_name") if isinstance(config, dict) else config
+    if custom_objects and name in custom_objects:
+        cls = custom_objects[name]
+        return cls.from_config(config.get("config", {})) if isinstance(config, dict) else cls()
+    return get(config)

@@ -1,11 +1,16 @@
-"""Keras 3's epoch iteration for fit: which batches each epoch sees.
+"""Keras 3's epoch iteration (its TF backend) for fit / evaluate / predict.
 
-Without `steps_per_epoch` every epoch walks the whole data from a fresh iterator. With it,
-one iterator carries on across epochs (epoch 2 continues where epoch 1 stopped), so an
-infinite `kf.data` pipeline (`.repeat()`) trains `steps_per_epoch` batches per epoch. When
-the data runs out first, Keras's warning is issued ("Your input ran out of data;
-interrupting training...") and the epoch ends early; a data source of known size then starts
-over next epoch, while a source that gives nothing more (an exhausted generator) ends fit.
+`epoch()` yields step numbers; the loop calls the batch-begin callback, then `next_batches()`,
+which gives None when the data ran out. So, as in Keras's TF backend, a source that runs out
+gets one `on_*_batch_begin` without its `_end`, Keras's warning ("Your input ran out of
+data; interrupting training...") and the end of the epoch; fit goes on to the next epoch
+(which may have no batch at all: its logs are the reset metrics, 0.0).
+
+Without `steps_per_epoch` every epoch walks the whole data from a fresh iterator. With it, one
+iterator carries on across epochs (epoch 2 continues where epoch 1 stopped), so an infinite
+`kf.data` pipeline (`.repeat()`) trains `steps_per_epoch` batches per epoch; a source of known
+size starts over once all its batches were seen. A source of unknown size learns its size
+when it first runs out (Keras counts the failed step too).
 """
 from __future__ import annotations
 
@@ -32,43 +37,75 @@ def known_batches(source: Any) -> Optional[int]:
 
 
 class EpochIterator:
-    """Yields (step, batch) per epoch from `data` (an iterable re-iterable per pass, with
-    a `steps` attribute: the batches of one pass, or None)."""
+    """Steps and batches per epoch from `data` (re-iterable once per pass, with a `steps`
+    attribute: the batches of one pass, or None)."""
 
-    def __init__(self, data: Any, steps_per_epoch: Optional[int]):
+    def __init__(self, data: Any, steps_per_epoch: Optional[int],
+                 steps_per_execution: int = 1):
         self.data = data
         self.steps_per_epoch = steps_per_epoch
+        self.per_execution = max(int(steps_per_execution), 1)
         self.num_batches = data.steps
         self._iterator: Optional[Iterator] = None
         self._seen = 0
-        self.exhausted = False  # the last epoch got no batch at all: fit stops
 
     @property
     def steps(self) -> Optional[int]:
         """The progress bar's target: steps_per_epoch, else the batches of one pass."""
         return self.steps_per_epoch or self.num_batches
 
-    def epoch(self) -> Iterator[tuple]:
-        if self.steps_per_epoch is None or self._iterator is None:
-            self._iterator, self._seen = iter(self.data), 0
-        limit = self.steps_per_epoch
-        step = 0
-        while limit is None or step < limit:
-            if limit is not None and self.num_batches and self._seen >= self.num_batches:
-                warnings.warn(OUT_OF_DATA, stacklevel=3)
-                break
+    def reset(self) -> None:
+        """Start over (evaluate does, each time it runs)."""
+        self._iterator, self._seen = None, 0
+        self.num_batches = self.data.steps
+        self._on_epoch_end()
+
+    def _on_epoch_end(self) -> None:
+        hook = getattr(self.data, "on_epoch_end", None)  # a PyDataset's hook
+        if hook is not None:
+            hook()
+
+    def epoch(self) -> Iterator[int]:
+        limit = self.steps_per_epoch or self.num_batches
+        if limit:
+            if self._iterator is None or self.steps_per_epoch is None:
+                self._iterator, self._seen = iter(self.data), 0
+            for step in range(0, limit, self.per_execution):
+                if self.num_batches and self._seen >= self.num_batches:
+                    if self.steps_per_epoch:
+                        warnings.warn(OUT_OF_DATA, stacklevel=3)
+                    break
+                self._seen += self.per_execution
+                yield step
+            if self.num_batches and self._seen >= self.num_batches:
+                self._iterator, self._seen = iter(self.data), 0
+            self._on_epoch_end()
+        else:  # size unknown: until the data runs out
+            self._iterator = iter(self.data)
+            step = 0
+            while True:
+                self._seen = step + self.per_execution
+                yield step
+                step += self.per_execution
+
+    def last_step(self, step: int) -> int:
+        """The step number the batch-end callback reports for the group starting at step
+        (Keras reports the group's nominal end, even when the data ran out within it)."""
+        return step + self.per_execution - 1
+
+    def next_batches(self) -> Optional[list]:
+        """The step's batches (steps_per_execution of them, fewer at the end of the data),
+        or None (with Keras's warning) when the data ran out."""
+        batches = []
+        for _ in range(self.per_execution):
             try:
-                batch = next(self._iterator)
+                batches.append(next(self._iterator))
             except StopIteration:
-                if limit is not None:
-                    if self.num_batches is None:  # now we know how long one pass is
-                        self.num_batches = self._seen
-                    warnings.warn(OUT_OF_DATA, stacklevel=3)
-                    self._iterator = None
-                break
-            self._seen += 1
-            yield step, batch
-            step += 1
-        self.exhausted = step == 0
-        if limit is not None and self.num_batches and self._seen >= self.num_batches:
-            self._iterator, self._seen = None, 0  # a source of known size starts over
+                if batches:
+                    return batches
+                if self.num_batches is None:
+                    self.num_batches = self._seen
+                warnings.warn(OUT_OF_DATA, stacklevel=3)
+                self._iterator = None
+                return None
+        return batches

@@ -258,7 +258,9 @@ zeros, ones, constant_initializer = Zeros, Ones, Constant
 glorot_uniform, glorot_normal, he_normal, he_uniform = GlorotUniform, GlorotNormal, HeNormal, \
     HeUniform
 random_normal, random_uniform, truncated_normal = RandomNormal, RandomUniform, TruncatedNormal
-orthogonal = Orthogonal
+orthogonal = OrthogonalInitializer = Orthogonal
+identity = IdentityInitializer = Identity
+lecun_normal, lecun_uniform, variance_scaling = LecunNormal, LecunUniform, VarianceScaling
 
 
 def get(identifier: Any) -> Any:
@@ -290,3 +292,12 @@ def serialize(initializer: Any) -> Any:
     if isinstance(initializer, Initializer):
         return {"class_name": type(initializer).__name__, "config": initializer.get_config()}
     return initializer
+
+
+def deserialize(config: Any, custom_objects: Optional[dict] = None) -> Any:
+    """The initializer a serialize() result (a name or {'class_name', 'config'}) describes."""
+    name = config.get("class_name") if isinstance(config, dict) else config
+    if custom_objects and name in custom_objects:
+        cls = custom_objects[name]
+        return cls.from_config(config.get("config", {})) if isinstance(config, dict) else cls()
+    return get(config)

@@ -11,9 +11,12 @@ from __future__ import annotations
 import math
 from typing import Any, Callable, Optional
 
+import numpy as np
+
 from kilnflow import dtypes as _dtypes
 from kilnflow.keras import backend
 from kilnflow.ops import array
+from kilnflow.ops import linalg
 from kilnflow.ops import math as kmath
 from kilnflow.ops import nn as knn
 from kilnflow.ops.convert import convert_to_tensor
@@ -309,6 +312,46 @@ logcosh = log_cosh
 
 # ---------------------------------------------------------------- Loss classes
 
+def circle(y_true: Any, y_pred: Any, ref_labels: Any = None, ref_embeddings: Any = None,
+           remove_diagonal: bool = True, gamma: float = 80.0, margin: float = 0.4) -> Any:
+    """Circle loss (Sun et al. 2020) of embeddings `y_pred` (L2-normalized by the caller)
+    with integer labels: per anchor, softplus of the log-sum-exp of its weighted positive
+    and negative cosine distances; anchors with a zero loss are masked out of the mean."""
+    y_pred = convert_to_tensor(y_pred)
+    y_true = kmath.cast(convert_to_tensor(y_true), "int32")
+    ref = y_pred if ref_embeddings is None else convert_to_tensor(ref_embeddings)
+    ref_labels = y_true if ref_labels is None else kmath.cast(convert_to_tensor(ref_labels),
+                                                              "int32")
+    distances = kmath.maximum(1.0 - linalg.matmul(y_pred, ref, transpose_b=True), 0.0)
+    same = kmath.equal(reshaping.reshape(y_true, [-1, 1]), reshaping.reshape(ref_labels, [1, -1]))
+    positive = same
+    if remove_diagonal:
+        eye = np.eye(int(y_true.shape[0]), int(ref_labels.shape[0]), dtype=bool)
+        positive = kmath.logical_and(same, convert_to_tensor(~eye))
+    pos_f, neg_f = kmath.cast(positive, y_pred.dtype), kmath.cast(kmath.logical_not(same),
+                                                                  y_pred.dtype)
+    pos_weights = kmath.maximum((margin + distances) * pos_f, 0.0)
+    neg_weights = kmath.maximum((1.0 + margin - distances) * neg_f, 0.0)
+    pos = -gamma * pos_weights * (margin - distances)
+    neg = gamma * neg_weights * (1.0 - margin - distances)
+    low = array.fill(array.shape(distances), -np.inf, y_pred.dtype)
+    p_loss = kreduce.reduce_logsumexp(array.where(positive, pos, low), 1)
+    n_loss = kreduce.reduce_logsumexp(array.where(kmath.logical_not(same), neg, low), 1)
+    loss = backend.nn().softplus(p_loss + n_loss)
+    backend.set_keras_mask(loss, loss > 0)
+    return loss
+
+
+def categorical_generalized_cross_entropy(y_true: Any, y_pred: Any, q: float) -> Any:
+    """Generalized cross entropy (Zhang & Sabuncu 2018) of integer labels and class
+    probabilities: (1 - p_true ** q) / q."""
+    y_pred = convert_to_tensor(y_pred)
+    labels = kmath.cast(convert_to_tensor(y_true), "int32")
+    p = kreduce.reduce_sum(y_pred * array.one_hot(labels, int(y_pred.shape[-1]),
+                                                  dtype=y_pred.dtype), -1)
+    return (1.0 - kmath.pow(p, q)) / q
+
+
 class Loss:
     """Base class: `call(y_true, y_pred)` gives per-example losses; `__call__` reduces them.
 
@@ -331,6 +374,9 @@ class Loss:
     def __call__(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> Any:
         mask = backend.get_keras_mask(y_pred)  # from Embedding(mask_zero) / Masking
         losses = self.call(y_true, y_pred)
+        out_mask = backend.get_keras_mask(losses)  # a loss may mask its own values (Circle)
+        if out_mask is not None:
+            mask = out_mask if mask is None else kmath.logical_and(mask, out_mask)
         if mask is not None:
             sample_weight = apply_mask(sample_weight, mask, losses.dtype, self.reduction)
         return reduce_weighted_values(losses, sample_weight, self.reduction)
@@ -393,7 +439,7 @@ class LossFunctionWrapper(Loss):
 
     def call(self, y_true: Any, y_pred: Any) -> Any:
         y_true, y_pred = convert_to_tensor(y_true), convert_to_tensor(y_pred)
-        if self.fn is not sparse_categorical_crossentropy:
+        if self.fn not in SPARSE_LABEL_FNS:
             y_true, y_pred = squeeze_or_expand_to_same_rank(y_true, y_pred)
         return self.fn(y_true, y_pred, **self._fn_kwargs)
 
@@ -478,12 +524,21 @@ Dice = _wrapper("Dice", dice, "dice", "1 - the Dice coefficient of labels and pr
 Tversky = _wrapper("Tversky", tversky, "tversky", "1 - the Tversky index (alpha, beta).",
                    alpha=0.5, beta=0.5, axis=None)
 
+Circle = _wrapper("Circle", circle, "circle", "Circle loss of embeddings with integer labels "
+                  "(see circle).", gamma=80.0, margin=0.4, remove_diagonal=True)
+CategoricalGeneralizedCrossEntropy = _wrapper(
+    "CategoricalGeneralizedCrossEntropy", categorical_generalized_cross_entropy,
+    "categorical_generalized_cross_entropy", "(1 - p_true ** q) / q: cross entropy robust "
+    "to noisy labels.", q=0.5)
+SPARSE_LABEL_FNS = (sparse_categorical_crossentropy, circle,
+                    categorical_generalized_cross_entropy)
+
 ALL_LOSS_CLASSES = (
     MeanSquaredError, MeanAbsoluteError, MeanAbsolutePercentageError,
     MeanSquaredLogarithmicError, CosineSimilarity, Huber, LogCosh, BinaryCrossentropy,
     BinaryFocalCrossentropy, CategoricalCrossentropy, CategoricalFocalCrossentropy,
     SparseCategoricalCrossentropy, KLDivergence, Poisson, Hinge, SquaredHinge,
-    CategoricalHinge, Dice, Tversky)
+    CategoricalHinge, Dice, Tversky, Circle, CategoricalGeneralizedCrossEntropy)
 _BY_NAME = {cls.__name__: cls for cls in ALL_LOSS_CLASSES}
 for _cls in ALL_LOSS_CLASSES:
     _BY_NAME[_cls.default_name] = _cls

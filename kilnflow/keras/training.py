@@ -4,6 +4,8 @@ driving callbacks. Model (models.py) owns the steps; this module owns the iterat
 """
 from __future__ import annotations
 
+import itertools
+import warnings
 from typing import Any, Callable, Iterator, Optional
 
 import numpy as np
@@ -107,41 +109,119 @@ class ArrayBatches:
             yield take(self.x, index), take(self.y, index), take(self.sw, index)
 
 
-class IterableBatches:
-    """Batches from a user's iterable of (x, y) or (x, y, sample_weight) tuples."""
+PEEKED_BATCHES = 2  # Keras reads a generator's first batches to learn their specs
 
-    def __init__(self, source: Any, steps: Optional[int]):
+
+class IterableBatches:
+    """Batches from a user's iterable of (x,), (x, y) or (x, y, sample_weight) tuples.
+
+    A one-shot iterator (a Python generator) is read as Keras 3 reads it: its first two
+    batches are taken up front, and every pass yields them again before the rest of the
+    generator, so once the generator is exhausted each new pass (a new epoch, or
+    validation) sees those two batches."""
+
+    def __init__(self, source: Any):
         self.source = source
-        self.steps_limit = steps
+        self._first: Optional[list] = None
+        if iter(source) is source:  # a generator or other one-shot iterator
+            self._first = list(itertools.islice(source, PEEKED_BATCHES))
+            if not self._first:
+                raise ValueError("When passing a Python generator to a Keras model, the "
+                                 "generator must yield at least one batch. Received an "
+                                 "empty generator.")
+            if not isinstance(self._first[0], tuple):
+                raise ValueError("When passing a Python generator to a Keras model, the "
+                                 "generator must return a tuple, either (input,) or "
+                                 "(inputs, targets) or (inputs, targets, sample_weights). "
+                                 f"Received: {self._first[0]!r}")
 
     @property
     def steps(self) -> Optional[int]:
-        if self.steps_limit is not None:
-            return self.steps_limit
+        if self._first is not None:
+            return None
         return known_batches(self.source)
 
     def __iter__(self) -> Iterator[tuple]:
-        for i, item in enumerate(self.source):
-            if self.steps_limit is not None and i >= self.steps_limit:
-                return
-            if not isinstance(item, tuple):
-                item = (item,)
-            if len(item) == 1:
-                yield arrays(item[0]), None, None
-            elif len(item) in (2, 3):
-                yield tuple(arrays(v) for v in item) + (None,) * (3 - len(item))
-            else:
-                raise ValueError(f"Each batch must be (x,), (x, y) or (x, y, sample_weight); "
-                                 f"got a tuple of {len(item)}")
+        items = self.source if self._first is None else \
+            itertools.chain(self._first, self.source)
+        for item in items:
+            yield unpack_batch(item)
 
 
-def batches(x: Any, y: Any, sw: Any, batch_size: Optional[int], shuffle: bool,
-            steps: Optional[int]) -> Any:
-    if _is_batch_iterable(x):
-        if y is not None:
-            raise ValueError("`y` must not be given when `x` yields (x, y) batches")
-        return IterableBatches(x, steps)
-    return ArrayBatches(arrays(x), arrays(y), arrays(sw), batch_size or 32, shuffle)
+def unpack_batch(item: Any) -> tuple:
+    """(x, y, sample_weight) of one batch given as x, (x,), (x, y) or (x, y, sw)."""
+    if not isinstance(item, tuple):
+        item = (item,)
+    if len(item) not in (1, 2, 3):
+        raise ValueError(f"Each batch must be (x,), (x, y) or (x, y, sample_weight); "
+                         f"got a tuple of {len(item)}")
+    return tuple(arrays(v) for v in item) + (None,) * (3 - len(item))
+
+
+class PyDatasetBatches:
+    """Batches of a keras.utils.PyDataset (or any object with __len__ and __getitem__
+    giving batches): one pass indexes 0..len-1, in a shuffled order when fit shuffles,
+    and the dataset's on_epoch_end runs after each pass."""
+
+    def __init__(self, dataset: Any, shuffle: bool):
+        self.dataset = dataset
+        self.shuffle = shuffle
+
+    @property
+    def steps(self) -> Optional[int]:
+        return len(self.dataset)
+
+    def __iter__(self) -> Iterator[tuple]:
+        order = np.arange(len(self.dataset))
+        if self.shuffle:
+            order = backend.rng().permutation(order)
+        for i in order:
+            yield unpack_batch(self.dataset[int(i)])
+
+    def on_epoch_end(self) -> None:
+        hook = getattr(self.dataset, "on_epoch_end", None)
+        if hook is not None:
+            hook()
+
+
+def _is_indexed_dataset(x: Any) -> bool:
+    from kilnflow.keras.utils.dataset_utils import PyDataset
+    return isinstance(x, PyDataset)
+
+
+def _source_kind(x: Any) -> str:
+    if hasattr(x, "element_spec"):
+        return "tf.data.Dataset"
+    if _is_indexed_dataset(x):
+        return "PyDataset"
+    return "generator"
+
+
+_SHUFFLE_IGNORED = {
+    "tf.data.Dataset": "a tf.data.Dataset. The Dataset is expected to already be shuffled "
+                       "(via `.shuffle(buffer_size)`).",
+    "generator": "a generator. The generator is expected to yield already-shuffled data.",
+}
+
+
+def batches(x: Any, y: Any, sw: Any, batch_size: Optional[int], shuffle: bool) -> Any:
+    """The batches of fit/evaluate/predict's inputs, per pass; a dataset, generator or
+    PyDataset brings its own targets and weights, as Keras's data adapters say."""
+    if not (_is_indexed_dataset(x) or _is_batch_iterable(x)):
+        return ArrayBatches(arrays(x), arrays(y), arrays(sw), batch_size or 32, shuffle)
+    kind = _source_kind(x)
+    for name, value, what in (("y", y, "the targets"),
+                              ("sample_weights", sw, "the sample weights")):
+        if value is not None:
+            raise ValueError(f"When providing `x` as a {kind}, `{name}` should not be "
+                             f"passed. Instead, {what} should be included as part of the "
+                             f"{kind}.")
+    if kind == "PyDataset":
+        return PyDatasetBatches(x, shuffle)
+    if shuffle:
+        warnings.warn("`shuffle=True` was passed, but will be ignored since the data `x` "
+                      f"was provided as {_SHUFFLE_IGNORED[kind]}", stacklevel=4)
+    return IterableBatches(x)
 
 
 # ---------------------------------------------------------------- step functions
@@ -174,11 +254,31 @@ def class_weights_to_samples(y: Any, class_weight: dict) -> np.ndarray:
     return weights
 
 
+def _per_execution(model: Any) -> int:
+    """compile(steps_per_execution=): batches per callback step, as Keras groups them."""
+    return int(getattr(model, "_steps_per_execution", 1) or 1)
+
+
+def metrics_result_or_logs(model: Any, logs: dict) -> dict:
+    """The model's metric results when the step's logs name exactly them (Keras reads
+    the metrics, not the last step's logs), else the logs (a custom train_step's)."""
+    results = _python_logs(model.get_metrics_result())
+    return results if set(logs) == set(results) else dict(logs)
+
+
+def _should_eval(epoch: int, validation_freq: Any) -> bool:
+    if isinstance(validation_freq, int):
+        return (epoch + 1) % validation_freq == 0
+    return epoch + 1 in validation_freq
+
+
 def fit_loop(model: Any, x: Any, y: Any, batch_size: Optional[int], epochs: int, verbose: Any,
              callbacks: Any, validation_split: float, validation_data: Any, shuffle: bool,
              sample_weight: Any, initial_epoch: int, steps_per_epoch: Optional[int],
-             validation_batch_size: Optional[int], validation_freq: int,
+             validation_batch_size: Optional[int], validation_freq: Any,
              class_weight: Optional[dict] = None, validation_steps: Optional[int] = None) -> Any:
+    """Keras 3's fit: epochs of train steps; validation runs evaluate's loop with the
+    same callbacks (on_test_begin ... on_test_end), its logs prefixed `val_`."""
     if class_weight is not None:
         if _is_batch_iterable(x):
             raise NotImplementedError("class_weight with a batch iterable is not supported; "
@@ -192,102 +292,116 @@ def fit_loop(model: Any, x: Any, y: Any, batch_size: Optional[int], epochs: int,
             raise ValueError("validation_split needs array inputs, not a batch iterable")
         (x, y, sample_weight), validation_data = split_validation(
             arrays(x), arrays(y), arrays(sample_weight), validation_split)
-    data = EpochIterator(batches(x, y, sample_weight, batch_size, shuffle, None),
-                         steps_per_epoch)
     val = None
-    if validation_data is not None and _is_batch_iterable(validation_data):
+    if validation_data is not None and (_is_batch_iterable(validation_data) or
+                                        _is_indexed_dataset(validation_data)):
         val = (validation_data, None, None)  # a kf.data.Dataset or batch iterable
     elif validation_data is not None:
         if not isinstance(validation_data, tuple) or len(validation_data) not in (2, 3):
             raise ValueError("validation_data must be a tuple (x_val, y_val) or "
                              "(x_val, y_val, val_sample_weight), or a dataset")
         val = tuple(validation_data) + (None,) * (3 - len(validation_data))
-    verbose = 1 if verbose == "auto" else verbose
-    history = _callbacks.History()
-    extra = [_callbacks.ProgbarLogger(verbose)] if verbose else []
-    cbs = _callbacks.CallbackList(list(callbacks or []) + extra + [history], model,
-                                  {"epochs": epochs, "steps": data.steps, "verbose": verbose})
+    data = EpochIterator(batches(x, y, sample_weight, batch_size, shuffle), steps_per_epoch,
+                         _per_execution(model))
+    cbs = callback_list(callbacks, model, verbose, epochs, data.steps, history=True)
     train_function = model.make_train_function()
     model.stop_training = False
     model._initial_epoch = None
-    logs: dict = {}
     cbs.on_train_begin()
     if model._initial_epoch is not None:  # BackupAndRestore resumes an interrupted fit
         initial_epoch = max(initial_epoch, model._initial_epoch)
+    training_logs, logs, val_data = None, {}, None
     for epoch in range(initial_epoch, epochs):
         model.reset_metrics()
         cbs.on_epoch_begin(epoch)
-        for step, (xb, yb, swb) in data.epoch():
+        for step in data.epoch():
             cbs.on_train_batch_begin(step)
-            logs = _python_logs(train_function(tensors(xb), tensors(yb), tensors(swb)))
-            cbs.on_train_batch_end(step, logs)
+            group = data.next_batches()
+            if group is None:
+                break
+            for batch in group:
+                logs = _python_logs(train_function(*tensors(batch)))
+            cbs.on_train_batch_end(data.last_step(step), logs)
             if model.stop_training:
                 break
-        if data.exhausted:  # the data gave nothing more: the out-of-data warning was issued
-            break
-        epoch_logs = dict(logs)
-        if val is not None and (epoch + 1) % validation_freq == 0:
-            results = evaluate_loop(model, val[0], val[1], validation_batch_size or batch_size,
-                                    val[2], validation_steps, None)
+        epoch_logs = metrics_result_or_logs(model, logs)
+        if val is not None and _should_eval(epoch, validation_freq):
+            if val_data is None:  # made once, reused by every validation (as Keras)
+                val_data = EpochIterator(batches(val[0], val[1], val[2], validation_batch_size
+                                                 or batch_size, False), validation_steps,
+                                         _per_execution(model))
+            results = run_evaluation(model, val_data, cbs)
             epoch_logs.update({f"val_{k}": v for k, v in results.items()})
         cbs.on_epoch_end(epoch, epoch_logs)
-        logs = epoch_logs
+        training_logs = epoch_logs
         if model.stop_training:
             break
     finalize = getattr(model.optimizer, "finalize_variable_values", None)
-    if finalize is not None:  # use_ema: the weights become their moving averages
+    if finalize is not None and epochs > 0:  # use_ema: the weights become their averages
         finalize(model.trainable_variables)
-    cbs.on_train_end(logs)
-    return history
+    cbs.on_train_end(training_logs)
+    return next(c for c in cbs.callbacks if isinstance(c, _callbacks.History))
 
 
-def _progbar(verbose: Any, steps: Optional[int]) -> Any:
-    """A Progbar for evaluate/predict (verbose='auto' means 1, as in Keras), or None."""
-    verbose = 1 if verbose == "auto" else verbose
-    if not verbose:
-        return None
-    from kilnflow.keras.progbar import Progbar
-    return Progbar(steps, verbose=verbose, stateful_metrics=_callbacks.EVERYTHING)
+def callback_list(callbacks: Any, model: Any, verbose: Any, epochs: int,
+                  steps: Optional[int], history: bool = False) -> Any:
+    """The user's callbacks, then ProgbarLogger (unless verbose=0) and History (fit), as
+    Keras 3 adds them; one already in the list is not added again."""
+    if isinstance(callbacks, _callbacks.CallbackList):
+        return callbacks
+    callbacks = list(callbacks or [])
+    if verbose and not any(isinstance(c, _callbacks.ProgbarLogger) for c in callbacks):
+        callbacks.append(_callbacks.ProgbarLogger())
+    if history and not any(isinstance(c, _callbacks.History) for c in callbacks):
+        callbacks.append(_callbacks.History())
+    return _callbacks.CallbackList(callbacks, model, {"epochs": epochs, "steps": steps,
+                                                      "verbose": verbose})
 
 
-def evaluate_loop(model: Any, x: Any, y: Any, batch_size: Optional[int], sample_weight: Any,
-                  steps: Optional[int], callbacks: Any, verbose: Any = 0) -> dict:
-    data = batches(x, y, sample_weight, batch_size, False, steps)
-    bar = _progbar(verbose, data.steps)
-    cbs = _callbacks.CallbackList(callbacks, model, {"steps": data.steps})
+def run_evaluation(model: Any, data: EpochIterator, cbs: Any) -> dict:
+    """evaluate's loop over `data` (started afresh), calling the test callbacks."""
     test_function = model.make_test_function()
-    model.reset_metrics()
-    logs: dict = {}
+    data.reset()
     cbs.on_test_begin()
-    for step, (xb, yb, swb) in enumerate(data):
+    logs: dict = {}
+    model.reset_metrics()
+    for step in data.epoch():
         cbs.on_test_batch_begin(step)
-        logs = _python_logs(test_function(tensors(xb), tensors(yb), tensors(swb)))
-        cbs.on_test_batch_end(step, logs)
-        if bar is not None:
-            bar.update(step + 1, logs, finalize=False)
-    if bar is not None:
-        bar.update(bar.target or len(logs), logs, finalize=True)
+        group = data.next_batches()
+        if group is None:
+            break
+        for batch in group:
+            logs = _python_logs(test_function(*tensors(batch)))
+        cbs.on_test_batch_end(data.last_step(step), logs)
+    logs = metrics_result_or_logs(model, logs)
     cbs.on_test_end(logs)
     return logs
 
 
+def evaluate_loop(model: Any, x: Any, y: Any, batch_size: Optional[int], sample_weight: Any,
+                  steps: Optional[int], callbacks: Any, verbose: Any = 0) -> dict:
+    data = EpochIterator(batches(x, y, sample_weight, batch_size, False), steps,
+                         _per_execution(model))
+    return run_evaluation(model, data, callback_list(callbacks, model, verbose, 1, data.steps))
+
+
 def predict_loop(model: Any, x: Any, batch_size: Optional[int], steps: Optional[int],
                  callbacks: Any, verbose: Any = 0) -> Any:
-    data = batches(x, None, None, batch_size, False, steps)
-    bar = _progbar(verbose, data.steps)
-    cbs = _callbacks.CallbackList(callbacks, model, {"steps": data.steps})
+    data = EpochIterator(batches(x, None, None, batch_size, False), steps,
+                         _per_execution(model))
+    cbs = callback_list(callbacks, model, verbose, 1, data.steps)
     predict_function = model.make_predict_function()
     outputs = []
     cbs.on_predict_begin()
-    for step, (xb, _, _) in enumerate(data):
+    for step in data.epoch():
         cbs.on_predict_batch_begin(step)
-        out = nest.map_structure(np.asarray, predict_function(tensors(xb)))
-        outputs.append(out)
-        cbs.on_predict_batch_end(step, {"outputs": out})
-        if bar is not None:
-            bar.update(step + 1, finalize=False)
-    if bar is not None:
-        bar.update(bar.target or len(outputs), finalize=True)
+        group = data.next_batches()
+        if group is None:
+            break
+        for batch in group:
+            out = nest.map_structure(np.asarray, predict_function(tensors(batch[0])))
+            outputs.append(out)
+        cbs.on_predict_batch_end(data.last_step(step), {"outputs": out})
     cbs.on_predict_end()
     if not outputs:
         raise ValueError("predict() got no data")

@@ -42,7 +42,7 @@ def test_fit_reduces_loss_and_learns():
     loss, accuracy = model.evaluate(x, y, verbose=0)
     assert accuracy > 0.9 and loss == pytest.approx(model.evaluate(x, y, verbose=0)[0])
     assert model.predict(x, batch_size=64, verbose=0).shape == (200, 3)
-    assert model.metrics_names == ["loss", "accuracy"]
+    assert model.metrics_names == ["loss", "compile_metrics"]  # as Keras 3 names them
     assert history.epoch == list(range(6)) and model.history is history
 
 
@@ -190,18 +190,18 @@ def test_progress_bar_on_a_terminal_only():
               callbacks=[keras.callbacks.ProgbarLogger(1, stream=screen)])
     text = screen.getvalue()
     assert "Epoch 1/2" in text and "Epoch 2/2" in text
-    assert "4/4 [==============================]" in text
-    assert "ms/step" in text and "loss: " in text and "accuracy: " in text
+    assert "\x1b[1m4/4\x1b[0m \x1b[32m" + "━" * 20 in text  # Keras 3's coloured bar
+    assert "s/step" in text and "loss: " in text and "accuracy: " in text
     pipe = io.StringIO()  # not a terminal: one complete line per epoch, no redraws
     model.fit(x, y, epochs=2, batch_size=16, verbose=0,
               callbacks=[keras.callbacks.ProgbarLogger(1, pipe)])
     text = pipe.getvalue()
     assert "\r" not in text
-    assert text.count("4/4 [==============================]") == 2
+    assert text.count("4/4 " + "━" * 20 + " ") == 2 and "\x1b" not in text
     assert text.splitlines()[0] == "Epoch 1/2" and "loss: " in text.splitlines()[1]
     lines = io.StringIO()  # verbose=2: one line per epoch anywhere
     model.fit(x, y, epochs=2, verbose=0, callbacks=[keras.callbacks.ProgbarLogger(2, lines)])
-    assert lines.getvalue().count("ms/step") == 2
+    assert lines.getvalue().count("s/step - loss: ") == 2
 
 
 def test_fit_evaluate_predict_print_when_piped(capsys):
@@ -213,12 +213,12 @@ def test_fit_evaluate_predict_print_when_piped(capsys):
     assert lines[0] == "Epoch 1/2" and lines[2] == "Epoch 2/2" and len(lines) == 4
     assert "val_loss: " in lines[1] and "\r" not in out
     model.evaluate(x, y)
-    assert "2/2 [" in capsys.readouterr().out
+    assert "2/2 ━━" in capsys.readouterr().out
     model.evaluate(x, y, verbose=0)
     model.predict(x, verbose=0)
     assert capsys.readouterr().out == ""
     model.predict(x)
-    assert "ms/step" in capsys.readouterr().out
+    assert "s/step" in capsys.readouterr().out
 
 
 def test_progbar_utility():
@@ -226,12 +226,21 @@ def test_progbar_utility():
     bar = keras.utils.Progbar(4, stream=out)
     for i in range(4):
         bar.update(i + 1, [("loss", float(i))])
-    assert out.getvalue().count("\n") == 1 and "loss: 1.5000" in out.getvalue()
+    # Keras 3: the finalizing update's value is shown as given, not averaged in
+    assert out.getvalue().count("\n") == 1 and "loss: 3.0000" in out.getvalue()
+    half = io.StringIO()
+    bar = keras.utils.Progbar(4, stream=half, verbose=2)
+    bar.update(2, [("loss", 1.0)])
+    bar.update(3, [("loss", 2.0)])
+    bar.update(4, [("loss", 0.0001)], finalize=True)
+    assert half.getvalue().startswith("4/4 - 0s -") and half.getvalue().endswith(
+        " - loss: 1.0000e-04\n")
     screen = _Terminal()
     live = keras.utils.Progbar(3, stream=screen, interval=0.0)
     live.add(1, [("acc", 1.0)])
     live.add(2, [("acc", 0.5)])
-    assert screen.getvalue().startswith("\r1/3 [") and "acc: 0.6667" in screen.getvalue()
+    assert screen.getvalue().startswith("\r\x1b[1m1/3") and "acc: 1.0000" in screen.getvalue()
+    assert screen.getvalue().endswith("acc: 0.5000\n")
 
 
 def test_summary():

@@ -49,7 +49,20 @@ from kilnflow.keras.metrics.confusion import FBetaScore as FBetaScore
 from kilnflow.keras.metrics.confusion import F1Score as F1Score
 from kilnflow.keras.metrics.confusion import MeanIoU as MeanIoU
 from kilnflow.keras.metrics.confusion import R2Score as R2Score
+from kilnflow.keras.metrics.iou_correlation import IoU as IoU
+from kilnflow.keras.metrics.iou_correlation import BinaryIoU as BinaryIoU
+from kilnflow.keras.metrics.iou_correlation import OneHotIoU as OneHotIoU
+from kilnflow.keras.metrics.iou_correlation import OneHotMeanIoU as OneHotMeanIoU
+from kilnflow.keras.metrics.iou_correlation import PearsonCorrelation as PearsonCorrelation
+from kilnflow.keras.metrics.iou_correlation import ConcordanceCorrelation as ConcordanceCorrelation
+from kilnflow.keras.metrics.iou_correlation import PrecisionAtRecall as PrecisionAtRecall
+from kilnflow.keras.metrics.iou_correlation import RecallAtPrecision as RecallAtPrecision
+from kilnflow.keras.metrics.iou_correlation import SensitivityAtSpecificity as SensitivityAtSpecificity
+from kilnflow.keras.metrics.iou_correlation import SpecificityAtSensitivity as SpecificityAtSensitivity
+from kilnflow.keras.metrics.iou_correlation import pearson_correlation as pearson_correlation
+from kilnflow.keras.metrics.iou_correlation import concordance_correlation as concordance_correlation
 from kilnflow.keras.metrics import confusion as _confusion
+from kilnflow.keras.metrics import iou_correlation as _iou_correlation
 from kilnflow.keras.metrics import wrappers as _wrappers
 
 # the loss functions Keras also exports from keras.metrics
@@ -65,12 +78,16 @@ poisson = _losses.poisson
 hinge = _losses.hinge
 squared_hinge = _losses.squared_hinge
 categorical_hinge = _losses.categorical_hinge
-log_cosh_error = logcosh = _losses.log_cosh
+log_cosh_error = logcosh = log_cosh = _losses.log_cosh
+huber = _losses.huber
+binary_focal_crossentropy = _losses.binary_focal_crossentropy
+categorical_focal_crossentropy = _losses.categorical_focal_crossentropy
 
 _BY_NAME: dict = {}
 for _cls in _wrappers.WRAPPED:
     _BY_NAME[_cls.__name__] = _BY_NAME[_cls.default_name] = _cls
-for _cls in _confusion.CONFUSION + (Mean, Sum, RootMeanSquaredError):
+for _cls in _confusion.CONFUSION + _iou_correlation.IOU_AND_CORRELATION + (
+        Mean, Sum, RootMeanSquaredError):
     _BY_NAME[_cls.__name__] = _cls
 _BY_NAME.update({"mse": MeanSquaredError, "mae": MeanAbsoluteError,
                  "mape": MeanAbsolutePercentageError, "msle": MeanSquaredLogarithmicError,

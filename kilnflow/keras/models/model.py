@@ -18,6 +18,7 @@ from kilnflow.keras import metrics as _metrics
 from kilnflow.keras import optimizers as _optimizers
 from kilnflow.keras import training
 from kilnflow.keras.models import multi_output
+from kilnflow.keras.models.compile_metrics import CompileMetrics
 from kilnflow.keras.layers.base import Layer
 from kilnflow.ops import math as kmath
 from kilnflow.saving import checkpoint as _checkpoint
@@ -27,11 +28,11 @@ from kilnflow.keras.summary import print_summary
 
 _MODEL_STATE = frozenset({
     "optimizer", "loss", "compiled_loss", "compiled_metrics", "history", "stop_training",
-    "_loss_object", "_metric_specs", "_compiled_metrics", "_loss_tracker", "_run_eagerly",
+    "_loss_object", "_loss_tracker", "_run_eagerly",
     "_train_function", "_test_function", "_predict_function", "_is_compiled", "_nodes",
-    "_raw_metrics", "_metric_outputs", "_output_loss_trackers",
+    "_compile_metrics", "_output_loss_trackers",
     "_functional_layers", "_model_inputs", "_model_outputs", "_seq_layers",
-    "_metrics_resolved", "_jit_compile", "_initial_epoch", "_loss_weights", "_seq_io"})
+    "_jit_compile", "_steps_per_execution", "_initial_epoch", "_loss_weights", "_seq_io"})
 
 
 def _by_output(spec: Any, index: int, names: list) -> Any:
@@ -88,7 +89,7 @@ class Model(Functional, Layer):
         self._test_function: Any = None
         self._predict_function: Any = None
         self._loss_tracker: Any = None
-        self._compiled_metrics: list = []
+        self._compile_metrics: Any = None
         self._nodes: Optional[list] = None
         if inputs is not None or outputs is not None:
             if inputs is None or outputs is None:
@@ -99,9 +100,8 @@ class Model(Functional, Layer):
                 loss_weights: Any = None, weighted_metrics: Any = None,
                 run_eagerly: bool = False, steps_per_execution: int = 1,
                 jit_compile: Any = None, **kwargs: Any) -> None:
-        """Configure training: the optimizer, the loss and the metrics to report."""
-        if weighted_metrics is not None:
-            raise NotImplementedError("weighted_metrics is not supported yet")
+        """Configure training: the optimizer, the loss and the metrics to report
+        (`metrics` ignore sample weights, `weighted_metrics` use them)."""
         self.optimizer = _optimizers.get(optimizer)
         self.distribute_strategy = get_strategy()  # fit splits batches over its replicas
         self.loss = loss
@@ -112,14 +112,14 @@ class Model(Functional, Layer):
             self._loss_object = {k: _losses.get(v) for k, v in loss.items()}
         else:
             self._loss_object = _losses.get(loss)
-        self._raw_metrics = metrics
-        self._metric_specs = list(metrics or []) if not isinstance(metrics, dict) else []
         self._output_loss_trackers: Any = None
-        self._compiled_metrics = []
-        self._metrics_resolved = False
+        self._compile_metrics = None
+        if metrics is not None or weighted_metrics is not None:
+            self._compile_metrics = CompileMetrics(metrics, weighted_metrics)
         self._loss_tracker = _metrics.Mean(name="loss")
         self._run_eagerly = bool(run_eagerly)
         self._jit_compile = jit_compile
+        self._steps_per_execution = int(steps_per_execution)
         self._train_function = self._test_function = self._predict_function = None
         self._is_compiled = True
 
@@ -134,11 +134,13 @@ class Model(Functional, Layer):
 
     @property
     def metrics(self) -> list:
-        """The loss tracker, the compiled metrics and, with several outputs, the
-        per-output loss trackers (`a_loss`, ...), once the first batch has been seen."""
+        """As in Keras 3: the loss tracker, `compile_metrics` (compile()'s metrics as one
+        Metric) and, with several outputs, the per-output loss trackers (`a_loss`, ...),
+        these once the first batch has been seen."""
         out = [self._loss_tracker] if self._loss_tracker is not None else []
-        trackers = list(getattr(self, "_output_loss_trackers", None) or [])
-        return out + list(self._compiled_metrics) + trackers
+        if self._compile_metrics is not None:
+            out.append(self._compile_metrics)
+        return out + list(getattr(self, "_output_loss_trackers", None) or [])
 
     @property
     def metrics_names(self) -> list:
@@ -148,30 +150,27 @@ class Model(Functional, Layer):
         for m in self.metrics:
             m.reset_state()
 
-    def _resolve_metrics(self, y: Any, y_pred: Any) -> None:
-        """Turn compile()'s metric names into Metric objects, once, from the first batch."""
-        if self._metrics_resolved:
-            return
-        self._metrics_resolved = True
-        self._metric_outputs: dict = {}
-        per_output = multi_output.metrics_by_output(self, self._raw_metrics, y_pred)
-        if per_output is not None:
-            trues, preds, names = multi_output.flat_targets(self, y, y_pred)
-            for index, specs in per_output:
-                loss = _by_output(self._loss_object, index, names) \
-                    if isinstance(self._loss_object, (list, dict)) else self._loss_object
-                for spec in specs:
-                    metric = multi_output.resolve_metric(spec, loss, trues[index],
-                                                         preds[index], prefix=names[index])
-                    self._metric_outputs[id(metric)] = index
-                    self._compiled_metrics.append(metric)
-            return
-        for spec in self._metric_specs:
-            loss = self._loss_object
-            if isinstance(loss, (list, dict)):
-                loss = nest.flatten(loss)[0] if loss else None
-            self._compiled_metrics.append(multi_output.resolve_metric(
-                spec, loss, nest.flatten(y)[0], nest.flatten(y_pred)[0]))
+    def get_metrics_result(self) -> dict:
+        """Every metric's current result, compile_metrics' sub-metrics by their names."""
+        logs: dict = {}
+        for metric in self.metrics:
+            result = metric.result()
+            if isinstance(result, dict):
+                logs.update(result)
+            else:
+                logs[metric.name] = result
+        return logs
+
+    def flatten_metrics_in_order(self, logs: dict) -> Any:
+        """evaluate()'s list: the logs in metric order (sub-metrics in compile order),
+        then any other keys sorted; one value alone is returned bare."""
+        names = []
+        for metric in self.metrics:
+            names += [m.name for m in metric.metrics] if metric is self._compile_metrics \
+                else [metric.name]
+        values = [logs[n] for n in names if n in logs]
+        values += [logs[k] for k in sorted(logs) if k not in names]
+        return values[0] if len(values) == 1 else values
 
     def _check_compiled(self) -> None:
         if not self._is_compiled:
@@ -217,16 +216,10 @@ class Model(Functional, Layer):
         return kmath.add_n(parts)
 
     def compute_metrics(self, x: Any, y: Any, y_pred: Any, sample_weight: Any) -> dict:
-        self._resolve_metrics(y, y_pred)
-        by_output = getattr(self, "_metric_outputs", None)
-        flat = multi_output.flat_targets(self, y, y_pred) if by_output else None
-        for metric in self._compiled_metrics:
-            index = by_output.get(id(metric)) if by_output else None
-            if index is None:
-                metric.update_state(y, y_pred, sample_weight)
-            else:
-                metric.update_state(flat[0][index], flat[1][index], sample_weight)
-        return {m.name: m.result() for m in self.metrics}
+        """Update compile()'s metrics with the batch; return every metric's result."""
+        if self._compile_metrics is not None:
+            self._compile_metrics.update_state(self, y, y_pred, sample_weight)
+        return self.get_metrics_result()
 
     def train_step(self, data: tuple) -> dict:
         """One optimization step on a batch: forward, loss, gradients, update, metrics."""
@@ -236,6 +229,9 @@ class Model(Functional, Layer):
             loss = self.compute_loss(x, y, y_pred, sample_weight)
             # in one replica of several: its share, so the all-reduced sum is the mean's
             scaled = distribute_hooks.scale_loss_for_distribution(loss)
+            scale_loss = getattr(self.optimizer, "scale_loss", None)
+            if scale_loss is not None:  # a LossScaleOptimizer scales it up
+                scaled = scale_loss(scaled)
         variables = self.trainable_variables
         grads = tape.gradient(scaled, variables)
         self.optimizer.apply_gradients(zip(grads, variables))
@@ -303,10 +299,7 @@ class Model(Functional, Layer):
         self._check_compiled()
         logs = training.evaluate_loop(self, x, y, batch_size, sample_weight, steps, callbacks,
                                       verbose)
-        if return_dict:
-            return logs
-        values = [logs[name] for name in self.metrics_names if name in logs]
-        return values[0] if len(values) == 1 else values
+        return logs if return_dict else self.flatten_metrics_in_order(logs)
 
     def predict(self, x: Any, batch_size: Optional[int] = None, verbose: Any = "auto",
                 steps: Optional[int] = None, callbacks: Any = None) -> Any:
@@ -314,14 +307,23 @@ class Model(Functional, Layer):
         return training.predict_loop(self, x, batch_size, steps, callbacks, verbose)
 
     def train_on_batch(self, x: Any, y: Any = None, sample_weight: Any = None,
-                       reset_metrics: bool = True, return_dict: bool = False) -> Any:
+                       class_weight: Any = None, return_dict: bool = False,
+                       reset_metrics: bool = True) -> Any:
+        """One train step on one batch (Keras 3's argument order; `class_weight` becomes
+        per-sample weights)."""
         self._check_compiled()
+        if class_weight is not None:
+            if sample_weight is not None:
+                raise ValueError("Arguments `sample_weight` and `class_weight` cannot be "
+                                 "specified at the same time.")
+            sample_weight = training.class_weights_to_samples(training.arrays(y),
+                                                              class_weight)
         if reset_metrics:
             self.reset_metrics()
         logs = training._python_logs(self.make_train_function()(
             *training.tensors((training.arrays(x), training.arrays(y),
                                training.arrays(sample_weight)))))
-        return logs if return_dict else self._as_list(logs)
+        return logs if return_dict else self.flatten_metrics_in_order(logs)
 
     def test_on_batch(self, x: Any, y: Any = None, sample_weight: Any = None,
                       reset_metrics: bool = True, return_dict: bool = False) -> Any:
@@ -331,15 +333,11 @@ class Model(Functional, Layer):
         logs = training._python_logs(self.make_test_function()(
             *training.tensors((training.arrays(x), training.arrays(y),
                                training.arrays(sample_weight)))))
-        return logs if return_dict else self._as_list(logs)
+        return logs if return_dict else self.flatten_metrics_in_order(logs)
 
     def predict_on_batch(self, x: Any) -> Any:
         out = self.make_predict_function()(training.tensors(training.arrays(x)))
         return nest.map_structure(np.asarray, out)
-
-    def _as_list(self, logs: dict) -> Any:
-        values = [logs[n] for n in self.metrics_names if n in logs]
-        return values[0] if len(values) == 1 else values
 
     # ---------------------------------------------------------------- weights on disk
 

@@ -3,9 +3,7 @@
 `compile(loss={"a": ..., "b": ...}, metrics={"a": ["mae"], "b": ["accuracy"]})` (or lists in
 output order, metrics as a list of lists) gives logs `loss`, `a_loss`, `b_loss` (each output's
 unweighted loss, kept when more than one output has a loss), `a_mae`, `b_accuracy`: a
-per-output metric given as a string is named by that string, as in Keras. (A single-output
-model still logs compile(metrics=["mae"]) as `mean_absolute_error`, where Keras 3 says `mae`:
-tests elsewhere depend on that name, so it changes in its own commit.)
+metric given as a string is named by that string, as in Keras (see compile_metrics.py).
 """
 from __future__ import annotations
 
@@ -59,31 +57,25 @@ def metrics_by_output(model: Any, metrics: Any, y_pred: Any) -> Optional[list]:
         return [(names.index(k), v if isinstance(v, (list, tuple)) else [v])
                 for k, v in sorted(metrics.items(), key=lambda kv: names.index(kv[0]))
                 if v is not None]
-    if count > 1 and any(m is None or isinstance(m, (list, tuple)) for m in metrics):
+    if count > 1:  # a list over outputs: one metric, a list of them or None per output
         if len(metrics) != count:
-            raise ValueError(f"compile(metrics=...) has {len(metrics)} entries for a model "
-                             f"with {count} outputs")
+            raise ValueError(f"Invalid `metrics`. `metrics` should contain metrics objects "
+                             "and either be a dict or a list matching the output names of "
+                             f"the model {output_names(model, count)}: {count} entries. "
+                             f"Received: metrics={list(metrics)}")
         return [(i, list(m) if isinstance(m, (list, tuple)) else [m])
                 for i, m in enumerate(metrics) if m is not None]
     return None
 
 
-def _renamed(metric: Any, name: str) -> Any:
-    if metric.name != name:
-        object.__setattr__(metric, "_name", name)
-    return metric
-
-
-def resolve_metric(spec: Any, loss: Any, y_true: Any, y_pred: Any,
-                   prefix: Optional[str] = None) -> Any:
-    """A Metric for `spec` ('accuracy' chosen from the loss and shapes, as in Keras)."""
-    if spec in ("accuracy", "acc"):
-        metric = _metrics.resolve_accuracy(spec, loss, y_true, y_pred)
-    else:
-        metric = _metrics.get(spec)
-        if isinstance(spec, str) and prefix:
-            metric = _renamed(metric, spec)
-    return _renamed(metric, f"{prefix}_{metric.name}") if prefix else metric
+def loss_for_output(model: Any, index: int, names: list) -> Any:
+    """The compiled loss object of output `index` (the one loss when it is shared)."""
+    loss = getattr(model, "_loss_object", None)
+    if isinstance(loss, (list, tuple)):
+        return loss[index] if index < len(loss) else None
+    if isinstance(loss, dict):
+        return loss.get(names[index])
+    return loss
 
 
 def track_output_losses(model: Any, values: list) -> None:

@@ -27,7 +27,8 @@ from kilnflow.variables import Variable
 from kilnflow.ops import reduction
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax",
-           "Nadam", "Ftrl", "Lion", "get", "schedules"]
+           "Nadam", "Ftrl", "Lion", "Lamb", "Adafactor", "LossScaleOptimizer", "get", "serialize",
+           "deserialize", "schedules"]
 
 
 class Optimizer(Module):
@@ -104,9 +105,10 @@ class Optimizer(Module):
 
     # ---------------------------------------------------------------- slots
 
-    def add_slot(self, var: Variable, slot_name: str, initializer: Any = "zeros") -> Variable:
-        """Create (once) the `slot_name` companion of `var`: zeros of its shape and dtype, or
-        filled with `initializer` when that is a number."""
+    def add_slot(self, var: Variable, slot_name: str, initializer: Any = "zeros",
+                 shape: Any = None) -> Variable:
+        """Create (once) the `slot_name` companion of `var`: zeros of its shape (or `shape`)
+        and dtype, or filled with `initializer` when that is a number."""
         key = id(var.handle)
         slots = self._slots.setdefault(key, {})
         if slot_name in slots:
@@ -114,7 +116,8 @@ class Optimizer(Module):
         # a number fills the slot (Adagrad's initial accumulator); the value is the
         # variable's initial value, so a slot made while tracing is not reset every call
         fill = 0 if isinstance(initializer, str) else initializer
-        value = np.full(var.shape.as_list(), fill, var.dtype.as_numpy_dtype)
+        value = np.full(var.shape.as_list() if shape is None else list(shape), fill,
+                        var.dtype.as_numpy_dtype)
         base = var.name.split(":")[0]
         slot = Variable(value, trainable=False, dtype=var.dtype, name=f"{base}/{slot_name}")
         slots[slot_name] = slot
@@ -138,6 +141,11 @@ class Optimizer(Module):
 
     def build(self, var_list: list) -> None:
         """Create the slots of each variable (subclasses call add_slot)."""
+
+    def scale_loss(self, loss: Any) -> Any:
+        """The loss the gradients are taken of (fit calls this): unchanged here; a
+        LossScaleOptimizer multiplies it by its scale."""
+        return loss
 
     def apply(self, grads: list, trainable_variables: Any = None) -> Any:
         """Keras 3's form of apply_gradients: gradients and variables as two lists."""
@@ -449,10 +457,12 @@ class RMSprop(Optimizer):
 # the other optimizers subclass Optimizer, so they are imported once it exists
 from kilnflow.keras.optimizers.adaptive import Adadelta, Adagrad, Adamax, Ftrl, Lion, \
     Nadam  # noqa: E402
+from kilnflow.keras.optimizers.factored import Adafactor, Lamb, \
+    LossScaleOptimizer  # noqa: E402
 
 _BY_NAME = {"sgd": SGD, "adam": Adam, "adamw": AdamW, "rmsprop": RMSprop, "adagrad": Adagrad,
             "adadelta": Adadelta, "adamax": Adamax, "nadam": Nadam, "ftrl": Ftrl,
-            "lion": Lion}
+            "lion": Lion, "lamb": Lamb, "adafactor": Adafactor}
 
 
 def get(identifier: Any) -> Optimizer:
@@ -471,3 +481,19 @@ def get(identifier: Any) -> Optimizer:
             raise ValueError(f"Unknown optimizer config {identifier!r}")
         return cls.from_config(identifier.get("config", {}))
     raise ValueError(f"Could not interpret optimizer identifier: {identifier!r}")
+
+
+def serialize(optimizer: Optimizer) -> dict:
+    """{'class_name', 'config'} of an optimizer (deserialize() rebuilds it)."""
+    return {"class_name": type(optimizer).__name__, "config": optimizer.get_config()}
+
+
+def deserialize(config: Any, custom_objects: Optional[dict] = None) -> Optimizer:
+    """The optimizer a serialize() result (or a name) describes."""
+    name = config.get("class_name") if isinstance(config, dict) else config
+    if custom_objects and name in custom_objects:
+        cls = custom_objects[name]
+        return cls.from_config(config.get("config", {})) if isinstance(config, dict) else cls()
+    if name == "LossScaleOptimizer" and isinstance(config, dict):
+        return LossScaleOptimizer.from_config(config.get("config", {}))
+    return get(config)

@@ -135,8 +135,77 @@ class PiecewiseConstantDecay(LearningRateSchedule):
         return {"boundaries": self.boundaries, "values": self.values, "name": self.name}
 
 
+class PolynomialDecay(LearningRateSchedule):
+    """(initial - end) * (1 - step / decay_steps) ** power + end; past decay_steps it stays
+    at end_learning_rate, or with cycle=True decay_steps grows to the next multiple of
+    itself above step."""
+
+    def __init__(self, initial_learning_rate: float, decay_steps: int,
+                 end_learning_rate: float = 0.0001, power: float = 1.0, cycle: bool = False,
+                 name: str = "PolynomialDecay"):
+        self.initial_learning_rate = initial_learning_rate
+        self.decay_steps = decay_steps
+        self.end_learning_rate = end_learning_rate
+        self.power = power
+        self.cycle = cycle
+        self.name = name
+
+    def __call__(self, step: Any) -> Any:
+        step = _step(step)
+        decay = float(self.decay_steps)
+        if self.cycle:
+            multiplier = array.where(step == 0.0, convert_to_tensor(1.0),
+                                     kmath.ceil(step / decay))
+            decay = decay * multiplier
+        else:
+            step = kmath.minimum(step, decay)
+        fraction = kmath.pow(1.0 - step / decay, float(self.power))
+        return (float(self.initial_learning_rate) - float(self.end_learning_rate)) * fraction \
+            + float(self.end_learning_rate)
+
+    def get_config(self) -> dict:
+        return {"initial_learning_rate": self.initial_learning_rate,
+                "decay_steps": self.decay_steps, "end_learning_rate": self.end_learning_rate,
+                "power": self.power, "cycle": self.cycle, "name": self.name}
+
+
+class CosineDecayRestarts(LearningRateSchedule):
+    """Cosine decay with warm restarts (SGDR): the i-th period lasts
+    first_decay_steps * t_mul**i steps and starts from initial * m_mul**i."""
+
+    def __init__(self, initial_learning_rate: float, first_decay_steps: int,
+                 t_mul: float = 2.0, m_mul: float = 1.0, alpha: float = 0.0,
+                 name: str = "SGDRDecay"):
+        self.initial_learning_rate = initial_learning_rate
+        self.first_decay_steps = first_decay_steps
+        self._t_mul = t_mul
+        self._m_mul = m_mul
+        self.alpha = alpha
+        self.name = name
+
+    def __call__(self, step: Any) -> Any:
+        done = _step(step) / float(self.first_decay_steps)
+        t_mul, m_mul = float(self._t_mul), float(self._m_mul)
+        if t_mul == 1.0:
+            restarts = kmath.floor(done)
+            done = done - restarts
+        else:
+            restarts = kmath.floor(kmath.log(1.0 - done * (1.0 - t_mul)) / math.log(t_mul))
+            total = (1.0 - kmath.pow(t_mul, restarts)) / (1.0 - t_mul)
+            done = (done - total) / kmath.pow(t_mul, restarts)
+        fraction = kmath.pow(m_mul, restarts)
+        cosine = 0.5 * fraction * (1.0 + kmath.cos(math.pi * done))
+        return float(self.initial_learning_rate) * ((1.0 - self.alpha) * cosine + self.alpha)
+
+    def get_config(self) -> dict:
+        return {"initial_learning_rate": self.initial_learning_rate,
+                "first_decay_steps": self.first_decay_steps, "t_mul": self._t_mul,
+                "m_mul": self._m_mul, "alpha": self.alpha, "name": self.name}
+
+
 _BY_NAME = {cls.__name__: cls for cls in (ExponentialDecay, InverseTimeDecay, CosineDecay,
-                                          PiecewiseConstantDecay)}
+                                          PiecewiseConstantDecay, PolynomialDecay,
+                                          CosineDecayRestarts)}
 
 
 def deserialize(config: dict) -> LearningRateSchedule:

@@ -209,10 +209,27 @@ def compile_config(model: Any) -> Optional[dict]:
     if not getattr(model, "_is_compiled", False):
         return None
     ser = serialization.serialize_keras_object
+    compiled = model._compile_metrics
     return {"optimizer": ser(model.optimizer), "loss": ser(model.loss),
-            "loss_weights": _jsonable_weights(model._loss_weights), "metrics": [ser(m) for m in model._metric_specs] or None,
-            "weighted_metrics": None, "run_eagerly": model._run_eagerly,
-            "steps_per_execution": 1, "jit_compile": bool(model._jit_compile)}
+            "loss_weights": _jsonable_weights(model._loss_weights),
+            "metrics": _metric_specs(compiled.specs if compiled else None, ser),
+            "weighted_metrics": _metric_specs(compiled.weighted_specs if compiled else None,
+                                              ser),
+            "run_eagerly": model._run_eagerly,
+            "steps_per_execution": getattr(model, "_steps_per_execution", 1),
+            "jit_compile": bool(model._jit_compile)}
+
+
+def _metric_specs(specs: Any, convert: Any) -> Any:
+    """compile()'s metrics (a list, a list per output or a dict by output) with each
+    metric passed through `convert`; None stays None."""
+    if specs is None:
+        return None
+    if isinstance(specs, dict) and "class_name" not in specs:  # by output name
+        return {k: _metric_specs(v, convert) for k, v in specs.items()}
+    if isinstance(specs, (list, tuple)):
+        return [_metric_specs(v, convert) for v in specs]
+    return convert(specs)
 
 
 def _jsonable_weights(weights: Any) -> Any:
@@ -265,16 +282,18 @@ def _compile_from_config(model: Any, config: dict, custom_objects: Optional[dict
         loss = {k: one_loss(v) for k, v in loss.items()}
     else:
         loss = one_loss(loss)
-    specs = []
-    for spec in config.get("metrics") or []:
-        if isinstance(spec, str) and (spec in ("accuracy", "acc") or spec in metrics._BY_NAME):
-            specs.append(spec)
-        else:
-            specs.append(de(spec, custom_objects))
-    model.compile(optimizer=optimizer, loss=loss, metrics=specs or None,
+    def one_metric(spec: Any) -> Any:
+        if spec is None or isinstance(spec, str) and (
+                spec in ("accuracy", "acc") or spec in metrics._BY_NAME):
+            return spec
+        return de(spec, custom_objects)
+    model.compile(optimizer=optimizer, loss=loss,
+                  metrics=_metric_specs(config.get("metrics"), one_metric),
+                  weighted_metrics=_metric_specs(config.get("weighted_metrics"), one_metric),
                   loss_weights=config.get("loss_weights"),
                   run_eagerly=config.get("run_eagerly", False),
-                  jit_compile=config.get("jit_compile"))
+                  jit_compile=config.get("jit_compile"),
+                  steps_per_execution=config.get("steps_per_execution", 1))
 
 
 def _read_archive(filepath: str) -> tuple:
