@@ -75,6 +75,9 @@ CAPS["ragged"] = (1_100, "kf.ragged: RaggedTensor, its spec, the tf.ragged ops a
 # issue 14, second pass: Conv3D/transposed/depthwise/separable convolutions, the text
 # preprocessing layers, dataset-driven fit and multi-output training (8.0k at the raise)
 CAPS["keras"] = (9_500, "Keras 3 layers, losses, metrics, models, training and saving")
+CAPS["keras/ops"] = (2_800, "keras.ops (issue 14): Keras 3's ~340 backend-neutral ops "
+                             "(numpy-like, nn, math, linalg, image, core) as thin wrappers "
+                             "over kf ops, one family per file (2.3k at creation)")
 
 
 def code_lines(path: str) -> int:
