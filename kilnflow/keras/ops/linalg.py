@@ -22,7 +22,7 @@ def cholesky_inverse(x: Any, upper: bool = False) -> Any:
     """inv(A) from A's Cholesky factor x."""
     f = to_float(x)
     lower = kf.linalg.adjoint(f) if upper else f
-    return kf.linalg.inv(kf.matmul(lower, lower, adjoint_b=True))
+    return kf.linalg.inv(kf.matmul(lower, lower, transpose_b=True))
 
 
 def det(x: Any) -> Any:
@@ -102,28 +102,10 @@ def svd(x: Any, full_matrices: bool = True, compute_uv: bool = True) -> Any:
 
 
 def lu_factor(x: Any) -> Tuple[Any, Any]:
-    """(lu, pivots): L below the diagonal (unit diagonal implied) and U on and above it;
-    pivots as LAPACK gives them (row i was swapped with row pivots[i])."""
+    """(lu, pivots) as Keras's TF backend gives them: L below the diagonal (unit diagonal
+    implied), U on and above it, and the inverse of tf.linalg.lu's row permutation."""
     lu, perm = kf.linalg.lu(to_float(x))
-    pivots = kf.numpy_function(_pivots, [perm], kf.int32)
-    pivots.set_shape(perm.shape)
-    return lu, pivots
-
-
-def _pivots(perm: np.ndarray) -> np.ndarray:
-    """LAPACK-style swap list from a row permutation (rows of P @ A = L @ U)."""
-    perm = np.asarray(perm)
-    flat = perm.reshape(-1, perm.shape[-1])
-    out = np.empty_like(flat)
-    for b, p in enumerate(flat):
-        order = list(range(len(p)))
-        pos = {v: i for i, v in enumerate(order)}
-        for i, target in enumerate(p):
-            j = pos[target]
-            out[b, i] = j
-            order[i], order[j] = order[j], order[i]
-            pos[order[i]], pos[order[j]] = i, j
-    return out.reshape(perm.shape).astype(np.int32)
+    return lu, kf.math.invert_permutation(perm)
 
 
 def matrix_rank(x: Any, tol: Any = None) -> Any:

@@ -12,35 +12,42 @@ from kilnflow.keras.ops.numpy_math import erf, erfinv, rsqrt  # noqa: F401
 from kilnflow.keras.ops.numpy_reduce import logsumexp  # noqa: F401
 
 
-def _segment(fn: Any, data: Any, segment_ids: Any, num_segments: Any) -> Any:
+def _segment(name: str, data: Any, segment_ids: Any, num_segments: Any) -> Any:
+    """Keras's rule: with no num_segments, as many segments as max id + 1. A graph needs
+    that count when it is built, so symbolic ids without num_segments use the sorted
+    segment op (whose output length follows the largest id at run time)."""
     data = to_tensor(data)
     ids = to_tensor(segment_ids, "int32")
-    n = num_segments if num_segments is not None else kf.reduce_max(ids) + 1
-    return fn(data, ids, n)
+    if num_segments is None:
+        static = kf.get_static_value(ids)
+        if static is None:
+            return getattr(kf.math, name)(data, ids)
+        num_segments = int(static.max()) + 1 if static.size else 0
+    return getattr(kf.math, "unsorted_" + name)(data, ids, num_segments)
 
 
 def segment_sum(data: Any, segment_ids: Any, num_segments: Any = None,
                 sorted: bool = False) -> Any:
     """Sums of data's rows per segment id (num_segments defaults to max id + 1)."""
-    return _segment(kf.math.unsorted_segment_sum, data, segment_ids, num_segments)
+    return _segment("segment_sum", data, segment_ids, num_segments)
 
 
 def segment_max(data: Any, segment_ids: Any, num_segments: Any = None,
                 sorted: bool = False) -> Any:
     """Maxima per segment (empty segments hold the dtype's lowest value)."""
-    return _segment(kf.math.unsorted_segment_max, data, segment_ids, num_segments)
+    return _segment("segment_max", data, segment_ids, num_segments)
 
 
 def segment_min(data: Any, segment_ids: Any, num_segments: Any = None,
                 sorted: bool = False) -> Any:
     """Minima per segment (empty segments hold the dtype's highest value)."""
-    return _segment(kf.math.unsorted_segment_min, data, segment_ids, num_segments)
+    return _segment("segment_min", data, segment_ids, num_segments)
 
 
 def segment_prod(data: Any, segment_ids: Any, num_segments: Any = None,
                  sorted: bool = False) -> Any:
     """Products per segment (empty segments hold 1)."""
-    return _segment(kf.math.unsorted_segment_prod, data, segment_ids, num_segments)
+    return _segment("segment_prod", data, segment_ids, num_segments)
 
 
 def top_k(x: Any, k: int, sorted: bool = True) -> Tuple[Any, Any]:

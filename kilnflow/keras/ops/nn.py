@@ -9,7 +9,7 @@ import numpy as np
 
 import kilnflow as kf
 from kilnflow.keras import backend
-from kilnflow.keras.ops.convert import standardize_dtype, to_float, to_tensor
+from kilnflow.keras.ops.convert import promote, standardize_dtype, to_float, to_tensor
 from kilnflow.keras.ops.nn_conv import (adaptive_average_pool, adaptive_max_pool,  # noqa: F401
                                         average_pool, conv, conv_transpose, depth_to_space,
                                         depthwise_conv, max_pool, separable_conv,
@@ -276,7 +276,7 @@ def layer_normalization(x: Any, gamma: Any = None, beta: Any = None, axis: Any =
                         epsilon: Any = None, **kwargs: Any) -> Any:
     """Normalise over `axis` to zero mean and unit variance, then scale and shift."""
     x = to_float(x)
-    eps = 1e-3 if epsilon is None else epsilon
+    eps = backend.epsilon() if epsilon is None else epsilon
     ax = list(axis) if isinstance(axis, (list, tuple)) else [axis]
     m, v = moments(x, ax, keepdims=True)
     out = (x - m) * kf.math.rsqrt(v + eps)
@@ -309,7 +309,7 @@ def dot_product_attention(query: Any, key: Any, value: Any, bias: Any = None, ma
                           scale: Any = None, is_causal: bool = False, flash_attention: Any = None,
                           attn_logits_soft_cap: Any = None) -> Any:
     """softmax(Q K^T * scale + bias, masked) V over (batch, seq, heads, dim) inputs."""
-    q, k, v = to_float(query), to_float(key), to_float(value)
+    q, k, v = promote(to_float(query), to_float(key), to_float(value))
     d = q.shape.as_list()[-1]
     s = 1.0 / np.sqrt(d) if scale is None else scale
     logits = kf.einsum("btnh,bsnh->bnts", q, k) * kf.cast(s, q.dtype)

@@ -126,20 +126,22 @@ def unique(x: Any, sorted: bool = True, return_index: bool = False,
     values = kf.gather(values, order)
     rank = kf.math.invert_permutation(order)
     inv = kf.gather(rank, inv)
-    n = kf.size(values)
     if size is not None:
-        pad = size - n
+        pad = size - kf.size(values)
         fill = values[-1] if fill_value is None else kf.cast(fill_value, values.dtype)
         values = kf.concat([values, kf.fill([pad], fill)], 0)[:size]
     outs = [values]
+    # per-value comparisons instead of segment ops: the number of values is only known at run
+    # time inside kf.function, and segment ops need it when the graph is built
+    hits = kf.equal(kf.expand_dims(values, 1), kf.expand_dims(x, 0))
     if return_index:
-        pos = kf.range(kf.size(x))
-        first = kf.math.unsorted_segment_min(pos, inv, n)
-        outs.append(first)
+        pos = kf.broadcast_to(kf.expand_dims(kf.range(kf.size(x)), 0), kf.shape(hits))
+        outs.append(kf.reduce_min(kf.where(hits, pos, kf.fill(kf.shape(hits), kf.size(x))),
+                                  axis=1))
     if return_inverse:
         outs.append(inv)
     if return_counts:
-        outs.append(kf.math.unsorted_segment_sum(kf.ones_like(inv), inv, n))
+        outs.append(kf.reduce_sum(kf.cast(hits, "int32"), axis=1))
     return outs[0] if len(outs) == 1 else tuple(outs)
 
 
@@ -151,7 +153,7 @@ def isin(x1: Any, x2: Any, assume_unique: bool = False, invert: bool = False) ->
 
 
 def histogram(x: Any, bins: int = 10, range: Any = None) -> tuple:
-    """(counts, bin edges) of the 1-D x over `bins` equal bins of `range` (default: min-max)."""
+    """(counts, bin edges) of the 1-D x (counts as floats, as Keras gives them) over `bins` equal bins of `range` (default: min-max)."""
     x = kf.reshape(to_float(x), [-1])
     if range is None:
         lo, hi = kf.reduce_min(x), kf.reduce_max(x)
@@ -161,7 +163,7 @@ def histogram(x: Any, bins: int = 10, range: Any = None) -> tuple:
     inside = kf.logical_and(kf.greater_equal(x, lo), kf.less_equal(x, hi))
     idx = kf.cast(kf.floor((x - lo) / (hi - lo) * kf.cast(bins, x.dtype)), "int32")
     idx = kf.clip_by_value(idx, 0, bins - 1)
-    counts = kf.math.unsorted_segment_sum(kf.cast(inside, "int32"), idx, bins)
+    counts = kf.math.unsorted_segment_sum(kf.cast(inside, x.dtype), idx, bins)
     return counts, edges
 
 
