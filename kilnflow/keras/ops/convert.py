@@ -132,6 +132,12 @@ def axes(axis: Any) -> Any:
     return list(axis) if isinstance(axis, tuple) else axis
 
 
+def shape_of(x: Any) -> Any:
+    """x's shape as a list of ints when fully known (so results keep static shapes inside
+    kf.function), else the run-time shape tensor."""
+    return x.shape.as_list() if x.shape.is_fully_defined() else kf.shape(x)
+
+
 def static_shape(x: Any) -> tuple:
     return tuple(to_tensor(x).shape.as_list())
 

@@ -161,7 +161,14 @@ def istft(x: Any, sequence_length: int, sequence_stride: int, fft_length: int,
         end = -(fft_length // 2)
     else:
         end = fft_length + sequence_stride * (c.shape.as_list()[-2] - 1)
-    return out[..., start:end]
+    out = out[..., start:end]
+    frames_n = c.shape.as_list()[-2]
+    if frames_n is not None:
+        total = fft_length + sequence_stride * (frames_n - 1)
+        stop = start + length if length is not None else (total - fft_length // 2 if center
+                                                          else total)
+        out.set_shape(c.shape[:-2].concatenate([stop - start]))
+    return out
 
 
 def cdist(x: Any, y: Any) -> Any:

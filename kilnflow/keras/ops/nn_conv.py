@@ -113,6 +113,7 @@ def conv_transpose(inputs: Any, kernel: Any, strides: Any = 1, padding: str = "v
     else:
         y = kf.nn.conv_transpose(x, k, out_shape, strides=s, padding=_pad(padding),
                                  dilations=d)
+        y.set_shape([dims[0]] + spatial + [kd[-2]])
     return _back(y, data_format)
 
 

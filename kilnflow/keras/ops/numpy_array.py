@@ -9,7 +9,8 @@ import numpy as np
 
 import kilnflow as kf
 from kilnflow.keras import backend
-from kilnflow.keras.ops.convert import promote, result_type, standardize_dtype, to_tensor
+from kilnflow.keras.ops.convert import (promote, result_type, shape_of, standardize_dtype,
+                                        to_tensor)
 
 
 def _shape_arg(shape: Any) -> Any:
@@ -56,7 +57,7 @@ empty_like = zeros_like
 
 def full_like(x: Any, fill_value: Any, dtype: Any = None) -> Any:
     x = to_tensor(x)
-    return kf.fill(kf.shape(x), to_tensor(fill_value, _dt(dtype, x.dtype.name)))
+    return kf.broadcast_to(to_tensor(fill_value, _dt(dtype, x.dtype.name)), shape_of(x))
 
 
 def array(x: Any, dtype: Any = None) -> Any:
@@ -70,6 +71,11 @@ def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None) ->
         start, stop = 0, start
     step = 1 if step is None else step
     dt = _dt(dtype, result_type(*[v for v in (start, stop, step)]))
+    if all(isinstance(v, (int, float, np.number)) for v in (start, stop, step)):
+        # a constant with a static length (NumPy's arange rule for the count)
+        n = max(int(np.ceil((stop - start) / step)), 0)
+        values = start + step * np.arange(n, dtype=np.float64)
+        return kf.constant(values.astype(kf.as_dtype(dt).as_numpy_dtype))
     return kf.range(kf.cast(start, dt), kf.cast(stop, dt), kf.cast(step, dt), dtype=dt)
 
 
@@ -416,7 +422,7 @@ def rot90(array: Any, k: int = 1, axes: Any = (0, 1)) -> Any:
 def roll(x: Any, shift: Any, axis: Any = None) -> Any:
     x = to_tensor(x)
     if axis is None:
-        return kf.reshape(kf.roll(kf.reshape(x, [-1]), shift, 0), kf.shape(x))
+        return kf.reshape(kf.roll(kf.reshape(x, [-1]), shift, 0), shape_of(x))
     return kf.roll(x, shift, axis)
 
 

@@ -8,7 +8,8 @@ from typing import Any, Sequence
 import numpy as np
 
 import kilnflow as kf
-from kilnflow.keras.ops.convert import promote, standardize_dtype, to_float, to_tensor
+from kilnflow.keras.ops.convert import (promote, shape_of, standardize_dtype, to_float,
+                                        to_tensor)
 from kilnflow.keras.ops.numpy_reduce import take_rows
 
 
@@ -39,10 +40,13 @@ def take_along_axis(x: Any, indices: Any, axis: Any = None) -> Any:
         indices = kf.reshape(indices, [-1])
     ax = axis % x.shape.rank
     xm, im = moveaxis(x, ax, -1), moveaxis(indices, ax, -1)
+    static = kf.broadcast_static_shape(xm.shape[:-1], im.shape[:-1]).concatenate(
+        im.shape[-1:])
     lead = kf.broadcast_dynamic_shape(kf.shape(xm)[:-1], kf.shape(im)[:-1])
     xm = kf.broadcast_to(xm, kf.concat([lead, kf.shape(xm)[-1:]], 0))
     im = kf.broadcast_to(im, kf.concat([lead, kf.shape(im)[-1:]], 0))
     out = take_rows(xm, _wrap(im, kf.shape(xm)[-1]))
+    out.set_shape(static)
     return moveaxis(out, -1, ax)
 
 
@@ -54,10 +58,7 @@ def where(condition: Any, x1: Any = None, x2: Any = None) -> Any:
     if x1 is None or x2 is None:
         raise ValueError("where: x1 and x2 must be given together")
     a, b = promote(x1, x2)
-    shape = kf.broadcast_dynamic_shape(kf.broadcast_dynamic_shape(kf.shape(cond), kf.shape(
-        a)), kf.shape(b))
-    return kf.where(kf.broadcast_to(cond, shape), kf.broadcast_to(a, shape),
-                    kf.broadcast_to(b, shape))
+    return kf.where(cond, a, b)  # SelectV2 broadcasts and keeps static shapes
 
 
 def nonzero(x: Any) -> tuple:
@@ -103,7 +104,7 @@ def argpartition(x: Any, kth: int, axis: int = -1) -> Any:
 def searchsorted(sorted_sequence: Any, values: Any, side: str = "left") -> Any:
     """Insertion points of `values` into the 1-D ascending `sorted_sequence`."""
     seq, vals = promote(sorted_sequence, values)
-    shape = kf.shape(vals)
+    shape = shape_of(vals)
     out = kf.searchsorted(seq, kf.reshape(vals, [-1]), side=side, out_type="int32")
     return kf.reshape(out, shape)
 

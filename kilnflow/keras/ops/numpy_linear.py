@@ -17,8 +17,16 @@ def _pair(x1: Any, x2: Any) -> Any:
 
 
 def matmul(x1: Any, x2: Any) -> Any:
-    """Matrix product with NumPy's rules for 1-D operands (int8 inputs give int32)."""
-    a, b = _pair(x1, x2)
+    """Matrix product with NumPy's rules for 1-D operands (int8/int16 give int32; bool and
+    unsigned products are computed in int32 and keep their dtype, as in Keras)."""
+    dt = promote(x1, x2)[0].dtype.name
+    out = _matmul(*_pair(x1, x2))
+    if dt in ("bool", "uint8", "uint16"):
+        return kf.cast(kf.not_equal(out, 0), "bool") if dt == "bool" else kf.cast(out, dt)
+    return out
+
+
+def _matmul(a: Any, b: Any) -> Any:
     if a.shape.rank == 1 and b.shape.rank == 1:
         return kf.reduce_sum(a * b)
     if a.shape.rank == 1:

@@ -167,7 +167,9 @@ def take_rows(x: Any, idx: Any) -> Any:
     k = kf.shape(idx)[-1]
     rows = kf.reshape(kf.range(kf.reduce_prod(lead)), [-1, 1]) * n
     pos = kf.reshape(kf.cast(idx, "int32"), kf.stack([-1, k])) + rows
-    return kf.reshape(kf.gather(flat, pos), kf.concat([lead, [k]], 0))
+    out = kf.reshape(kf.gather(flat, pos), kf.concat([lead, [k]], 0))
+    out.set_shape(x.shape[:-1].concatenate(idx.shape[-1:]))
+    return out
 
 
 def _to_last(x: Any, axis: Any) -> Tuple[Any, list]:

@@ -393,3 +393,30 @@ GRAD = ["sin", "tanh", "exp", "log", "sqrt", "softmax", "log_softmax", "gelu", "
         "adaptive_average_pool", "det", "inv", "solve", "cholesky", "slogdet", "logdet",
         "image.resize", "image.rgb_to_grayscale", "rfft", "stft", "moments",
         "segment_sum", "slice_update", "scatter_update", "cbrt", "nan_to_num_args"]
+
+# Keras 3's dtype promotion: add() over pairs of dtypes and with Python scalars (weak types)
+DTYPED = {d: np.array([1, 0, 3], dtype=d) for d in
+          ("bool", "int8", "uint8", "int16", "int32", "int64", "uint32", "float16", "float32",
+           "float64")}
+_PAIRS = [("int8", "uint8"), ("int8", "int16"), ("uint8", "int32"), ("uint32", "int32"),
+          ("int32", "int64"), ("int32", "float16"), ("int64", "float32"), ("float16", "float32"),
+          ("float32", "float64"), ("bool", "int8"), ("bool", "float16"), ("uint8", "float16"),
+          ("int16", "uint8"), ("bool", "bool")]
+CASES += [(f"promote_{a}_{b}", "add", (DTYPED[a], DTYPED[b]), {}) for a, b in _PAIRS]
+CASES += [(f"promote_{a}_{type(s).__name__}", "multiply", (DTYPED[a], s), {})
+          for a in ("bool", "int8", "uint8", "int64", "float16") for s in (2, 1.5)]
+CASES += [(f"mean_{d}", "mean", (DTYPED[d],), {}) for d in ("int8", "bool", "float16")]
+CASES += [(f"sum_{d}", "sum", (DTYPED[d],), {}) for d in ("int8", "uint8", "int64", "float16")]
+CASES += [(f"sqrt_{d}", "sqrt", (DTYPED[d],), {}) for d in ("int8", "int64", "float16", "bool")]
+CASES += [(f"matmul_{d}", "matmul", (DTYPED[d][:2].reshape(1, 2), DTYPED[d][:2].reshape(2, 1)),
+           {}) for d in ("int8", "uint8", "bool")]
+CASES += [("view_as_real", "view_as_real", ((A[:, :2] + 1j * P[:, :2]).astype(np.complex64),), {}),
+          ("abs_complex", "abs", ((A[:, :2] + 1j * P[:, :2]).astype(np.complex64),), {}),
+          ("arange_dtype", "arange", (0, 5, 2), {"dtype": "float32"}),
+          ("zeros_int", "zeros_like", (A,), {"dtype": "int32"}),
+          ("floor_divide_int", "floor_divide", (I, 3), {}), ("mod_int", "mod", (I, 3), {}),
+          ("power_int", "power", (NI, 2), {}), ("true_divide_int", "true_divide", (I, NI + 1), {}),
+          ("clip_int", "clip", (I, 0, 4), {}), ("round_int", "round", (I * 10, -1), {}),
+          ("trunc_int", "trunc", (I,), {}), ("sign_int", "sign", (I,), {}),
+          ("cumsum_bool", "cumsum", (B,), {"axis": 1}), ("prod_int8", "prod", (DTYPED["int8"],), {}),
+          ("argmax_bool", "argmax", (B,), {"axis": 1}), ("max_bool", "max", (B,), {})]
