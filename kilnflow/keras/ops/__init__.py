@@ -5,12 +5,14 @@ kf.function and in a Keras layer's call(). Names Keras has and kilnflow leaves o
 with the reason, in kilnflow/keras/ops/missing.py.
 """
 from kilnflow.keras.ops import core as core
+from kilnflow.keras.ops import einops as einops
 from kilnflow.keras.ops import image as image
 from kilnflow.keras.ops import linalg as linalg
 from kilnflow.keras.ops import math as math
 from kilnflow.keras.ops import nn as nn
 from kilnflow.keras.ops import numpy as numpy
 from kilnflow.keras.ops.core import *  # noqa: F401,F403
+from kilnflow.keras.ops.einops import *  # noqa: F401,F403
 from kilnflow.keras.ops.linalg import *  # noqa: F401,F403
 from kilnflow.keras.ops.math import *  # noqa: F401,F403
 from kilnflow.keras.ops.nn import *  # noqa: F401,F403

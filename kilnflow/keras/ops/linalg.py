@@ -172,6 +172,6 @@ def _matrix_norm(x: Any, ord: Any, axis: Tuple[int, int], keepdims: bool) -> Any
 
 __all__ = [
     "cholesky", "cholesky_inverse", "det", "eig", "eigh", "inv", "jvp", "logdet", "lstsq",
-    "lu_factor", "matrix_rank", "norm", "pinv", "promote", "qr", "slogdet", "solve",
-    "solve_triangular", "svd", "to_float", "to_tensor",
+    "lu_factor", "matrix_rank", "norm", "pinv", "qr", "slogdet", "solve", "solve_triangular",
+    "svd",
 ]

@@ -181,6 +181,6 @@ def cdist(x: Any, y: Any) -> Any:
 
 __all__ = [
     "cdist", "erf", "erfinv", "extract_sequences", "fft", "fft2", "ifft2", "in_top_k",
-    "irfft", "istft", "logsumexp", "promote", "rfft", "rsqrt", "segment_max", "segment_min",
-    "segment_prod", "segment_sum", "stft", "to_float", "to_tensor", "top_k",
+    "irfft", "istft", "logsumexp", "rfft", "rsqrt", "segment_max", "segment_min",
+    "segment_prod", "segment_sum", "stft", "top_k",
 ]

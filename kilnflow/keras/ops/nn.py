@@ -13,7 +13,8 @@ from kilnflow.keras.ops.convert import promote, standardize_dtype, to_float, to_
 from kilnflow.keras.ops.nn_conv import (adaptive_average_pool, adaptive_max_pool,  # noqa: F401
                                         average_pool, conv, conv_transpose, depth_to_space,
                                         depthwise_conv, max_pool, separable_conv,
-                                        space_to_depth)
+                                        space_to_depth, fold, unfold)
+from kilnflow.keras.ops.nn_ctc import ctc_decode, ctc_loss  # noqa: F401
 from kilnflow.keras.ops.numpy_reduce import moments  # noqa: F401
 
 
@@ -336,12 +337,12 @@ def dot_product_attention(query: Any, key: Any, value: Any, bias: Any = None, ma
 __all__ = [
     "adaptive_average_pool", "adaptive_max_pool", "average_pool", "batch_normalization",
     "binary_crossentropy", "categorical_crossentropy", "celu", "conv", "conv_transpose",
-    "depth_to_space", "depthwise_conv", "dot_product_attention", "elu", "gelu", "glu",
-    "hard_shrink", "hard_sigmoid", "hard_silu", "hard_swish", "hard_tanh",
-    "layer_normalization", "leaky_relu", "log_sigmoid", "log_softmax", "max_pool", "moments",
-    "multi_hot", "normalize", "one_hot", "psnr", "relu", "relu6", "rms_normalization", "selu",
-    "separable_conv", "sigmoid", "silu", "soft_shrink", "softmax", "softplus", "softsign",
-    "space_to_depth", "sparse_categorical_crossentropy", "sparse_plus", "sparse_sigmoid",
-    "sparsemax", "squareplus", "standardize_dtype", "swish", "tanh_shrink", "threshold",
-    "to_float", "to_tensor",
+    "ctc_decode", "ctc_loss", "depth_to_space", "depthwise_conv", "dot_product_attention",
+    "elu", "fold", "gelu", "glu", "hard_shrink", "hard_sigmoid", "hard_silu", "hard_swish",
+    "hard_tanh", "layer_normalization", "leaky_relu", "log_sigmoid", "log_softmax",
+    "max_pool", "moments", "multi_hot", "normalize", "one_hot", "psnr", "relu", "relu6",
+    "rms_normalization", "selu", "separable_conv", "sigmoid", "silu", "soft_shrink",
+    "softmax", "softplus", "softsign", "space_to_depth", "sparse_categorical_crossentropy",
+    "sparse_plus", "sparse_sigmoid", "sparsemax", "squareplus", "swish", "tanh_shrink",
+    "threshold", "unfold",
 ]

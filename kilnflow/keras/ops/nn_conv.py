@@ -176,7 +176,62 @@ def space_to_depth(x: Any, block_size: int, data_format: str = "channels_last") 
     return _back(kf.nn.space_to_depth(x, block_size), data_format)
 
 
+
+def _placement(size: int, count: int, offset: int, stride: int, dtype: Any) -> Any:
+    """(size, count) 0/1 matrix: column a marks row offset + stride * a (an unfold tap)."""
+    m = np.zeros((size, count))
+    m[offset + stride * np.arange(count), np.arange(count)] = 1.0
+    return kf.constant(m.astype(dtype.as_numpy_dtype))
+
+
+def _unfold_geometry(h: int, w: int, kernel_size: Any, dilation: Any, padding: Any,
+                     stride: Any) -> tuple:
+    k, d, p, s = (_tuple(v, 2) for v in (kernel_size, dilation, padding, stride))
+    out = [(n + 2 * p[i] - d[i] * (k[i] - 1) - 1) // s[i] + 1 for i, n in enumerate((h, w))]
+    return k, d, p, s, out
+
+
+def unfold(x: Any, kernel_size: Any, dilation: Any = 1, padding: Any = 0, stride: Any = 1) -> Any:
+    """im2col of channels-first images (N, C, H, W) -> (N, C * kh * kw, L): every sliding
+    block flattened, channel-major as in PyTorch's unfold."""
+    x = to_float(x)
+    n, c, h, w = x.shape.as_list()
+    k, d, p, s, (oh, ow) = _unfold_geometry(h, w, kernel_size, dilation, padding, stride)
+    xp = kf.pad(x, [[0, 0], [0, 0], [p[0], p[0]], [p[1], p[1]]])
+    hp, wp = h + 2 * p[0], w + 2 * p[1]
+    taps = []
+    for i in range(k[0]):
+        rows = _placement(hp, oh, i * d[0], s[0], x.dtype)
+        for j in range(k[1]):
+            cols = _placement(wp, ow, j * d[1], s[1], x.dtype)
+            taps.append(kf.einsum("ra,ncrs,sb->ncab", rows, xp, cols))
+    out = kf.stack(taps, 2)  # (N, C, kh * kw, oh, ow)
+    return kf.reshape(out, [-1 if n is None else n, c * k[0] * k[1], oh * ow])
+
+
+def fold(x: Any, output_size: Any, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
+         stride: Any = 1) -> Any:
+    """col2im, the adjoint of unfold: (N, C * kh * kw, L) blocks summed back into
+    (N, C, H, W) images (overlapping entries add up)."""
+    x = to_float(x)
+    h, w = _tuple(output_size, 2)
+    k, d, p, s, (oh, ow) = _unfold_geometry(h, w, kernel_size, dilation, padding, stride)
+    n, ckk, _ = x.shape.as_list()
+    c = ckk // (k[0] * k[1])
+    blocks = kf.reshape(x, [-1 if n is None else n, c, k[0] * k[1], oh, ow])
+    hp, wp = h + 2 * p[0], w + 2 * p[1]
+    out = None
+    for i in range(k[0]):
+        rows = _placement(hp, oh, i * d[0], s[0], x.dtype)
+        for j in range(k[1]):
+            cols = _placement(wp, ow, j * d[1], s[1], x.dtype)
+            part = kf.einsum("ra,ncab,sb->ncrs", rows, blocks[:, :, i * k[1] + j], cols)
+            out = part if out is None else out + part
+    return out[:, :, p[0]:p[0] + h, p[1]:p[1] + w]
+
+
 __all__ = [
     "adaptive_average_pool", "adaptive_max_pool", "average_pool", "conv", "conv_transpose",
-    "depth_to_space", "depthwise_conv", "max_pool", "separable_conv", "space_to_depth",
+    "depth_to_space", "depthwise_conv", "fold", "max_pool", "separable_conv", "space_to_depth",
+    "unfold",
 ]

@@ -58,7 +58,11 @@ def where(condition: Any, x1: Any = None, x2: Any = None) -> Any:
     if x1 is None or x2 is None:
         raise ValueError("where: x1 and x2 must be given together")
     a, b = promote(x1, x2)
-    return kf.where(cond, a, b)  # SelectV2 broadcasts and keeps static shapes
+    out = kf.where(cond, a, b)  # SelectV2 broadcasts
+    # its graph shape rule leaves batch dims of size 1 unknown: restore the static shape
+    out.set_shape(kf.broadcast_static_shape(kf.broadcast_static_shape(cond.shape, a.shape),
+                                            b.shape))
+    return out
 
 
 def nonzero(x: Any) -> tuple:

@@ -420,3 +420,33 @@ CASES += [("view_as_real", "view_as_real", ((A[:, :2] + 1j * P[:, :2]).astype(np
           ("trunc_int", "trunc", (I,), {}), ("sign_int", "sign", (I,), {}),
           ("cumsum_bool", "cumsum", (B,), {"axis": 1}), ("prod_int8", "prod", (DTYPED["int8"],), {}),
           ("argmax_bool", "argmax", (B,), {"axis": 1}), ("max_bool", "max", (B,), {})]
+
+XCF = np.arange(2 * 2 * 4 * 5, dtype=f32).reshape(2, 2, 4, 5) / 40.0  # channels-first images
+CTC_LOGITS = np.sin(np.arange(2 * 5 * 4, dtype=f32)).reshape(2, 5, 4).astype(f32)
+CTC_TARGET = np.array([[1, 2, 1], [3, 1, 0]], np.int32)
+CASES += [
+    ("unfold", "unfold", (XCF, 2), {}),
+    ("unfold_args", "unfold", (XCF, (2, 3)), {"dilation": 1, "padding": 1, "stride": 2}),
+    ("unfold_dilated", "unfold", (XCF, 2), {"dilation": 2}),
+    ("fold", "fold", (np.linspace(-1, 1, 2 * 8 * 12, dtype=f32).reshape(2, 8, 12), (4, 5), 2),
+     {}),
+    ("fold_args", "fold", (np.linspace(-1, 1, 2 * 12 * 9, dtype=f32).reshape(2, 12, 9), (4, 5),
+                           (2, 3)), {"padding": 1, "stride": 2}),
+    ("rearrange", "rearrange", (X3, "b t c -> b (t c)"), {}),
+    ("rearrange_split", "rearrange", (X3.reshape(2, 15), "b (t c) -> c b t"), {"c": 3}),
+    ("rearrange_transpose", "rearrange", (X4, "b h w c -> b c (w h)"), {}),
+    ("ctc_loss", "ctc_loss", (CTC_TARGET, CTC_LOGITS, np.array([3, 2], np.int32),
+                              np.array([5, 4], np.int32)), {}),
+    ("ctc_loss_blank", "ctc_loss", (CTC_TARGET[:, :2] + 1, CTC_LOGITS,
+                                    np.array([2, 1], np.int32), np.array([5, 5], np.int32)),
+     {"mask_index": 0}),
+    ("ctc_loss_repeat", "ctc_loss", (np.array([[2, 2, 1]], np.int32), CTC_LOGITS[:1],
+                                     np.array([3], np.int32), np.array([5], np.int32)), {}),
+    ("ctc_decode", "ctc_decode", (CTC_LOGITS, np.array([5, 4], np.int32)), {}),
+    ("ctc_decode_nomerge", "ctc_decode", (CTC_LOGITS, np.array([5, 4], np.int32)),
+     {"merge_repeated": False, "mask_index": 1}),
+]
+GRAD_ARG["ctc_loss"] = 1
+GRAD_ARG["ctc_loss_repeat"] = 1
+GRAD_FLOAT32 |= {"ctc_loss", "ctc_loss_repeat"}  # Keras computes CTC in float32
+GRAD += ["unfold_args", "fold_args", "ctc_loss", "ctc_loss_repeat", "rearrange_split"]

@@ -12,7 +12,7 @@ import pytest
 import kilnflow as kf
 from kilnflow import keras
 from kilnflow.keras import ops
-from kilnflow.keras.ops.missing import MISSING
+from kilnflow.keras.ops.missing import MISSING, PARTIAL
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 with open(os.path.join(HERE, "keras_names.json")) as f:
@@ -27,6 +27,8 @@ def test_coverage_of_keras_names():
     for name in ("nn", "numpy", "linalg", "image", "math", "core"):
         assert hasattr(ops, name)
     assert kf.keras.ops is ops and ops.nn.relu is ops.relu
+    for name in PARTIAL:
+        assert hasattr(ops.image if name.startswith("image.") else ops, name.split(".")[-1])
 
 
 def test_vectorize_is_elementwise_over_broadcast_arguments():
@@ -131,8 +133,18 @@ def test_ops_inside_a_keras_layer_eager_function_and_fit():
     lambda: ops.correlate(np.ones(4), np.ones(2), mode="wide"),
     lambda: ops.fft(np.ones(4)),
     lambda: ops.scatter_update(np.ones(3), [[0]], [1.0], reduction="sub"),
+    lambda: ops.rearrange(np.ones((2, 6)), "b (h w) -> b h w"),
+    lambda: ops.rearrange(np.ones((2, 6)), "b x -> b y"),
+    lambda: ops.rearrange(np.ones((2, 6)), "b ((x)) -> b x"),
+    lambda: ops.while_loop(lambda x: x < 3, lambda x: x + 1.5, 0),
 ])
 def test_bad_arguments_raise_named_errors(bad):
+    """Wrong patterns, modes and dtypes give TF/Keras error types, never a NumPy traceback."""
     with pytest.raises((ValueError, kf.errors.InvalidArgumentError, TypeError)) as info:
         bad()
     assert "numpy" not in type(info.value).__module__
+
+
+def test_ctc_decode_beam_search_is_not_supported():
+    with pytest.raises(NotImplementedError, match="greedy"):
+        ops.ctc_decode(np.zeros((1, 3, 2), np.float32), [3], strategy="beam_search")
