@@ -22,10 +22,16 @@ def is_tensor_like(x: Any) -> bool:
     return kf.is_tensor(x) or isinstance(x, kf.Variable)
 
 
+def is_placeholder(x: Any) -> bool:
+    """A functional-model KerasTensor (a shape and a dtype, no value)."""
+    return isinstance(getattr(x, "shape", None), kf.TensorShape) and hasattr(
+        x, "_keras_history")
+
+
 def dtype_name(x: Any) -> str:
     """The (strong) dtype Keras gives `x`: a tensor's own, a NumPy array's own, Python
     lists as int32 / floatx / bool."""
-    if is_tensor_like(x):
+    if is_tensor_like(x) or is_placeholder(x):
         return x.dtype.name
     if isinstance(x, (np.ndarray, np.generic)):
         return _dtypes.as_dtype(x.dtype).name

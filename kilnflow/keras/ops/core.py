@@ -10,7 +10,7 @@ import numpy as np
 
 import kilnflow as kf
 from kilnflow import nest
-from kilnflow.keras.ops.convert import dtype_name, standardize_dtype, to_tensor
+from kilnflow.keras.ops.convert import dtype_name, is_placeholder, standardize_dtype, to_tensor
 
 
 def convert_to_tensor(x: Any, dtype: Any = None, sparse: Any = None, ragged: Any = None) -> Any:
@@ -38,7 +38,10 @@ def dtype(x: Any) -> str:
 
 
 def shape(x: Any) -> tuple:
-    """x's shape as a tuple: ints where known, scalar tensors where only known at run time."""
+    """x's shape as a tuple: ints where known, scalar tensors where only known at run time
+    (None for a functional model's placeholder)."""
+    if is_placeholder(x):
+        return tuple(x.shape.as_list())
     x = to_tensor(x)
     static = x.shape.as_list()
     if all(d is not None for d in static):

@@ -9,8 +9,8 @@ import numpy as np
 
 import kilnflow as kf
 from kilnflow.keras import backend
-from kilnflow.keras.ops.convert import (promote, result_type, shape_of, standardize_dtype,
-                                        to_tensor)
+from kilnflow.keras.ops.convert import (is_placeholder, promote, result_type, shape_of,
+                                        standardize_dtype, to_tensor)
 
 
 def _shape_arg(shape: Any) -> Any:
@@ -431,7 +431,7 @@ def size(x: Any) -> Any:
 
 
 def ndim(x: Any) -> int:
-    return to_tensor(x).shape.rank
+    return x.shape.rank if is_placeholder(x) else to_tensor(x).shape.rank
 
 
 __all__ = [

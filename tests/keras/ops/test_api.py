@@ -148,3 +148,21 @@ def test_bad_arguments_raise_named_errors(bad):
 def test_ctc_decode_beam_search_is_not_supported():
     with pytest.raises(NotImplementedError, match="greedy"):
         ops.ctc_decode(np.zeros((1, 3, 2), np.float32), [3], strategy="beam_search")
+
+
+def test_ops_on_functional_placeholders_build_layers():
+    """As in Keras 3: ops on a functional model's KerasTensors give KerasTensors."""
+    keras.utils.set_random_seed(1)
+    inp = keras.Input((3,))
+    h = keras.layers.Dense(4)(inp)
+    out = ops.concatenate([ops.softmax(ops.add(h, 1.0), axis=-1), ops.square(h)], axis=-1)
+    assert ops.shape(inp) == (None, 3) and ops.dtype(inp) == "float32" and ops.ndim(inp) == 2
+    assert tuple(out.shape.as_list()) == (None, 8)
+    model = keras.Model(inp, out)
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    dense = model.layers[1]
+    hv = x @ dense.kernel.numpy() + dense.bias.numpy()
+    e = np.exp(hv + 1.0 - (hv + 1.0).max(-1, keepdims=True))
+    want = np.concatenate([e / e.sum(-1, keepdims=True), hv ** 2], -1)
+    np.testing.assert_allclose(model(x).numpy(), want, rtol=1e-5, atol=1e-6)
+    assert ops.nn.relu is ops.relu and ops.numpy.add is ops.add
