@@ -19,7 +19,9 @@ from kilnflow.keras.ops.numpy_reduce import moments  # noqa: F401
 
 
 def relu(x: Any) -> Any:
-    return kf.nn.relu(to_float(x))
+    """max(x, 0), integer inputs staying integers (as in Keras)."""
+    x = to_tensor(x)
+    return kf.nn.relu(x if x.dtype.name != "bool" else kf.cast(x, "int32"))
 
 
 def relu6(x: Any) -> Any:

@@ -37,8 +37,8 @@ empty = zeros
 
 
 def full(shape: Any, fill_value: Any, dtype: Any = None) -> Any:
-    """A tensor of `fill_value` (its Keras dtype unless `dtype`)."""
-    value = to_tensor(fill_value, standardize_dtype(dtype))
+    """A tensor of `fill_value` (floatx unless `dtype`, as in Keras)."""
+    value = to_tensor(fill_value, _dt(dtype))
     return kf.broadcast_to(value, _shape_arg(shape))
 
 

@@ -102,7 +102,8 @@ fabs = _float_unary(kf.abs, "fabs", "Elementwise absolute value as floats.")
 negative = _same_unary(kf.negative, "negative", "Elementwise -x.")
 square = _same_unary(lambda x: kf.square(x if x.dtype.name != "bool" else kf.cast(x, "int32")),
                      "square", "Elementwise x * x.")
-sign = _same_unary(kf.sign, "sign", "Elementwise sign: -1, 0 or 1.")
+sign = _same_unary(lambda x: kf.cast(kf.greater(x, 0), x.dtype) if x.dtype.is_unsigned or (
+    x.dtype.name == "bool") else kf.sign(x), "sign", "Elementwise sign: -1, 0 or 1.")
 trunc = _same_unary(_keep_int(lambda x: kf.sign(x) * kf.floor(kf.abs(x))), "trunc",
                     "Round towards zero.")
 conj = _same_unary(kf.math.conj, "conj", "Complex conjugate.")

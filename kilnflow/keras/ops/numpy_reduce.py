@@ -134,18 +134,20 @@ def _arg(fn: Any, x: Any, axis: Any, keepdims: bool) -> Any:
 
 
 def cumsum(x: Any, axis: Any = None, dtype: Any = None) -> Any:
-    """Running sum along `axis` (over the flattened x when None)."""
+    """Running sum along `axis` (over the flattened x when None; bool counts as int32)."""
     x = to_tensor(x)
-    x = kf.cast(x, standardize_dtype(dtype) or _WIDEN.get(x.dtype.name, x.dtype.name))
+    x = kf.cast(x, standardize_dtype(dtype) or ("int32" if x.dtype.name == "bool" else
+                                                x.dtype.name))
     if axis is None:
         return kf.math.cumsum(kf.reshape(x, [-1]), axis=0)
     return kf.math.cumsum(x, axis=axis)
 
 
 def cumprod(x: Any, axis: Any = None, dtype: Any = None) -> Any:
-    """Running product along `axis` (over the flattened x when None)."""
+    """Running product along `axis` (over the flattened x when None; bool as int32)."""
     x = to_tensor(x)
-    x = kf.cast(x, standardize_dtype(dtype) or _WIDEN.get(x.dtype.name, x.dtype.name))
+    x = kf.cast(x, standardize_dtype(dtype) or ("int32" if x.dtype.name == "bool" else
+                                                x.dtype.name))
     if axis is None:
         return kf.math.cumprod(kf.reshape(x, [-1]), axis=0)
     return kf.math.cumprod(x, axis=axis)

@@ -450,3 +450,35 @@ GRAD_ARG["ctc_loss"] = 1
 GRAD_ARG["ctc_loss_repeat"] = 1
 GRAD_FLOAT32 |= {"ctc_loss", "ctc_loss_repeat"}  # Keras computes CTC in float32
 GRAD += ["unfold_args", "fold_args", "ctc_loss", "ctc_loss_repeat", "rearrange_split"]
+
+# Python values and lists as inputs, half precision through nn functions
+H = A.astype(np.float16)
+CASES += [
+    ("scalar_sin", "sin", (1.0,), {}), ("scalar_add", "add", (1, 2), {}),
+    ("scalar_add_float", "add", (1, 2.5), {}), ("list_add", "add", ([1, 2], [3, 4]), {}),
+    ("list_float_multiply", "multiply", ([1.5, 2.0], 2), {}),
+    ("maximum_int_float", "maximum", (I, 0.5), {}), ("where_int_float", "where", (B, I, 0.5), {}),
+    ("clip_int_float", "clip", (I, 0.5, 2.5), {}), ("list_mean", "mean", ([1, 2, 4],), {}),
+    ("list_sum", "sum", ([[1, 2], [3, 4]],), {"axis": 0}),
+    ("list_concatenate", "concatenate", ([[1, 2], [3]],), {}),
+    ("bool_list_any", "any", ([True, False],), {}),
+    ("softmax_f16", "softmax", (H,), {}), ("gelu_f16", "gelu", (H,), {}),
+    ("relu_int", "relu", (I,), {}), ("sigmoid_int", "sigmoid", (I,), {}),
+    ("layer_normalization_f16", "layer_normalization", (H,), {}),
+    ("mean_f16", "mean", (H,), {"axis": 1}), ("var_f16", "var", (H,), {}),
+    ("matmul_f16", "matmul", (H, H.T), {}), ("exp_f16", "exp", (H,), {}),
+    ("one_hot_dtype", "one_hot", (np.array([1, 0], np.int32), 3), {"dtype": "int32"}),
+    ("arange_neg", "arange", (5, 0, -2), {}), ("linspace_int", "linspace", (0, 10, 4),
+                                                {"dtype": "int32"}),
+    ("full_int", "full", ((2,), 3), {}), ("zeros_int_shape", "zeros", (3,), {}),
+    ("take_neg", "take", (V, np.array([-1, 0], np.int32)), {}),
+    ("argsort_int", "argsort", (np.array([3, 1, 2, 1], np.int32),), {}),
+    ("sort_int", "sort", (I,), {"axis": 0}), ("count_nonzero_f", "count_nonzero", (A,), {}),
+    ("norm_int", "norm", (I,), {}), ("std_int", "std", (I,), {}),
+    ("median_int", "median", (I,), {}), ("quantile_int", "quantile", (I, 0.5), {}),
+    ("cumsum_int8", "cumsum", (DTYPED["int8"],), {}), ("trace_int", "trace", (I,), {}),
+    ("round_half", "round", (np.array([0.5, 1.5, 2.5, -0.5], f32),), {}),
+    ("diff_int", "diff", (I,), {}), ("outer_int", "outer", (V[:2].astype(np.int32), V[:3]), {}),
+    ("square_bool", "square", (B,), {}), ("negative_int", "negative", (I,), {}),
+    ("abs_bool", "abs", (B,), {}), ("sign_bool", "sign", (DTYPED["uint8"],), {}),
+]
