@@ -301,7 +301,7 @@ def rms_normalization(x: Any, scale: Any = None, axis: Any = -1, epsilon: Any = 
 
 def psnr(x1: Any, x2: Any, max_val: float) -> Any:
     """Peak signal-to-noise ratio in dB over the whole tensors."""
-    a, b = to_float(x1), to_float(x2)
+    a, b = promote(to_float(x1), to_float(x2))
     mse = kf.reduce_mean(kf.square(a - b))
     ln10 = kf.cast(np.log(10.0), mse.dtype)
     return 20.0 * kf.math.log(kf.cast(max_val, mse.dtype)) / ln10 - 10.0 * kf.math.log(

@@ -75,12 +75,35 @@ def tensordot(x1: Any, x2: Any, axes: Any = 2) -> Any:
 
 
 def einsum(subscripts: str, *operands: Any, **kwargs: Any) -> Any:
-    """Einstein summation over the operands (one common dtype; int8 gives int32)."""
+    """Einstein summation over the operands (one common dtype; int8 gives int32). A letter
+    repeated within one operand ('ii->i') takes that operand's diagonal first, so the
+    gradient is the plain einsum's."""
     ops = promote(*operands)
     wide = _SMALL.get(ops[0].dtype.name)
     if wide:
         ops = [kf.cast(o, wide) for o in ops]
-    return kf.einsum(subscripts, *ops)
+    spec = subscripts.replace(" ", "")
+    lhs, arrow, rhs = spec.partition("->")
+    terms = lhs.split(",")
+    if "." not in spec:
+        if not arrow:  # NumPy's implicit output: letters used once overall, sorted
+            arrow, rhs = "->", "".join(sorted(c for c in set(lhs) if c.isalpha() and
+                                              lhs.count(c) == 1))
+        for i, term in enumerate(terms):
+            terms[i], ops[i] = _diagonals(term, ops[i])
+    return kf.einsum(",".join(terms) + arrow + rhs, *ops)
+
+
+def _diagonals(term: str, x: Any) -> tuple:
+    """(term without repeated letters, x with the repeated axes reduced to diagonals)."""
+    while len(set(term)) < len(term):
+        letter = next(c for c in term if term.count(c) > 1)
+        first = term.index(letter)
+        second = term.index(letter, first + 1)
+        rest = [i for i in range(len(term)) if i not in (first, second)]
+        x = kf.linalg.diag_part(kf.transpose(x, rest + [first, second]))
+        term = "".join(term[i] for i in rest) + letter
+    return term, x
 
 
 def kron(x1: Any, x2: Any) -> Any:

@@ -482,3 +482,27 @@ CASES += [
     ("square_bool", "square", (B,), {}), ("negative_int", "negative", (I,), {}),
     ("abs_bool", "abs", (B,), {}), ("sign_bool", "sign", (DTYPED["uint8"],), {}),
 ]
+
+GRAD += ["cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "arcsinh", "arccosh",
+         "arctanh", "exp2", "expm1", "log10", "log2", "log1p", "rsqrt", "erf", "erfc", "erfinv",
+         "deg2rad", "reciprocal", "sinc", "relu6", "sigmoid", "softplus", "softsign", "selu",
+         "hard_sigmoid", "leaky_relu", "tanh_shrink", "hard_tanh", "hard_shrink", "soft_shrink",
+         "sparse_sigmoid", "threshold", "abs", "square", "negative", "logaddexp2", "i0",
+         "sum_axis", "prod_axis", "max_axis", "min", "amax", "ptp_axis", "average", "percentile",
+         "trace_offset", "diagonal_offset", "tril_k", "triu_k", "flip_axis", "rot90_k",
+         "transpose_axes", "moveaxis", "reshape", "expand_dims_tuple", "squeeze_axis",
+         "broadcast_to", "stack", "take_flat", "dot", "vdot", "inner", "outer", "tensordot_axes",
+         "cross_2d", "trapezoid", "matmul_vec", "conv2d", "conv1d", "conv_transpose",
+         "conv_transpose1d", "max_pool1d", "average_pool1d", "adaptive_max_pool",
+         "space_to_depth", "psnr", "dot_product_attention_causal", "layer_normalization",
+         "normalize_l1", "binary_crossentropy", "glu_axis", "softmax_tuple",
+         "log_softmax_axis0", "rms_normalization_scale", "solve_vec", "solve_triangular",
+         "cholesky_inverse", "stft_hamming", "top_k", "extract_sequences",
+         "einsum_trace", "kron", "split_at", "unstack_axis", "hstack", "vstack", "dstack",
+         "repeat_flat", "pad_symmetric", "roll", "nanquantile", "median", "linspace",
+         "clip", "gelu_exact", "elu_alpha", "celu_alpha", "hard_shrink_t",
+         "multiply_mixed", "where_scalar", "take_along_axis0", "quantile_lower",
+         "image.rgb_to_hsv", "image.extract_patches", "image.pad_images", "image.crop_images"]
+GRAD_FLOAT32 |= {"image.rgb_to_hsv", "linspace"}  # floatx results of float64 arguments
+GRAD_ARG.update({"multiply_mixed": 1, "where_scalar": 1, "einsum_trace": 1,
+                 "binary_crossentropy": 1})
