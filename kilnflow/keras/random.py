@@ -12,11 +12,13 @@ import numpy as np
 import kilnflow as kf
 from kilnflow.keras import backend
 from kilnflow.keras.ops.convert import standardize_dtype, to_tensor
+from kilnflow.module import Module
 
 
-class SeedGenerator:
+class SeedGenerator(Module):
     """A seed source for keras.random: each `next()` gives a new [2] int32 seed and advances a
-    counter variable, so `SeedGenerator(42)` yields the same stream in every run."""
+    counter variable, so `SeedGenerator(42)` yields the same stream in every run. A Module, so
+    a layer holding one tracks its state as a non-trainable weight, as Keras 3 does."""
 
     def __init__(self, seed: Optional[int] = None, name: Optional[str] = None,
                  **kwargs: Any) -> None:
@@ -24,11 +26,11 @@ class SeedGenerator:
             seed = int(np.random.randint(0, 2 ** 30))
         if not isinstance(seed, (int, np.integer)):
             raise ValueError(f"SeedGenerator: seed must be an int or None, got {seed!r}")
-        self.name = name or backend.unique_object_name("seed_generator")
+        super().__init__(name=name or backend.unique_object_name("seed_generator"))
         self._initial_seed = int(seed)
         with kf.init_scope():
             self.state = kf.Variable([int(seed), 0], dtype="int32", trainable=False,
-                                     name=f"{self.name}/seed_generator_state")
+                                     name="seed_generator_state")
 
     def next(self, ordered: bool = True) -> Any:
         """The current seed pair; the state's counter moves on by one."""

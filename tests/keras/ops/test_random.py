@@ -88,3 +88,26 @@ def test_dropout_and_shuffle():
     assert sorted(s[:, 0].tolist()) == list(range(0, 20, 2)) and (s[:, 1] == s[:, 0] + 1).all()
     with pytest.raises(ValueError, match="rate"):
         random.dropout(x, 1.5)
+
+
+def test_seed_generator_in_a_layer_is_tracked_and_advances_during_fit():
+    from kilnflow import keras
+    from kilnflow.keras import ops
+
+    class Noise(keras.layers.Layer):
+        def __init__(self, **kwargs):
+            super().__init__(**kwargs)
+            self.seed_generator = random.SeedGenerator(5)
+
+        def call(self, x, training=None):
+            if training:
+                return x + random.normal(ops.shape(x), stddev=0.1, seed=self.seed_generator)
+            return x
+    model = keras.Sequential([keras.Input((3,)), Noise(), keras.layers.Dense(1)])
+    model.compile(optimizer="sgd", loss="mse")
+    model.fit(np.ones((8, 3), np.float32), np.ones((8, 1), np.float32), epochs=2, verbose=0)
+    state = model.layers[0].seed_generator.state
+    assert any(v is state for v in model.non_trainable_weights)
+    assert state.numpy().tolist() == [5, 2]  # one batch per epoch: two draws
+    np.testing.assert_array_equal(model.predict(np.ones((2, 3), np.float32), verbose=0),
+                                  model(np.ones((2, 3), np.float32)).numpy())
