@@ -8,7 +8,7 @@ from typing import Any, Tuple
 import numpy as np
 
 import kilnflow as kf
-from kilnflow.keras.ops.convert import promote, to_float, to_tensor
+from kilnflow.keras.ops.convert import promote, to_float
 from kilnflow.keras.ops.core import jvp  # noqa: F401
 
 

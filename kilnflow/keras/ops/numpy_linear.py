@@ -171,7 +171,7 @@ def trapezoid(y: Any, x: Any = None, dx: float = 1.0, axis: int = -1) -> Any:
 def correlate(x1: Any, x2: Any, mode: str = "valid") -> Any:
     """Cross-correlation of two 1-D sequences, NumPy's modes 'valid', 'same', 'full'."""
     a, v = promote(x1, x2, dtype=to_float(x1).dtype.name)
-    n, m = a.shape.as_list()[0], v.shape.as_list()[0]
+    m = v.shape.as_list()[0]
     if mode == "full":
         a = kf.pad(a, [[m - 1, m - 1]])
     elif mode == "same":

@@ -166,3 +166,18 @@ def test_ops_on_functional_placeholders_build_layers():
     want = np.concatenate([e / e.sum(-1, keepdims=True), hv ** 2], -1)
     np.testing.assert_allclose(model(x).numpy(), want, rtol=1e-5, atol=1e-6)
     assert ops.nn.relu is ops.relu and ops.numpy.add is ops.add
+
+
+def test_where_keras_raises():
+    """Cases Keras 3's TF backend rejects (recorded as errors in expected.json): kilnflow
+    raises the same error class for bool + bool, and gives NumPy's answer for the others."""
+    with pytest.raises(kf.errors.InvalidArgumentError, match="AddV2"):
+        ops.add(np.array([True]), np.array([False]))
+    i = np.array([1, -2, 3], np.int32)
+    np.testing.assert_array_equal(ops.clip(i, 0.5, 2.5).numpy(), [1, 0, 2])
+    np.testing.assert_array_equal(ops.concatenate([[1, 2], [3]]).numpy(), [1, 2, 3])
+    np.testing.assert_allclose(ops.sigmoid(i).numpy(), 1 / (1 + np.exp(-i)), rtol=1e-6)
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    np.testing.assert_array_equal(ops.concatenate([a, a[0]], axis=None).numpy(),
+                                  np.concatenate([a, a[0]], axis=None))
+    np.testing.assert_array_equal(ops.pad(a, 1).numpy(), np.pad(a, 1))
