@@ -66,6 +66,11 @@ CAPS["keras"] = (8_000, "Keras 3 layers, losses, metrics, models, training and s
 # and issue 14's text lookup, FarmHash and conv3d-transpose ops took ops past 10k
 CAPS["ops"] = (14_000, CAPS["ops"][1] + "; issue 12's array, special, matrix-function, image "
                "and signal families and issue 14's text/hash ops: about 13k")
+# issue 12's TF-exact random streams (Philox in NumPy, the V2 key/counter ops), batched
+# gather, string hashes/fingerprint/edit distance, and issue 14's projective image transform
+# and crossed-feature hash took ops to 14.6k
+CAPS["ops"] = (15_500, CAPS["ops"][1] + "; TF's random streams, string hashes, projective "
+               "image transforms: about 14.6k")
 CAPS["linalg"] = (1_000, "kf.linalg: the namespace's re-exports and the LinearOperator classes "
                          "(structure-aware matmul/solve/determinant over the ops)")
 CAPS["sparse"] = (900, "kf.sparse: SparseTensor, IndexedSlices, the tf.sparse ops built from "
@@ -84,6 +89,9 @@ CAPS["keras/metrics"] = (1_500, "keras.metrics (issue 14): Metric/Mean, the wrap
                               "at-rate metrics), correlations; ~900 when given its own cap")
 CAPS["keras/utils"] = (900, "keras.utils (issue 14): PyDataset, datasets from arrays and "
                             "directories, sequence padding, DOT export, the small utilities")
+CAPS["keras/ops"] = (2_800, "keras.ops (issue 14): Keras 3's ~340 backend-neutral ops "
+                             "(numpy-like, nn, math, linalg, image, core) as thin wrappers "
+                             "over kf ops, one family per file (2.5k at creation, all 341 names)")
 
 CAPS["experimental"] = (300, "kf.experimental: DLPack exchange, Optional's constructors, strict "
                              "mode (issue 12, ~120 at creation)")

@@ -10,7 +10,9 @@ from kilnflow.keras import layers as layers
 from kilnflow.keras import losses as losses
 from kilnflow.keras import metrics as metrics
 from kilnflow.keras import models as models
+from kilnflow.keras import ops as ops
 from kilnflow.keras import optimizers as optimizers
+from kilnflow.keras import random as random
 from kilnflow.keras import regularizers as regularizers
 from kilnflow.keras import saving as saving
 from kilnflow.keras import utils as utils
