@@ -53,7 +53,7 @@ class Function:
         self.jit_compile = jit_compile
         self._name = name or getattr(python_function, "__name__", "function")
         self._signature = signature_of(python_function)
-        self.input_signature = None if input_signature is None else list(input_signature)
+        self.input_signature = None if input_signature is None else tuple(input_signature)
         self._cache: Dict[Any, ConcreteFunction] = {}
         self._general: List[tuple] = []   # (relaxed key, concrete) for reduce_retracing
         self._keepers: Dict[Any, list] = {}
@@ -185,7 +185,7 @@ class Function:
                         f"{self._name}(): argument {i} is incompatible with input_signature "
                         f"{leaf_spec}: {exc}")) from None
                 if not leaf_spec.shape.is_compatible_with(t.shape):
-                    raise ValueError(errors.with_location(
+                    raise TypeError(errors.with_location(
                         f"{self._name}(): argument {i} of shape {t.shape} is incompatible "
                         f"with input_signature {leaf_spec}"))
                 tensors.append(t)
@@ -260,6 +260,7 @@ class Function:
 
         concrete = tracing.trace(self._name, self.python_function, args, kwargs, trace_key,
                                  self._arg_names(len(args)), self._autograph, on_variable)
+        concrete.python_signature = self._signature
         if self.jit_compile:  # TF's flag: the whole graph compiles (numba) or this raises
             from kilnflow.runtime import jit
             concrete._fn = jit.compile_graph(self._name, concrete.graph)
@@ -311,6 +312,11 @@ class Function:
         for concrete in self._cache.values():
             seen.setdefault(id(concrete), concrete)
         return list(seen.values())
+
+    def pretty_printed_concrete_signatures(self, verbose: bool = True) -> str:
+        """Every traced signature, oldest first, in TF's printed form."""
+        return "\n\n".join(c.pretty_printed_signature(verbose)
+                           for c in self.traced_concrete_functions())
 
     def experimental_get_tracing_count(self) -> int:
         return self._tracing_count
