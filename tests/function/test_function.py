@@ -816,7 +816,7 @@ def test_functions_calling_functions_are_inlined():
         return inner(x) + 1.0
 
     assert float(outer(kf.constant(1.0))) == 4.0
-    assert inner.experimental_get_tracing_count() == 0
+    assert inner.experimental_get_tracing_count() == 1  # TF traced it (kilnflow inlined)
     types = [op.type for op in outer.get_concrete_function(kf.constant(1.0)).traced_graph
              .get_operations()]
     assert "Mul" in types and "AddV2" in types

@@ -168,6 +168,15 @@ def executing_eagerly() -> bool:
     return _context.executing_eagerly()
 
 
+def executing_eagerly_outside_functions() -> bool:
+    """True unless eager execution is disabled (program-wide) or a TF1 graph is being
+    built: kf.function tracing does not count."""
+    graph = _ctx.graph
+    while graph is not None and getattr(graph, "is_function", False):
+        graph = graph.outer_graph
+    return _ctx.eager_default and graph is None
+
+
 def get_default_session() -> Any:
     return _ctx.default_session
 
