@@ -193,6 +193,11 @@ class CheckpointManager:
         return self._directory
 
     @property
+    def checkpoint(self) -> "Checkpoint":
+        """The Checkpoint this manager saves and restores."""
+        return self._checkpoint
+
+    @property
     def checkpoints(self) -> List[str]:
         """The managed checkpoints still on disk, oldest first."""
         return list(self._checkpoints)

@@ -124,8 +124,8 @@ class ConcreteFunction:
         arrays = []
         for (name, spec), value in zip(self._input_specs, tensors):
             array = np.array(value)  # a copy: the caller's array must not alias graph values
-            if array.dtype != spec.dtype.as_numpy_dtype:
-                raise TypeError(errors.with_location(
+            if array.dtype != spec.dtype.as_numpy_dtype:  # TF's class for this
+                raise errors.InvalidArgumentError(errors.with_location(
                     f"{self.name}(): argument '{name}' must be a {spec.dtype.name} tensor, got "
                     f"{array.dtype}"))
             if not spec.shape.is_compatible_with(array.shape):

@@ -327,7 +327,8 @@ def test_concrete_function_rejects_wrong_shape_dtype_and_arity():
     concrete = f.get_concrete_function(kf.constant([1.0, 2.0]))
     with pytest.raises(ValueError, match=r"argument 'x' must have shape \(2,\), got \(3,\)"):
         concrete(kf.constant([1.0, 2.0, 3.0]))
-    with pytest.raises(TypeError, match="argument 'x' must be a float32 tensor, got int32"):
+    with pytest.raises(kf.errors.InvalidArgumentError,
+                       match="argument 'x' must be a float32 tensor, got int32"):
         concrete(kf.constant([1, 2]))
     with pytest.raises(TypeError, match=r"expected 1 tensor arguments \(x\), got 0"):
         concrete()
