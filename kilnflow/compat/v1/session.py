@@ -87,6 +87,23 @@ class Session:
 
     # ---------------------------------------------------------------- running
 
+    def make_callable(self, fetches: Any, feed_list: Optional[list] = None,
+                      accept_options: bool = False) -> Any:
+        """A Python callable running `fetches`, fed positionally in `feed_list` order:
+        `f = sess.make_callable([y], [x]); f(x_value)` is `sess.run([y], {x: x_value})`."""
+        feeds = list(feed_list or [])
+
+        def call(*feed_values: Any, **kwargs: Any) -> Any:
+            if len(feed_values) != len(feeds):
+                raise TypeError(f"make_callable: expected {len(feeds)} feed values, got "
+                                f"{len(feed_values)}")
+            options = kwargs.pop("options", None) if accept_options else None
+            metadata = kwargs.pop("run_metadata", None) if accept_options else None
+            if kwargs:
+                raise TypeError(f"make_callable: unexpected keyword arguments {sorted(kwargs)}")
+            return self.run(fetches, dict(zip(feeds, feed_values)), options, metadata)
+        return call
+
     def run(self, fetches: Any, feed_dict: Optional[dict] = None, options: Any = None,
             run_metadata: Any = None) -> Any:
         """Computes `fetches` (a graph element or a nested structure of them)."""
