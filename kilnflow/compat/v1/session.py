@@ -165,7 +165,11 @@ class Session:
     def _feeds(self, feed_dict: dict) -> tuple:
         feeds, values = [], []
         for key, value in feed_dict.items():
-            t = self._element(key)
+            try:
+                t = self._element(key)
+            except KeyError as exc:  # TF's class for a feed key naming no tensor
+                raise TypeError(f"Cannot interpret feed_dict key as Tensor: "
+                                f"{exc.args[0] if exc.args else exc}") from None
             if not isinstance(t, SymbolicTensor):
                 raise TypeError(f"The value of a feed cannot be an Operation: {key!r}")
             try:
@@ -182,7 +186,8 @@ class Session:
                                 f"'{t.name}' of dtype {t.dtype.name}")
             want = t.dtype.as_numpy_dtype
             if array.dtype != want:
-                if array.dtype.kind == "f" and np.dtype(want).kind in "iu":
+                # an empty list arrives as float64 but holds no value that could be cut
+                if array.dtype.kind == "f" and np.dtype(want).kind in "iu" and array.size:
                     raise TypeError(f"Cannot feed a {array.dtype} value to Tensor {t.name} of "
                                     f"dtype {t.dtype.name}")
                 try:
