@@ -7,12 +7,12 @@ context and nest only; `@kf.function` methods are class attributes and are never
 """
 from __future__ import annotations
 
-import contextlib
 import functools
 import re
 from typing import Any, Callable, Iterator, Optional
 
 from kilnflow.context import ctx
+from kilnflow.graph import name_scope
 from kilnflow.variables import Variable
 
 _CAMEL_BOUNDARY = re.compile(r"((?<=[a-z0-9])[A-Z]|(?!^)[A-Z](?=[a-z]))")
@@ -83,7 +83,9 @@ class _ModuleNameScope:
     def __enter__(self) -> str:
         graph = ctx.graph
         scope = getattr(graph, "name_scope", None) if graph is not None else None
-        manager = scope(self.name[:-1]) if scope is not None else contextlib.nullcontext()
+        # eagerly the scope is absolute, as TF's module scope (what variables created
+        # inside and kf.get_current_name_scope() see)
+        manager = scope(self.name[:-1]) if scope is not None else name_scope(self.name)
         self._entered.append(manager)
         manager.__enter__()
         return self.name

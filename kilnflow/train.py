@@ -6,6 +6,7 @@ kilnflow/saving/checkpoint.py; this module is the TF-shaped API over them.
 """
 from __future__ import annotations
 
+import json
 import os
 import time
 from typing import Any, Callable, Dict, List, Optional
@@ -20,6 +21,9 @@ from kilnflow.saving import checkpoint as _ckpt
 from kilnflow.saving.checkpoint import CheckpointLoadStatus, latest_checkpoint
 from kilnflow.saving.tf_checkpoint import TFCheckpoint, is_tf_checkpoint
 from kilnflow.variables import Variable
+
+# the key TF gives an object-based checkpoint's serialized object graph
+OBJECT_GRAPH_KEY = "_CHECKPOINTABLE_OBJECT_GRAPH"
 
 __all__ = ["Checkpoint", "CheckpointManager", "CheckpointLoadStatus", "latest_checkpoint",
            "list_variables", "load_variable", "load_checkpoint", "CheckpointReader"]
@@ -96,6 +100,11 @@ class Checkpoint:
         if any(e["path"] == "save_counter" for e in index["variables"]):
             self.save_counter  # noqa: B018 - created so the saved value has a home
 
+    def _always_make_counter(self, index: dict) -> None:
+        # as TF's restore() (not read()): the counter exists afterwards, saved or not (a
+        # checkpoint written by write() has none: the counter is then an unmatched object)
+        self.save_counter  # noqa: B018
+
     def read(self, save_path: str, options: Any = None) -> CheckpointLoadStatus:
         """Restore values from `save_path` (written by write() or save())."""
         return _ckpt.restore_checkpoint(self, os.fspath(save_path), self._make_counter)
@@ -108,7 +117,7 @@ class Checkpoint:
         """
         if save_path is None:
             return _InitializationOnlyStatus()
-        return self.read(save_path, options)
+        return _ckpt.restore_checkpoint(self, os.fspath(save_path), self._always_make_counter)
 
 
 class _InitializationOnlyStatus:
@@ -182,6 +191,11 @@ class CheckpointManager:
     @property
     def directory(self) -> str:
         return self._directory
+
+    @property
+    def checkpoint(self) -> "Checkpoint":
+        """The Checkpoint this manager saves and restores."""
+        return self._checkpoint
 
     @property
     def checkpoints(self) -> List[str]:
@@ -293,15 +307,23 @@ class CheckpointReader:
                              for e in self._tf.entries.values()}
             return
         index, self._tensors = _ckpt.read_checkpoint(self._source)
-        self._entries = {_ckpt.tf_key(e): e for e in index["variables"] + index["slots"]}
+        if index.get("name_based"):  # a compat.v1 Saver's: keyed by TF1 variable names
+            self._entries = {e["path"]: e for e in index["variables"]}
+        else:
+            self._entries = {_ckpt.tf_key(e): e for e in index["variables"] + index["slots"]}
         self._by_path = {e["path"]: e for e in self._entries.values()}
+        if not index.get("name_based"):
+            # TF lists an object-based checkpoint's serialized object graph as a string
+            graph = {"objects": index["objects"], "keys": sorted(self._entries)}
+            self._entries[OBJECT_GRAPH_KEY] = {"path": OBJECT_GRAPH_KEY, "shape": [],
+                                               "dtype": "string"}
+            self._tensors[OBJECT_GRAPH_KEY] = json.dumps(graph).encode("utf-8")
 
     def get_variable_to_shape_map(self) -> Dict[str, list]:
         return {key: list(e["shape"]) for key, e in self._entries.items()}
 
     def get_variable_to_dtype_map(self) -> Dict[str, Any]:
-        return {key: _dtypes.as_dtype(e["dtype"]) for key, e in self._entries.items()
-                if e["dtype"] != "string"}
+        return {key: _dtypes.as_dtype(e["dtype"]) for key, e in self._entries.items()}
 
     def has_tensor(self, name: str) -> bool:
         return name in self._entries or name in self._by_path
@@ -315,7 +337,8 @@ class CheckpointReader:
             value = self._tf.tensor(entry["key"])
             return value.copy() if value.dtype == object else \
                 value.astype(value.dtype.newbyteorder("="), copy=True)
-        return self._tensors[entry["path"]].copy()
+        value = self._tensors[entry["path"]]
+        return value if isinstance(value, bytes) else value.copy()
 
 
 def load_checkpoint(ckpt_dir_or_file: str) -> CheckpointReader:

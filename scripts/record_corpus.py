@@ -16,6 +16,7 @@ import os
 import pathlib
 import subprocess
 import sys
+import tempfile
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 PROGRAMS = ROOT / "tests" / "corpus" / "programs"
@@ -26,8 +27,13 @@ def record(path: pathlib.Path) -> bool:
     source = path.read_text().replace("import kilnflow as tf",
                                       "import tensorflow as tf")
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", CUDA_VISIBLE_DEVICES="")
-    done = subprocess.run([sys.executable, "-c", source], capture_output=True,
-                          text=True, env=env, cwd=str(PROGRAMS))
+    # Run from a real file, not `-c`: AutoGraph reads the source of converted
+    # functions and fails on code that has no file.
+    with tempfile.TemporaryDirectory() as tmpdir:
+        script = pathlib.Path(tmpdir) / path.name
+        script.write_text(source)
+        done = subprocess.run([sys.executable, str(script)], capture_output=True,
+                              text=True, env=env, cwd=str(PROGRAMS))
     if done.returncode != 0:
         print(f"FAILED under TF: {path.stem}\n{done.stderr[-2000:]}")
         return False

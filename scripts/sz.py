@@ -35,8 +35,9 @@ CAPS: Dict[str, Tuple[int, str]] = {
                            "donation, lowerable() for autoclustering took it past 1.2k"),
     "passes": (1_200, "one small pass per file; a new pass costs 100-200 lines"),
     "autodiff": (500, "one reverse walk for tape and graphs; rules live with the ops"),
-    "function": (1_350, "tracing, trace keys, the cache, diagnostics; jit_grad (issue 16: a "
-                        "jit function's compiled gradient under an outer tape) took it past 1.2k"),
+    "function": (1_500, "tracing, trace keys, the cache, diagnostics; jit_grad (issue 16: a "
+                        "jit function's compiled gradient under an outer tape) took it past 1.2k; "
+                        "TF 2.21's printed signatures (issue 12, ~120)"),
     "autograph": (3_200, "converters, pyct and operators (2.7k today)"),
     "compat": (1_600, "the TF1 surface: Graph/Session, variable scopes, collections, Saver, "
                       "v1 optimizers, losses, layers, TF1's renamed names (1.3k with those)"),

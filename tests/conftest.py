@@ -14,3 +14,6 @@ settings.load_profile("ci" if os.environ.get("CI") else "dev")
 # The op sample table is data imported by tests/ops/test_generic.py, not a test module; its
 # arrays confuse the doctest collector.
 collect_ignore_glob = ["ops/samples/*.py"]
+# Corpus programs run at import; --doctest-modules must not import (and so run) them:
+# tests/corpus/test_corpus.py runs each one with its state reset.
+collect_ignore_glob.append("corpus/programs/*.py")

@@ -53,12 +53,13 @@ class Function:
         self.jit_compile = jit_compile
         self._name = name or getattr(python_function, "__name__", "function")
         self._signature = signature_of(python_function)
-        self.input_signature = None if input_signature is None else list(input_signature)
+        self.input_signature = None if input_signature is None else tuple(input_signature)
         self._cache: Dict[Any, ConcreteFunction] = {}
         self._general: List[tuple] = []   # (relaxed key, concrete) for reduce_retracing
         self._keepers: Dict[Any, list] = {}
         self._trace_log: List[tuple] = []  # (key, reasons)
         self._tracing_count = 0
+        self._inline_keys: set = set()  # signatures inlined into other traces (counting)
         self._variables_created = False
         self._warned: set = set()
         self._bound: Dict[int, tuple] = {}
@@ -98,7 +99,20 @@ class Function:
                                     for t in tensors])
 
     def _inline(self, args: tuple, kwargs: dict) -> Any:
+        self._count_inline_trace(args, kwargs)
         return call_python(self.python_function, args, kwargs, self._autograph)
+
+    def _count_inline_trace(self, args: tuple, kwargs: dict) -> None:
+        """TF traces a function called from another trace (or under a tape) once per
+        signature; kilnflow inlines it instead, and counts a trace the same way."""
+        try:
+            key = _numpy_dtypes(make_key(*self._canonical(args, kwargs))[0])
+            hash(key)
+        except (TypeError, ValueError):
+            return
+        if key not in self._inline_keys and key not in self._cache:
+            self._inline_keys.add(key)
+            self._tracing_count += 1
 
     def _canonical(self, args: tuple, kwargs: dict) -> tuple:
         """Arguments as positional values in parameter order (defaults applied)."""
@@ -185,7 +199,7 @@ class Function:
                         f"{self._name}(): argument {i} is incompatible with input_signature "
                         f"{leaf_spec}: {exc}")) from None
                 if not leaf_spec.shape.is_compatible_with(t.shape):
-                    raise ValueError(errors.with_location(
+                    raise TypeError(errors.with_location(
                         f"{self._name}(): argument {i} of shape {t.shape} is incompatible "
                         f"with input_signature {leaf_spec}"))
                 tensors.append(t)
@@ -210,6 +224,9 @@ class Function:
             for message in diagnostics.scan_source(self.python_function):
                 diagnostics.warn(message, diagnostics.TraceTimeSideEffectWarning)
         concrete = self._trace_once(args, kwargs, trace_key)
+        if key in self._inline_keys:  # counted when it was inlined into another trace
+            self._inline_keys.discard(key)
+            self._tracing_count -= 1
         if self._created_on_last_trace and not self._variables_created:
             # Like TF: a first trace that created variables is traced again, and this time
             # creating variables is an error (they would be created on every call).
@@ -260,6 +277,7 @@ class Function:
 
         concrete = tracing.trace(self._name, self.python_function, args, kwargs, trace_key,
                                  self._arg_names(len(args)), self._autograph, on_variable)
+        concrete.python_signature = self._signature
         if self.jit_compile:  # TF's flag: the whole graph compiles (numba) or this raises
             from kilnflow.runtime import jit
             concrete._fn = jit.compile_graph(self._name, concrete.graph)
@@ -312,6 +330,11 @@ class Function:
             seen.setdefault(id(concrete), concrete)
         return list(seen.values())
 
+    def pretty_printed_concrete_signatures(self, verbose: bool = True) -> str:
+        """Every traced signature, oldest first, in TF's printed form."""
+        return "\n\n".join(c.pretty_printed_signature(verbose)
+                           for c in self.traced_concrete_functions())
+
     def experimental_get_tracing_count(self) -> int:
         return self._tracing_count
 
@@ -344,6 +367,16 @@ class Function:
 
     def __repr__(self) -> str:
         return f"<kilnflow.function {self._name}>"
+
+
+def _numpy_dtypes(key: Any) -> Any:
+    """A key with graph tensors' dtypes (NumPy scalar types) written as eager tensors'
+    (np.dtype), so an inlined call and a direct call with the same specs share one key."""
+    if isinstance(key, tuple):
+        return tuple(_numpy_dtypes(k) for k in key)
+    if isinstance(key, type) and issubclass(key, np.generic):
+        return np.dtype(key)
+    return key
 
 
 def _has_unknown_dims(key: Any) -> bool:

@@ -13,9 +13,11 @@ from typing import Any, List, Sequence
 import numpy as np
 
 from kilnflow import errors, nest
+from kilnflow.function import signature_text
 from kilnflow.passes import pipeline
 from kilnflow.passes.autocluster import autocluster
 from kilnflow.runtime import codegen, loader, profile
+from kilnflow.shapes import TensorSpec
 from kilnflow.tensor import EagerTensor, Tensor, wrap
 
 _new_eager = EagerTensor.__new__
@@ -48,7 +50,8 @@ class ConcreteFunction:
         self._arg_names = arg_names
         self._input_specs = input_specs           # one (name, TensorSpec) per fed tensor
         self._output_template = output_template   # returned structure with OutputSlot leaves
-        self.structured_input_signature = structured_input
+        self.traced_arguments = structured_input  # the (args, kwargs) it was traced with
+        self.python_signature = None  # the Python function's, set by Function (printing)
         self.graph, self.pass_report = pipeline.optimize(traced_graph)
         self.graph = autocluster(self.graph)  # set_jit("autoclustering"): numba clusters
         source, globals_, self._origins = codegen.generate(
@@ -67,8 +70,9 @@ class ConcreteFunction:
         mapping = {id(old): new for old, new in zip(self.argument_handles, handles)}
         rebound = ConcreteFunction(self.name, with_handles(self.traced_graph, mapping),
                                    self._arg_names, self._input_specs,
-                                   self._output_template, self.structured_input_signature)
+                                   self._output_template, self.traced_arguments)
         rebound.argument_handles = tuple(handles)
+        rebound.python_signature = self.python_signature
         return rebound
 
     # ---------------------------------------------------------------- calling
@@ -111,7 +115,7 @@ class ConcreteFunction:
                                        if n in kwargs)
             kwargs = {}
         key, tensors, _ = make_key(args, kwargs)
-        if self.structured_input_signature is not None:
+        if self.traced_arguments is not None:
             self._check_python_values(key)
         if len(tensors) != len(self._input_specs):
             raise TypeError(f"{self.name}() expected {len(self._input_specs)} tensor "
@@ -120,8 +124,8 @@ class ConcreteFunction:
         arrays = []
         for (name, spec), value in zip(self._input_specs, tensors):
             array = np.array(value)  # a copy: the caller's array must not alias graph values
-            if array.dtype != spec.dtype.as_numpy_dtype:
-                raise TypeError(errors.with_location(
+            if array.dtype != spec.dtype.as_numpy_dtype:  # TF's class for this
+                raise errors.InvalidArgumentError(errors.with_location(
                     f"{self.name}(): argument '{name}' must be a {spec.dtype.name} tensor, got "
                     f"{array.dtype}"))
             if not spec.shape.is_compatible_with(array.shape):
@@ -135,7 +139,7 @@ class ConcreteFunction:
         """A concrete function is specialised to the Python values it was traced with: a
         call with other ones raises (as in TF) instead of silently using the traced ones."""
         from kilnflow.function.trace_key import make_key, python_values
-        traced_args, traced_kwargs = self.structured_input_signature
+        traced_args, traced_kwargs = self.traced_arguments
         traced, _, _ = make_key(tuple(traced_args), dict(traced_kwargs))
         names = list(self._arg_names) + [k for k, _ in traced[1]]
         for name, was, now in zip(names, list(traced[0]) + [v for _, v in traced[1]],
@@ -178,18 +182,62 @@ class ConcreteFunction:
         return nest.map_structure(lambda t: t.shape if isinstance(t, Tensor) else None,
                                   self.structured_outputs)
 
-    def pretty_printed_signature(self) -> str:
-        args = "\n".join(f"    {name}: {spec.dtype.name} Tensor, shape={spec.shape}"
-                         for name, spec in self._input_specs)
-        returns = _describe_output(self._output_template, self.traced_graph.outputs)
-        return (f"ConcreteFunction {self.name}({', '.join(self._arg_names)})\n"
-                f"  Args:\n{args or '    (none)'}\n  Returns:\n    {returns}")
+    @property
+    def variables(self) -> tuple:
+        """The variables the graph reads or writes, in the order it first uses them."""
+        found: dict = {}
+        for op in self.traced_graph.get_operations():
+            attr = op.opdef.watch_attr
+            handle = op.attrs.get(attr) if attr else None
+            owner = getattr(handle, "owner", None)
+            if owner is not None:
+                found.setdefault(id(owner), owner)
+        return tuple(found.values())
+
+    @property
+    def trainable_variables(self) -> tuple:
+        return tuple(v for v in self.variables if v.trainable)
+
+    @property
+    def output_dtypes(self) -> Any:
+        return nest.map_structure(lambda t: t.dtype if isinstance(t, Tensor) else None,
+                                  self.structured_outputs)
+
+    @property
+    def structured_input_signature(self) -> Any:
+        """(args, kwargs) it was traced with, tensors as TensorSpecs named after their
+        placeholders (as TF names them: the parameter's name)."""
+        if self.traced_arguments is None:
+            return None
+        specs = [TensorSpec(spec.shape, spec.dtype, name) for name, spec in self._input_specs]
+        args, kwargs = self.traced_arguments
+
+        def as_spec(leaf: Any) -> Any:
+            if isinstance(leaf, (Tensor, np.ndarray, TensorSpec)) and specs:
+                return specs.pop(0)
+            return leaf
+        # placeholders were made for positional values first, then keywords in sorted order
+        args = tuple(nest.map_structure(as_spec, a) for a in args)
+        kwargs = {k: nest.map_structure(as_spec, kwargs[k]) for k in sorted(kwargs)}
+        return args, kwargs
+
+    def pretty_printed_signature(self, verbose: bool = True) -> str:
+        """TF's printed signature: Input Parameters, Output Type and Captures (or, with
+        verbose=False, one line `(x: TensorSpec(...)) -> TensorSpec(...)`)."""
+        args, kwargs = self.traced_arguments or ((), {})
+        params = signature_text.parameters(self.python_signature, self._arg_names, args,
+                                           kwargs, [spec for _, spec in self._input_specs])
+        output = signature_text.output_type(self._output_template, self.traced_graph.outputs,
+                                            (OutputSlot, CompositeSlot))
+        captured = signature_text.captures(self.traced_graph) if verbose else []
+        return signature_text.render(params, output, captured, verbose)
 
     def __str__(self) -> str:
-        return self.pretty_printed_signature()
+        return "ConcreteFunction " + self.pretty_printed_signature()
 
     def __repr__(self) -> str:
-        return f"<ConcreteFunction {self.name}({', '.join(self._arg_names)}) at {id(self):#x}>"
+        return (f"<ConcreteFunction {self.pretty_printed_signature(verbose=False)} at "
+                f"0x{id(self):X}>")
 
     def optimization_report(self) -> str:
         """One line per pass: ops before -> after (and fused groups)."""
@@ -213,28 +261,3 @@ def _pack(template: Any, flat: Sequence) -> Any:
              else flat[x.index]) if isinstance(x, OutputSlot) else _pack(x, flat)
             for x in leaves])
     return template
-
-
-def _describe_output(template: Any, outputs: Sequence) -> str:
-    def one(leaf: Any) -> str:
-        if isinstance(leaf, OutputSlot):
-            t = outputs[leaf.index]
-            return f"{t.dtype.name} Tensor, shape={t.shape}"
-        if leaf is None:
-            return "NoneTensorSpec()"
-        if isinstance(leaf, CompositeSlot):
-            return repr(leaf.spec)
-        return repr(leaf)
-    if not nest.is_nested(template):
-        return one(template)
-    return repr(nest.map_structure(lambda leaf: _Described(one(leaf)), template))
-
-
-class _Described:
-    def __init__(self, text: str):
-        self.text = text
-
-    def __repr__(self) -> str:
-        return self.text
-
-

@@ -22,7 +22,8 @@ from kilnflow.tensor import EagerTensor, SymbolicTensor, Tensor
 
 def trace(name: str, python_function: Callable, args: tuple, kwargs: dict, trace_key: Any,
           arg_names: List[str], autograph: bool,
-          on_variable: Callable[[Any], None]) -> ConcreteFunction:
+          on_variable: Callable[[Any], None],
+          concrete_class: type = ConcreteFunction) -> ConcreteFunction:
     """Trace `python_function(*args, **kwargs)` once into a new FuncGraph.
 
     Tensor-like leaves of the arguments become placeholders (relaxed to the TensorSpecs a
@@ -44,7 +45,7 @@ def trace(name: str, python_function: Callable, args: tuple, kwargs: dict, trace
         outputs: List[SymbolicTensor] = []
         template = output_template(result, graph, outputs)
     graph.outputs = outputs
-    return ConcreteFunction(name, graph, arg_names, input_specs, template, (args, kwargs))
+    return concrete_class(name, graph, arg_names, input_specs, template, (args, kwargs))
 
 
 class BoundPython:

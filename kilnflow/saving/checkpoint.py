@@ -117,8 +117,9 @@ def _digest(value: np.ndarray) -> str:
     return hashlib.sha256(data.reshape(-1).view(np.uint8)).hexdigest()
 
 
-def write_checkpoint(root: Any, prefix: str) -> str:
-    """Write every variable reachable from `root` to `prefix`.{safetensors,json}."""
+def write_checkpoint(root: Any, prefix: str, name_based: bool = False) -> str:
+    """Write every variable reachable from `root` to `prefix`.{safetensors,json}.
+    `name_based` marks a compat.v1 Saver's checkpoint (readers key it by variable name)."""
     prefix = split_prefix(prefix)
     graph = ObjectGraph(root)
     tensors: Dict[str, np.ndarray] = {}
@@ -141,6 +142,8 @@ def write_checkpoint(root: Any, prefix: str) -> str:
     def index_for(tensors_name: str) -> bytes:
         index = {"format": FORMAT, "version": VERSION, "tensors": tensors_name,
                  "variables": entries, "slots": slot_entries, "objects": objects}
+        if name_based:
+            index["name_based"] = True
         return json.dumps(index, indent=1).encode("utf-8")
 
     directory = os.path.dirname(prefix)

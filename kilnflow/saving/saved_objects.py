@@ -134,8 +134,8 @@ class RestoredFunction:
         for concrete in self.concrete_functions:
             try:
                 if ctx.tapes or ctx.graph is not None:
-                    return call_replaying(concrete, args, kwargs)
-                return concrete(*args, **kwargs)
+                    return _sorted_dicts(call_replaying(concrete, args, kwargs))
+                return _sorted_dicts(concrete(*args, **kwargs))
             except (TypeError, ValueError) as exc:
                 failures.append(f"  {concrete}: {exc}")
         raise ValueError(f"Could not find a matching function to call loaded function "
@@ -147,6 +147,16 @@ class RestoredFunction:
 
     def __repr__(self) -> str:
         return f"<RestoredFunction {self.__name__} ({len(self.concrete_functions)} signatures)>"
+
+
+def _sorted_dicts(value: Any) -> Any:
+    """As TF's loaded functions return them: dicts keyed in sorted order (a saved model
+    keeps a dict's structure, not the order its keys were inserted in)."""
+    if isinstance(value, dict):
+        return {k: _sorted_dicts(value[k]) for k in sorted(value)}
+    if isinstance(value, (list, tuple)) and not hasattr(value, "_fields"):
+        return type(value)(_sorted_dicts(v) for v in value)
+    return value
 
 
 def rebuild(tree: dict, root: Any, variables: Dict[str, Variable],

@@ -44,7 +44,8 @@ def test_bf16_variables_checkpoint_round_trip(tmp_path):
     assert v.dtype == kf.bfloat16
     path = Checkpoint(v=v).write(str(tmp_path / "c"))
     reader = load_checkpoint(path)
-    assert reader.get_variable_to_dtype_map() == {"v/.ATTRIBUTES/VARIABLE_VALUE": kf.bfloat16}
+    assert reader.get_variable_to_dtype_map() == {"v/.ATTRIBUTES/VARIABLE_VALUE": kf.bfloat16,
+                                                  "_CHECKPOINTABLE_OBJECT_GRAPH": kf.string}
     target = kf.Variable(np.zeros(3, np.float32), dtype=kf.bfloat16)
     buffer = target.handle.value
     Checkpoint(v=target).read(path).assert_consumed()

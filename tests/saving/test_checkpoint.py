@@ -40,7 +40,7 @@ def test_module_round_trip_by_path(tmp_path):
     path = Checkpoint(net=net).save(str(tmp_path / "ckpt"))
     assert path.endswith("ckpt-1") and os.path.exists(path + ".json")
     assert os.path.exists(path + ".safetensors")
-    assert sorted(p for p, _ in list_variables(path)) == [
+    assert sorted(p for p, _ in list_variables(path)) == ["_CHECKPOINTABLE_OBJECT_GRAPH"] + [
         k + "/.ATTRIBUTES/VARIABLE_VALUE"
         for k in ["net/parts/0", "net/parts/1/b", "net/w", "save_counter"]]
     other = Net()
@@ -279,8 +279,10 @@ def test_checkpoint_reader_uses_tf_keys(tmp_path):
     reader = load_checkpoint(path)
     assert isinstance(reader, CheckpointReader)
     key = "v/.ATTRIBUTES/VARIABLE_VALUE"
-    assert reader.get_variable_to_shape_map() == {key: [2, 3]}
-    assert reader.get_variable_to_dtype_map() == {key: kf.float64}
+    graph_key = "_CHECKPOINTABLE_OBJECT_GRAPH"  # as TF lists an object-based checkpoint
+    assert reader.get_variable_to_shape_map() == {key: [2, 3], graph_key: []}
+    assert reader.get_variable_to_dtype_map() == {key: kf.float64, graph_key: kf.string}
+    assert isinstance(reader.get_tensor(graph_key), bytes)
     assert reader.has_tensor(key) and reader.has_tensor("v") and not reader.has_tensor("w")
     np.testing.assert_array_equal(reader.get_tensor(key), v.numpy())
     np.testing.assert_array_equal(load_variable(path, key), v.numpy())
@@ -325,7 +327,7 @@ def test_tensors_file_is_keyed_as_tf_keys_it(tmp_path):
     assert "model/layers/0/kernel" + value in keys and "optimizer/iterations" + value in keys
     assert "model/layers/0/kernel/.OPTIMIZER_SLOT/optimizer/m" + value in keys
     assert all(k.endswith(value) for k in keys)
-    assert keys == {k for k, _ in list_variables(path)}
+    assert keys | {"_CHECKPOINTABLE_OBJECT_GRAPH"} == {k for k, _ in list_variables(path)}
 
 
 def test_names_are_escaped_as_tf_escapes_them(tmp_path):

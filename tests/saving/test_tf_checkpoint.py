@@ -91,7 +91,7 @@ def test_keras_weights_and_optimizer_slots_from_tf_keys(tmp_path):
     prefix = str(tmp_path / "tf")
     tf_bundle.write_bundle(prefix, tensors)  # the same values, as TF's files
     fresh = make()
-    status = Checkpoint(model=fresh, optimizer=fresh.optimizer).restore(prefix)
+    status = Checkpoint(model=fresh, optimizer=fresh.optimizer).read(prefix)
     np.testing.assert_allclose(fresh.predict(x, verbose=0), trained.predict(x, verbose=0))
     fresh.fit(x, y, epochs=1, verbose=0)
     trained.fit(x, y, epochs=1, verbose=0)

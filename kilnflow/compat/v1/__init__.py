@@ -2,7 +2,6 @@
 Savers and optimizers."""
 from __future__ import annotations
 
-import functools
 from typing import Any, Callable, Optional, Sequence
 
 from kilnflow import context as _context
@@ -169,6 +168,15 @@ def executing_eagerly() -> bool:
     return _context.executing_eagerly()
 
 
+def executing_eagerly_outside_functions() -> bool:
+    """True unless eager execution is disabled (program-wide) or a TF1 graph is being
+    built: kf.function tracing does not count."""
+    graph = _ctx.graph
+    while graph is not None and getattr(graph, "is_function", False):
+        graph = graph.outer_graph
+    return _ctx.eager_default and graph is None
+
+
 def get_default_session() -> Any:
     return _ctx.default_session
 
@@ -190,14 +198,22 @@ def wrap_function(fn: Callable, signature: Sequence, name: Optional[str] = None)
     >>> float(f(kf.constant(3.0)))
     6.0
     """
-    from kilnflow.function.api import function
+    from kilnflow.compat.v1.wrapped import WrappedFunction
+    from kilnflow.function import tracing
     holder = VariableHolder()
-
-    @functools.wraps(fn)
-    def traced(*args: Any) -> Any:
-        with holder.trace():
-            return fn(*args)
-    return function(traced, autograph=False).get_concrete_function(*signature)
+    signature = tuple(signature)
+    names = [f"args_{i}" for i in range(len(signature))]
+    if tracing.signature_of(fn) is not None:
+        params = [p.name for p in tracing.signature_of(fn).parameters.values()]
+        names = params[:len(signature)] + names[len(params):]
+    with holder.trace():
+        # one trace, as TF's wrap_function: variables it creates (kf.Variable or
+        # get_variable) are made once and live on with the function
+        concrete = tracing.trace(name or getattr(fn, "__name__", "wrapped_function"), fn,
+                                 signature, {}, (), names, False, lambda variable: None,
+                                 WrappedFunction)
+    concrete.python_signature = tracing.signature_of(fn)
+    return concrete
 
 
 def __getattr__(name: str) -> Any:

@@ -7,9 +7,19 @@ by the graph. `scope` filters by re.match on the items' names, as in TF.
 from __future__ import annotations
 
 import re
+import weakref
 from typing import Any, Iterable, Optional
 
 from kilnflow.graph import get_default_graph
+
+# graph -> ids of its variables that get_variable(collections=[...]) kept out of
+# GLOBAL_VARIABLES (TF: naming collections replaces the default global one)
+_not_global: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def exclude_from_global(graph: Any, variable: Any) -> None:
+    """Keep `variable` out of `graph`'s GLOBAL_VARIABLES view."""
+    _not_global.setdefault(graph, set()).add(id(variable))
 
 
 class GraphKeys:
@@ -53,7 +63,9 @@ def get_collection(key: str, scope: Optional[str] = None) -> list:
     """The items of collection `key` in the default graph (a new list)."""
     graph = get_default_graph()
     if key == GraphKeys.GLOBAL_VARIABLES:
-        items = graph.global_variables() + graph.get_collection(key)
+        hidden = _not_global.get(graph, ())
+        items = [v for v in graph.global_variables() if id(v) not in hidden] + \
+            graph.get_collection(key)
     elif key == GraphKeys.TRAINABLE_VARIABLES:
         items = [v for v in graph.global_variables() if v.trainable] + graph.get_collection(key)
     else:

@@ -103,7 +103,8 @@ class Saver:
             step = int(global_step if isinstance(global_step, (int, np.integer))
                        else sess.run(global_step))
             prefix = f"{prefix}-{step:08d}" if self._pad_step_number else f"{prefix}-{step}"
-        prefix = _checkpoint.write_checkpoint(_NameTree(self._variables()), prefix)
+        prefix = _checkpoint.write_checkpoint(_NameTree(self._variables()), prefix,
+                                              name_based=True)
         if prefix in self._kept:
             self._kept.remove(prefix)
         self._kept.append(prefix)

@@ -88,6 +88,23 @@ class Session:
 
     # ---------------------------------------------------------------- running
 
+    def make_callable(self, fetches: Any, feed_list: Optional[list] = None,
+                      accept_options: bool = False) -> Any:
+        """A Python callable running `fetches`, fed positionally in `feed_list` order:
+        `f = sess.make_callable([y], [x]); f(x_value)` is `sess.run([y], {x: x_value})`."""
+        feeds = list(feed_list or [])
+
+        def call(*feed_values: Any, **kwargs: Any) -> Any:
+            if len(feed_values) != len(feeds):
+                raise TypeError(f"make_callable: expected {len(feeds)} feed values, got "
+                                f"{len(feed_values)}")
+            options = kwargs.pop("options", None) if accept_options else None
+            metadata = kwargs.pop("run_metadata", None) if accept_options else None
+            if kwargs:
+                raise TypeError(f"make_callable: unexpected keyword arguments {sorted(kwargs)}")
+            return self.run(fetches, dict(zip(feeds, feed_values)), options, metadata)
+        return call
+
     def run(self, fetches: Any, feed_dict: Optional[dict] = None, options: Any = None,
             run_metadata: Any = None) -> Any:
         """Computes `fetches` (a graph element or a nested structure of them)."""
@@ -161,7 +178,11 @@ class Session:
     def _feeds(self, feed_dict: dict) -> tuple:
         feeds, values = [], []
         for key, value in feed_dict.items():
-            t = self._element(key)
+            try:
+                t = self._element(key)
+            except KeyError as exc:  # TF's class for a feed key naming no tensor
+                raise TypeError(f"Cannot interpret feed_dict key as Tensor: "
+                                f"{exc.args[0] if exc.args else exc}") from None
             if not isinstance(t, SymbolicTensor):
                 raise TypeError(f"The value of a feed cannot be an Operation: {key!r}")
             try:
@@ -178,7 +199,8 @@ class Session:
                                 f"'{t.name}' of dtype {t.dtype.name}")
             want = t.dtype.as_numpy_dtype
             if array.dtype != want:
-                if array.dtype.kind == "f" and np.dtype(want).kind in "iu":
+                # an empty list arrives as float64 but holds no value that could be cut
+                if array.dtype.kind == "f" and np.dtype(want).kind in "iu" and array.size:
                     raise TypeError(f"Cannot feed a {array.dtype} value to Tensor {t.name} of "
                                     f"dtype {t.dtype.name}")
                 try:

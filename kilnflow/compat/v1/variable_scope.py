@@ -16,6 +16,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional
 import numpy as np
 
 from kilnflow import dtypes as _dtypes
+from kilnflow.compat.v1.graph_keys import exclude_from_global
 from kilnflow.context import ctx
 from kilnflow.graph import get_default_graph
 from kilnflow.keras import initializers as _init
@@ -217,6 +218,7 @@ def get_variable(name: str, shape: Any = None, dtype: Any = None, initializer: A
                                   "not supported")
     scope = get_variable_scope()
     full = _joined(scope.name, name)
+    given_dtype = dtype
     dtype = _dtypes.as_dtype(dtype) if dtype is not None else scope.dtype
     shape = TensorShape(shape) if shape is not None else None
     graph = ctx.graph
@@ -243,6 +245,8 @@ def get_variable(name: str, shape: Any = None, dtype: Any = None, initializer: A
                              "VarScope?")
     if initializer is None:
         initializer = scope.initializer
+    elif given_dtype is None and isinstance(initializer, (Tensor, np.ndarray)):
+        dtype = _dtypes.as_dtype(initializer.dtype)  # TF: a tensor initializer sets the dtype
     if isinstance(initializer, (Tensor, np.ndarray)) and shape is not None and validate_shape:
         given = convert_to_tensor(initializer).shape
         if not shape.is_compatible_with(given):
@@ -282,6 +286,8 @@ def _add_to_collections(var: Variable, collections: Optional[list], regularizer:
     for key in collections or []:
         if key not in ("variables", "trainable_variables"):
             graph.add_to_collection(key, var)
+    if collections is not None and "variables" not in collections:
+        exclude_from_global(graph, var)
     if regularizer is not None:
         with contextlib.ExitStack() as names:
             if ctx.graph is not None:

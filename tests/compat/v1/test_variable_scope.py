@@ -121,7 +121,8 @@ def test_collections_and_graph_keys():
         other = v1.get_variable("b", [1])
         v1.add_to_collection(v1.GraphKeys.LOSSES, "loss")
         v1.add_to_collections(["x", "y"], 1)
-        assert v1.get_collection(v1.GraphKeys.GLOBAL_VARIABLES, scope="a") == [w, local]
+        # as TF: naming collections replaces the default GLOBAL_VARIABLES
+        assert v1.get_collection(v1.GraphKeys.GLOBAL_VARIABLES, scope="a") == [w]
         assert v1.trainable_variables() == [w, other]
         assert v1.local_variables() == [local]
         assert v1.get_collection(v1.GraphKeys.LOSSES) == ["loss"]
