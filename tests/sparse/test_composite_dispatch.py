@@ -74,6 +74,7 @@ def test_session_run_of_a_sparse_tensor_is_a_sparse_tensor_value():
             sp = kf.SparseTensor([[0, 1]], [5.0], [2, 3])
             value = sess.run(sp)
             assert [type(value).__name__, repr(value)] == TF["sess_sp"]
+            assert isinstance(value, v1.SparseTensorValue)  # the name TF 1 code checks against
             nested = sess.run({"a": sp, "b": [kf.constant(5.0) * 1.0]})
             # TF's `b` fetched sp.values, a graph tensor; kilnflow's components made from
             # Python values are eager constants, which a Session cannot fetch directly

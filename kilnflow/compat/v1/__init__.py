@@ -42,6 +42,7 @@ from kilnflow.compat.v1.session import ConfigProto as ConfigProto
 from kilnflow.compat.v1.session import GPUOptions as GPUOptions
 from kilnflow.compat.v1.session import InteractiveSession as InteractiveSession
 from kilnflow.compat.v1.session import Session as Session
+from kilnflow.sparse.sparse_tensor import SparseTensorValue as SparseTensorValue
 from kilnflow.compat.v1.variable_scope import AUTO_REUSE as AUTO_REUSE
 from kilnflow.compat.v1.variable_scope import VariableHolder
 from kilnflow.compat.v1.variable_scope import VariableScope as VariableScope
