@@ -21,5 +21,5 @@ def test_program_prints_what_tf_printed(name):
     assert run_program(name) == expected_output(name)
 
 
-def _pending_test_corpus_is_large_enough():
+def test_corpus_is_large_enough():
     assert len(program_names()) >= 40
