@@ -209,14 +209,17 @@ def shape_text(shape: tuple) -> str:
 
 
 def numpy_text(value: Any, as_repr: bool) -> str:
+    """The value part of a tensor's printed form, as TF writes it: NumPy's `str` (or, for
+    `repr`, NumPy's `repr`; a Python scalar's `repr` for 0-d values), moved onto its own line
+    when it spans several lines so that the rows stay aligned."""
     value = np.asarray(value)
     if value.ndim == 0:
         item = value.item()
-        return repr(item) if as_repr and not isinstance(item, (bool, np.bool_)) else str(item)
-    if as_repr:
-        text = repr(value)
-        return "\n" + text if "\n" in text else text
-    return np.array2string(value, separator=" ")
+        if as_repr and not isinstance(item, (bool, np.bool_)):
+            return repr(item)
+        return str(value)
+    text = repr(value) if as_repr else str(value)
+    return "\n" + text if "\n" in text else text
 
 
 class SymbolicTensor(Tensor):

@@ -14,3 +14,5 @@ settings.load_profile("ci" if os.environ.get("CI") else "dev")
 # The op sample table is data imported by tests/ops/test_generic.py, not a test module; its
 # arrays confuse the doctest collector.
 collect_ignore_glob = ["ops/samples/*.py"]
+# Corpus programs are scripts run by tests/corpus/test_corpus.py, not modules to import.
+collect_ignore_glob += ["corpus/programs/*.py"]

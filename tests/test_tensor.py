@@ -377,13 +377,13 @@ def test_repr_matches_tf():
 
 def test_str_matches_tf():
     assert str(kf.constant([[2, 3], [4, 5]])) == \
-        "tf.Tensor([[2 3]\n [4 5]], shape=(2, 2), dtype=int32)"
+        "tf.Tensor(\n[[2 3]\n [4 5]], shape=(2, 2), dtype=int32)"
     assert str(kf.constant([1.5, 2.0])) == "tf.Tensor([1.5 2. ], shape=(2,), dtype=float32)"
     assert str(kf.constant(3.0)) == "tf.Tensor(3.0, shape=(), dtype=float32)"
     assert str(kf.constant(True)) == "tf.Tensor(True, shape=(), dtype=bool)"
     assert str(kf.constant(7)) == "tf.Tensor(7, shape=(), dtype=int32)"
     assert str(kf.constant([[2, 3], [4, 5]]) + 0) == \
-        "tf.Tensor([[2 3]\n [4 5]], shape=(2, 2), dtype=int32)"
+        "tf.Tensor(\n[[2 3]\n [4 5]], shape=(2, 2), dtype=int32)"
 
 
 def test_numpy_views_of_tensors_and_variables_are_read_only():
