@@ -13,6 +13,7 @@ from kilnflow.ragged.string_ops import split as split
 from kilnflow.ops.strings import strip as strip
 from kilnflow.ops.strings import substr as substr
 from kilnflow.ops.strings import to_number as to_number
+from kilnflow.ops.farmhash import to_hash_bucket_fast as to_hash_bucket_fast
 from kilnflow.ragged.string_ops import unicode_decode as unicode_decode
 from kilnflow.ops.unicode import unicode_encode as unicode_encode
 from kilnflow.ragged.string_ops import unicode_split as unicode_split

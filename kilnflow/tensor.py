@@ -100,10 +100,21 @@ class Tensor(TensorOps):
 class EagerTensor(Tensor):
     """An immutable tensor holding a NumPy value; what eager ops return."""
 
-    __slots__ = ("_value", "__weakref__")
+    # `_slice_assign` is set only on a slice read from a variable (`v[0, 1]`): TF lets such a
+    # slice be assigned to (`v[0, 1].assign(7.0)` writes into the variable).
+    __slots__ = ("_value", "_slice_assign", "__weakref__")
 
     def __init__(self, value: Any):
         self._value = np.asarray(value)
+
+    @property
+    def assign(self) -> Any:
+        """Only on a slice of a variable: `v[key].assign(value)` stores `value` into that part
+        of `v` and returns the updated variable."""
+        setter = getattr(self, "_slice_assign", None)
+        if setter is None:
+            raise AttributeError("'EagerTensor' object has no attribute 'assign'")
+        return setter
 
     @property
     def shape(self) -> TensorShape:
@@ -310,6 +321,12 @@ class SymbolicTensor(Tensor):
 def is_tensor(x: Any) -> bool:
     """True for eager and symbolic tensors."""
     return isinstance(x, (EagerTensor, SymbolicTensor))
+
+
+def is_tensor_like(x: Any) -> bool:
+    """`kf.is_tensor`: true for tensors and for the values TF also counts as tensors
+    (variables, whose class sets `is_tensor_like`)."""
+    return is_tensor(x) or getattr(type(x), "is_tensor_like", False) is True
 
 
 def is_symbolic(x: Any) -> bool:

@@ -19,6 +19,9 @@ from kilnflow import errors
 from kilnflow.context import ctx, eager_mode
 from kilnflow.ops.convert import convert_to_tensor
 from kilnflow.core.opdef import bind
+from kilnflow.graph import current_name_scope
+from kilnflow.ops import scatter as _scatter
+from kilnflow.ops.slicing import getitem
 from kilnflow.ops.state import ASSIGN, ASSIGN_ADD, ASSIGN_SUB, READ, VariableHandle
 from kilnflow.shapes import TensorShape
 from kilnflow.tensor import TensorOps, numpy_text, shape_text, is_symbolic
@@ -123,7 +126,9 @@ class _VariableMeta(type):
 
     def __call__(cls, *args: Any, **kwargs: Any) -> Any:
         if cls is not Variable or not _CREATORS.stack:
-            return super().__call__(*args, **kwargs)
+            # `kf.Variable(...)` makes a ResourceVariable, as TF 2's does
+            return super(_VariableMeta, ResourceVariable if cls is Variable else cls).__call__(
+                *args, **kwargs)
         bound = inspect.signature(Variable.__init__).bind(None, *args, **kwargs)
         options = dict(bound.arguments)
         options.pop("self")
@@ -134,7 +139,7 @@ class _VariableMeta(type):
             options.setdefault(key, True if key == "validate_shape" else None)
 
         def plain(**kw: Any) -> Any:
-            return type.__call__(Variable, **kw)
+            return type.__call__(ResourceVariable, **kw)
         chain = plain
         for creator in _CREATORS.stack:  # outermost first: the innermost ends up on top
             chain = (lambda c, nxt: lambda **kw: c(nxt, **kw))(creator, chain)
@@ -150,6 +155,8 @@ class Variable(TensorOps, metaclass=_VariableMeta):
     >>> v.numpy()
     np.float32(3.0)
     """
+
+    is_tensor_like = True  # kf.is_tensor(v) is True, as in TF
 
     def __init__(self, initial_value: Any = None, trainable: Optional[bool] = None,
                  validate_shape: bool = True, name: Optional[str] = None, dtype: Any = None,
@@ -192,6 +199,8 @@ class Variable(TensorOps, metaclass=_VariableMeta):
         if validate_shape is False and shape is None:
             var_shape = TensorShape(None)
         base = (name or "Variable").rstrip("/")
+        if graph is None:  # eagerly the name scope is part of the name ("layer/w:0")
+            base = current_name_scope() + base
         unique = v1_graph.unique_name(base) if v1_graph is not None else base
         self._handle = VariableHandle(unique + ":0", value.dtype, var_shape, self._trainable)
         self._handle.owner = self
@@ -324,7 +333,13 @@ class Variable(TensorOps, metaclass=_VariableMeta):
     def assign(self, value: Any, use_locking: bool = False, name: Optional[str] = None,
                read_value: bool = True) -> Any:
         """Stores `value`; returns the variable (or None when read_value=False)."""
-        bind(ASSIGN, (self._converted(value),), {"handle": self._handle}, name=name)
+        value = self._converted(value)
+        if not self.shape.is_compatible_with(value.shape):
+            raise ValueError(errors.with_location(
+                f"Cannot assign value to variable ' {self.name}': Shape mismatch.The variable "
+                f"shape {self.shape}, and the assigned value shape {value.shape} are "
+                "incompatible."))
+        bind(ASSIGN, (value,), {"handle": self._handle}, name=name)
         return self._after_update(read_value)
 
     def assign_add(self, delta: Any, use_locking: bool = False, name: Optional[str] = None,
@@ -344,7 +359,9 @@ class Variable(TensorOps, metaclass=_VariableMeta):
         """TF2 returns the variable; a TF1 graph returns a read that runs after the update
         (so `sess.run(v.assign_add(1))` performs the update)."""
         graph = ctx.graph
-        if graph is None or graph.is_function:
+        if graph is None:  # TF 2 returns a view of the variable printed as 'UnreadVariable'
+            return _UnreadVariable.of(self) if read_value else None
+        if graph.is_function:
             return self if read_value else None
         from kilnflow.graph import control_dependencies
         update = graph.operations[-1]
@@ -352,6 +369,41 @@ class Variable(TensorOps, metaclass=_VariableMeta):
             return update
         with control_dependencies([update]):
             return self.read_value()
+
+    def scatter_nd_update(self, indices: Any, updates: Any, name: Optional[str] = None) -> Any:
+        """Writes `updates` at `indices` (as kf.tensor_scatter_nd_update) into the variable."""
+        return self.assign(_scatter.tensor_scatter_nd_update(self.read_value(), indices,
+                                                             updates), name=name)
+
+    def scatter_nd_add(self, indices: Any, updates: Any, name: Optional[str] = None) -> Any:
+        """Adds `updates` at `indices` to the variable."""
+        return self.assign(_scatter.tensor_scatter_nd_add(self.read_value(), indices,
+                                                          updates), name=name)
+
+    def scatter_nd_sub(self, indices: Any, updates: Any, name: Optional[str] = None) -> Any:
+        """Subtracts `updates` at `indices` from the variable."""
+        return self.assign(_scatter.tensor_scatter_nd_sub(self.read_value(), indices,
+                                                          updates), name=name)
+
+    def __getitem__(self, key: Any) -> Any:
+        """A slice of the current value; eagerly the slice also has `assign(value)`, which
+        writes into that part of the variable (TF's `v[0, 1].assign(7.0)`)."""
+        part = getitem(self, key)
+        if ctx.graph is None:
+            part._slice_assign = lambda value, name=None: self._assign_slice(key, value, name)
+        return part
+
+    def _assign_slice(self, key: Any, value: Any, name: Optional[str]) -> Any:
+        current = self.numpy()
+        updated = np.array(current)
+        keys = key if isinstance(key, tuple) else (key,)
+        keys = tuple(np.asarray(k).item() if hasattr(k, "dtype") else k for k in keys)
+        try:
+            updated[keys] = np.asarray(self._converted(value))
+        except (IndexError, ValueError) as exc:
+            raise ValueError(f"Cannot assign to slice {key!r} of variable {self.name}: "
+                             f"{exc}") from None
+        return self.assign(updated, name=name)
 
     # ---------------------------------------------------------------- printing
 
@@ -368,3 +420,23 @@ class Variable(TensorOps, metaclass=_VariableMeta):
                         name=self.name.split(":")[0], dtype=self.dtype)
         memo[id(self)] = copy
         return copy
+
+
+class ResourceVariable(Variable):
+    """What `kf.Variable(...)` makes (TF 2's class of that name): a variable whose value lives
+    behind a handle and is read and written by ops."""
+
+
+class _UnreadVariable(ResourceVariable):
+    """What `v.assign(...)` returns eagerly: the same variable (same handle, so it reads the
+    current value), printed under the name 'UnreadVariable' as TF prints it."""
+
+    @classmethod
+    def of(cls, variable: Variable) -> "_UnreadVariable":
+        view = cls.__new__(cls)
+        view.__dict__.update(variable.__dict__)
+        return view
+
+    @property
+    def name(self) -> str:
+        return "UnreadVariable"

@@ -15,8 +15,8 @@ with tf.GradientTape() as outer:
         inner.watch(x)
         y = tf.sin(x) * x
     g = inner.gradient(y, x)
-print(g)
-print(outer.gradient(g, x))
+print(tf.round(g * 1e5) / 1e5)
+print(tf.round(outer.gradient(g, x) * 1e5) / 1e5)
 x = tf.Variable([1.0, 2.0])
 with tf.GradientTape(persistent=True) as tape:
     y = x * x
@@ -26,7 +26,7 @@ x = tf.linspace(-2.0, 2.0, 5)
 with tf.GradientTape() as tape:
     tape.watch(x)
     y = tf.nn.sigmoid(x)
-print(tape.gradient(y, x))
+print(tf.round(tape.gradient(y, x) * 1e5) / 1e5)
 w = tf.Variable([[1.0, 2.0], [3.0, 4.0]])
 xb = tf.constant([[1.0, 1.0], [2.0, 0.5]])
 with tf.GradientTape() as tape:

@@ -16,6 +16,5 @@ for sentence_chars in batch_chars.to_list():
     print(sentence_chars)
 print(tf.strings.unicode_split(tf.constant("añb"), "UTF-8"))
 print(tf.strings.length(batch, unit="UTF8_CHAR"))
-print(tf.strings.unicode_script(tf.constant([33464, 1041])))
 print(tf.strings.bytes_split(tf.constant("abc")))
 print(tf.strings.to_hash_bucket_fast(tf.constant(["a", "b"]), 10))

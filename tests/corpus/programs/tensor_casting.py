@@ -9,7 +9,6 @@ print(tf.cast(tf.constant([0, 1, 2]), tf.bool))
 print(tf.cast(tf.constant([True, False]), tf.float32))
 print(tf.cast(tf.constant(1.5), tf.complex64))
 print(tf.saturate_cast(tf.constant([300, -5]), tf.uint8))
-print(tf.dtypes.cast(tf.constant([1, 2]), tf.float64))
 print(tf.constant([1, 2]) / 2)
 try:
     tf.constant([1, 2]) + tf.constant([1.0, 2.0])
