@@ -5,6 +5,7 @@ package installs at import time (tensor.py sits below ops/ and must not import i
 """
 from __future__ import annotations
 
+import operator
 from typing import Any, Optional
 
 import numpy as np
@@ -162,25 +163,22 @@ class EagerTensor(Tensor):
             raise ValueError(f"Tensor's shape {self.shape} is not compatible with supplied "
                              f"shape {TensorShape(shape)}.")
 
-    def _scalar(self, what: str) -> Any:
-        if self._value.ndim != 0 and self._value.size != 1:
-            raise TypeError(f"Only size-1 tensors can be converted to Python {what}; "
-                            f"this tensor has shape {self.shape}")
-        return self._value.reshape(()).item() if self._value.ndim else self._value.item()
+    # Python conversions go through NumPy as TF's do, so they accept and refuse the same
+    # values with the same errors (bool of a size-1 tensor works, float of shape (1,) does not).
 
     def __bool__(self) -> bool:
-        return bool(self._scalar("bool"))
+        return bool(self._value)
 
     def __int__(self) -> int:
-        return int(self._scalar("int"))
+        return int(self._value)
 
     def __float__(self) -> float:
-        return float(self._scalar("float"))
+        return float(self._value)
 
     def __index__(self) -> int:
         if not self.dtype.is_integer:
             raise TypeError(f"Only integer tensors can be used as an index, got {self.dtype.name}")
-        return int(self._scalar("int"))
+        return operator.index(self._value)
 
     def __len__(self) -> int:
         if self._value.ndim == 0:

@@ -162,7 +162,8 @@ class Variable(TensorOps, metaclass=_VariableMeta):
                  validate_shape: bool = True, name: Optional[str] = None, dtype: Any = None,
                  shape: Any = None, **unused_tf_args: Any):
         if initial_value is None:
-            raise ValueError("The `initial_value` argument to a kf.Variable must be specified")
+            raise ValueError("The `initial_value` arg to `tf.Variable` must be specified except "
+                             "when you are not providing a `variable_def`. You provided neither.")
         try:
             self._synchronization = VariableSynchronization.of(
                 unused_tf_args.get("synchronization"))
@@ -359,10 +360,9 @@ class Variable(TensorOps, metaclass=_VariableMeta):
         """TF2 returns the variable; a TF1 graph returns a read that runs after the update
         (so `sess.run(v.assign_add(1))` performs the update)."""
         graph = ctx.graph
-        if graph is None:  # TF 2 returns a view of the variable printed as 'UnreadVariable'
+        if graph is None or graph.is_function:
+            # TF 2 returns a view of the variable printed as 'UnreadVariable'
             return _UnreadVariable.of(self) if read_value else None
-        if graph.is_function:
-            return self if read_value else None
         from kilnflow.graph import control_dependencies
         update = graph.operations[-1]
         if not read_value:
@@ -405,11 +405,15 @@ class Variable(TensorOps, metaclass=_VariableMeta):
                              f"{exc}") from None
         return self.assign(updated, name=name)
 
+    def __hash__(self) -> int:
+        raise TypeError("Variable is unhashable. Instead, use variable.ref() as the key. "
+                        f"(Variable: {self!r})")
+
     # ---------------------------------------------------------------- printing
 
     def __repr__(self) -> str:
         value = self._handle.value
-        if value is None or (ctx.graph is not None and self._graph is not None):
+        if value is None or ctx.graph is not None:  # in a graph the value is not known
             return (f"<tf.Variable '{self.name}' shape={self.shape} "
                     f"dtype={self.dtype.name}>")
         return (f"<tf.Variable '{self.name}' shape={shape_text(np.shape(value))} "

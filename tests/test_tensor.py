@@ -242,10 +242,16 @@ def test_scalar_conversions():
     assert f"{kf.constant(3.25):.1f}" == "3.2"
 
 
-@pytest.mark.parametrize("convert", [bool, int, float])
-def test_non_scalar_conversions_raise_type_error(convert):
-    with pytest.raises(TypeError):
+@pytest.mark.parametrize("convert, error", [(bool, ValueError), (int, TypeError),
+                                            (float, TypeError)])
+def test_non_scalar_conversions_raise_numpys_errors(convert, error):
+    """As TF (which hands the conversion to NumPy): bool of many elements is a ValueError,
+    int/float of anything but a 0-d tensor a TypeError; bool of a size-1 tensor works."""
+    with pytest.raises(error):
         convert(kf.constant([[1, 2], [3, 4]]))
+    assert bool(kf.constant([1])) is True
+    with pytest.raises(TypeError):
+        float(kf.constant([1.5]))
 
 
 def test_float_tensor_is_not_an_index():
