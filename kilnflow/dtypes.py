@@ -59,15 +59,58 @@ class DType:
 
     @property
     def min(self):
-        return np.finfo(self._np).min if self.kind in "fc" else np.iinfo(self._np).min
+        if self.kind not in "fiu":
+            raise TypeError(f"Cannot find minimum value of {self}.")
+        return np.finfo(self._np).min if self.kind == "f" else np.iinfo(self._np).min
 
     @property
     def max(self):
-        return np.finfo(self._np).max if self.kind in "fc" else np.iinfo(self._np).max
+        if self.kind not in "fiu":
+            raise TypeError(f"Cannot find maximum value of {self}.")
+        return np.finfo(self._np).max if self.kind == "f" else np.iinfo(self._np).max
+
+    @property
+    def limits(self) -> tuple:
+        """Intensity limits (as TF's, with negatives clipped): (0, 1) for floats, the
+        (0, max) of an integer type, (0, True) for bool."""
+        if self.name in ("float32", "float64"):  # TF has no range for float16/bfloat16
+            return (0, 1)
+        if self.kind in "iu":
+            return (0, int(np.iinfo(self._np).max))
+        if self.kind == "b":
+            return (0, True)
+        raise ValueError(f"{self} has no intensity limits")
 
     @property
     def size(self) -> int:
-        return self._np.itemsize
+        return 0 if self.kind == "s" else self._np.itemsize
+
+    @property
+    def is_numpy_compatible(self) -> _py_bool:
+        return self.kind != "v"
+
+    @property
+    def is_quantized(self) -> _py_bool:
+        return False  # no quantized dtypes (qint8, ...) in kilnflow
+
+    @property
+    def as_datatype_enum(self) -> int:
+        """TF's DataType enum value (types.proto), for code that keys on it."""
+        return _DATATYPE_ENUM[self.name]
+
+    def __eq__(self, other: Any) -> _py_bool:
+        """Equal to itself and to anything naming it (`kf.float32 == "float32"`,
+        `== np.float32`), as TF's DType."""
+        if other is self:
+            return True
+        if other is None or isinstance(other, DType):
+            return False
+        try:
+            return as_dtype(other) is self
+        except (TypeError, ValueError):
+            return False
+
+    __hash__ = object.__hash__
 
     def is_compatible_with(self, other: Any) -> bool:
         return self is as_dtype(other)
@@ -103,6 +146,12 @@ variant = DType("variant", np.object_, "v")
 
 half = float16
 double = float64
+
+# TF's DataType enum numbers (tensorflow/core/framework/types.proto)
+_DATATYPE_ENUM = {"float32": 1, "float64": 2, "int32": 3, "uint8": 4, "int16": 5, "int8": 6,
+                  "string": 7, "complex64": 8, "int64": 9, "bool": 10, "bfloat16": 14,
+                  "uint16": 17, "complex128": 18, "float16": 19, "resource": 20,
+                  "variant": 21, "uint32": 22, "uint64": 23}
 
 
 class Unavailable(DType):

@@ -15,7 +15,7 @@ from kilnflow.ops.strings import substr as substr
 from kilnflow.ops.strings import to_number as to_number
 from kilnflow.ops.farmhash import to_hash_bucket_fast as to_hash_bucket_fast
 from kilnflow.ragged.string_ops import unicode_decode as unicode_decode
-from kilnflow.ops.unicode import unicode_encode as unicode_encode
+from kilnflow.ragged.string_ops import unicode_encode as unicode_encode
 from kilnflow.ragged.string_ops import unicode_split as unicode_split
 from kilnflow.ops.unicode import unicode_transcode as unicode_transcode
 from kilnflow.ops.strings import upper as upper
