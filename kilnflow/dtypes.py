@@ -70,16 +70,10 @@ class DType:
         return np.finfo(self._np).max if self.kind == "f" else np.iinfo(self._np).max
 
     @property
-    def limits(self) -> tuple:
-        """Intensity limits (as TF's, with negatives clipped): (0, 1) for floats, the
-        (0, max) of an integer type, (0, True) for bool."""
-        if self.name in ("float32", "float64"):  # TF has no range for float16/bfloat16
-            return (0, 1)
-        if self.kind in "iu":
-            return (0, int(np.iinfo(self._np).max))
-        if self.kind == "b":
-            return (0, True)
-        raise ValueError(f"{self} has no intensity limits")
+    def limits(self) -> tuple:  # TF's intensity range, negatives clipped; none for float16
+        if self.name not in ("float32", "float64") and self.kind not in "iub":
+            raise ValueError(f"{self} has no intensity limits")
+        return (0, {"f": 1, "b": True}.get(self.kind) or int(np.iinfo(self._np).max))
 
     @property
     def size(self) -> int:
@@ -89,18 +83,13 @@ class DType:
     def is_numpy_compatible(self) -> _py_bool:
         return self.kind != "v"
 
-    @property
-    def is_quantized(self) -> _py_bool:
-        return False  # no quantized dtypes (qint8, ...) in kilnflow
+    is_quantized = False  # no quantized dtypes (qint8, ...) in kilnflow
 
     @property
-    def as_datatype_enum(self) -> int:
-        """TF's DataType enum value (types.proto), for code that keys on it."""
+    def as_datatype_enum(self) -> int:  # TF's DataType number (types.proto)
         return _DATATYPE_ENUM[self.name]
 
-    def __eq__(self, other: Any) -> _py_bool:
-        """Equal to itself and to anything naming it (`kf.float32 == "float32"`,
-        `== np.float32`), as TF's DType."""
+    def __eq__(self, other: Any) -> _py_bool:  # as TF: kf.float32 == "float32" == np.float32
         if other is self:
             return True
         if other is None or isinstance(other, DType):

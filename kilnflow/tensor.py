@@ -110,8 +110,7 @@ class EagerTensor(Tensor):
 
     @property
     def assign(self) -> Any:
-        """Only on a slice of a variable: `v[key].assign(value)` stores `value` into that part
-        of `v` and returns the updated variable."""
+        """Only on a slice of a variable: `v[key].assign(value)` writes into `v`."""
         setter = getattr(self, "_slice_assign", None)
         if setter is None:
             raise AttributeError("'EagerTensor' object has no attribute 'assign'")
@@ -218,9 +217,8 @@ def shape_text(shape: tuple) -> str:
 
 
 def numpy_text(value: Any, as_repr: bool) -> str:
-    """The value part of a tensor's printed form, as TF writes it: NumPy's `str` (or, for
-    `repr`, NumPy's `repr`; a Python scalar's `repr` for 0-d values), moved onto its own line
-    when it spans several lines so that the rows stay aligned."""
+    # As TF: NumPy's str (repr; a Python scalar's repr for 0-d values), moved onto its own
+    # line when it spans several lines so that the rows stay aligned.
     value = np.asarray(value)
     if value.ndim == 0:
         item = value.item()

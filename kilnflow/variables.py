@@ -21,10 +21,10 @@ from kilnflow.ops.convert import convert_to_tensor
 from kilnflow.core.opdef import bind
 from kilnflow.graph import current_name_scope
 from kilnflow.ops import scatter as _scatter
-from kilnflow.ops.slicing import getitem
+from kilnflow.ops.slicing import gather as _gather, getitem
 from kilnflow.ops.state import ASSIGN, ASSIGN_ADD, ASSIGN_SUB, READ, VariableHandle
 from kilnflow.shapes import TensorShape
-from kilnflow.tensor import TensorOps, numpy_text, shape_text, is_symbolic
+from kilnflow.tensor import TensorOps, numpy_text, is_symbolic
 
 
 class VariableSynchronization(enum.Enum):
@@ -370,6 +370,19 @@ class Variable(TensorOps, metaclass=_VariableMeta):
         with control_dependencies([update]):
             return self.read_value()
 
+    def sparse_read(self, indices: Any, name: Optional[str] = None) -> Any:
+        """The rows of the variable at `indices` (kf.gather on its value)."""
+        return _gather(self.read_value(), indices, name=name)
+
+    def gather_nd(self, indices: Any, name: Optional[str] = None) -> Any:
+        """kf.gather_nd on the variable's value."""
+        return _scatter.gather_nd(self.read_value(), indices, name=name)
+
+    constraint = None  # kf.Variable accepts a `constraint` and ignores it (no projection)
+
+    def experimental_ref(self) -> Any:
+        return self.ref()
+
     def scatter_nd_update(self, indices: Any, updates: Any, name: Optional[str] = None) -> Any:
         """Writes `updates` at `indices` (as kf.tensor_scatter_nd_update) into the variable."""
         return self.assign(_scatter.tensor_scatter_nd_update(self.read_value(), indices,
@@ -386,8 +399,7 @@ class Variable(TensorOps, metaclass=_VariableMeta):
                                                           updates), name=name)
 
     def __getitem__(self, key: Any) -> Any:
-        """A slice of the current value; eagerly the slice also has `assign(value)`, which
-        writes into that part of the variable (TF's `v[0, 1].assign(7.0)`)."""
+        # eagerly the slice also has assign(value), writing into the variable (as TF's)
         part = getitem(self, key)
         if ctx.graph is None:
             part._slice_assign = lambda value, name=None: self._assign_slice(key, value, name)
@@ -416,7 +428,7 @@ class Variable(TensorOps, metaclass=_VariableMeta):
         if value is None or ctx.graph is not None:  # in a graph the value is not known
             return (f"<tf.Variable '{self.name}' shape={self.shape} "
                     f"dtype={self.dtype.name}>")
-        return (f"<tf.Variable '{self.name}' shape={shape_text(np.shape(value))} "
+        return (f"<tf.Variable '{self.name}' shape={self.shape} "
                 f"dtype={self.dtype.name}, numpy={numpy_text(value, True)}>")
 
     def __deepcopy__(self, memo: Any) -> "Variable":
@@ -427,13 +439,11 @@ class Variable(TensorOps, metaclass=_VariableMeta):
 
 
 class ResourceVariable(Variable):
-    """What `kf.Variable(...)` makes (TF 2's class of that name): a variable whose value lives
-    behind a handle and is read and written by ops."""
+    """What `kf.Variable(...)` makes, as TF 2's (a value behind a handle)."""
 
 
 class _UnreadVariable(ResourceVariable):
-    """What `v.assign(...)` returns eagerly: the same variable (same handle, so it reads the
-    current value), printed under the name 'UnreadVariable' as TF prints it."""
+    """What `v.assign(...)` returns: the variable (same handle), named 'UnreadVariable'."""
 
     @classmethod
     def of(cls, variable: Variable) -> "_UnreadVariable":
