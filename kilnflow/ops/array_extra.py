@@ -158,13 +158,13 @@ def _unique_kernel(x: Any, *, out_idx: Any, counts: bool) -> tuple:
 UNIQUE = defop("Unique", shape=_unique_rule, kernel=_unique_kernel, multi_output=True)
 
 
-class UniqueOutput(NamedTuple):
+class Unique(NamedTuple):
     """What kf.unique returns (TF's namedtuple): `.y` and `.idx`."""
     y: Any
     idx: Any
 
 
-class UniqueWithCountsOutput(NamedTuple):
+class UniqueWithCounts(NamedTuple):
     """What kf.unique_with_counts returns: `.y`, `.idx` and `.count`."""
     y: Any
     idx: Any
@@ -181,14 +181,14 @@ def unique(x: Any, out_idx: Any = _dtypes.int32, name: Optional[str] = None) -> 
     ([1, 2, 4, 7, 8], [0, 0, 1, 2, 2, 2, 3, 4, 4])
     """
     attrs = {"out_idx": _dtypes.as_dtype(out_idx), "counts": False}
-    return UniqueOutput(*bind(UNIQUE, (convert_to_tensor(x),), attrs, name=name))
+    return Unique(*bind(UNIQUE, (convert_to_tensor(x),), attrs, name=name))
 
 
 def unique_with_counts(x: Any, out_idx: Any = _dtypes.int32,
                        name: Optional[str] = None) -> tuple:
     """(y, idx, count): as unique, plus how often each distinct value occurs."""
     attrs = {"out_idx": _dtypes.as_dtype(out_idx), "counts": True}
-    return UniqueWithCountsOutput(*bind(UNIQUE, (convert_to_tensor(x),), attrs, name=name))
+    return UniqueWithCounts(*bind(UNIQUE, (convert_to_tensor(x),), attrs, name=name))
 
 
 # ---------------------------------------------------------------- reverse_sequence
