@@ -171,7 +171,7 @@ from kilnflow.ops.stateless_random import index_shuffle as random_index_shuffle
 from kilnflow.shapes import TensorShape as TensorShape
 from kilnflow.shapes import TensorSpec as TensorSpec
 from kilnflow.tensor import Tensor as Tensor
-from kilnflow.tensor import is_tensor as is_tensor
+from kilnflow.tensor import is_tensor_like as is_tensor
 from kilnflow.variables import Variable as Variable
 from kilnflow.variables import variable_creator_scope as variable_creator_scope
 

@@ -59,15 +59,47 @@ class DType:
 
     @property
     def min(self):
-        return np.finfo(self._np).min if self.kind in "fc" else np.iinfo(self._np).min
+        if self.kind not in "fiu":
+            raise TypeError(f"Cannot find minimum value of {self}.")
+        return np.finfo(self._np).min if self.kind == "f" else np.iinfo(self._np).min
 
     @property
     def max(self):
-        return np.finfo(self._np).max if self.kind in "fc" else np.iinfo(self._np).max
+        if self.kind not in "fiu":
+            raise TypeError(f"Cannot find maximum value of {self}.")
+        return np.finfo(self._np).max if self.kind == "f" else np.iinfo(self._np).max
+
+    @property
+    def limits(self) -> tuple:  # TF's intensity range, negatives clipped; none for float16
+        if self.name not in ("float32", "float64") and self.kind not in "iub":
+            raise ValueError(f"{self} has no intensity limits")
+        return (0, {"f": 1, "b": True}.get(self.kind) or int(np.iinfo(self._np).max))
 
     @property
     def size(self) -> int:
-        return self._np.itemsize
+        return 0 if self.kind == "s" else self._np.itemsize
+
+    @property
+    def is_numpy_compatible(self) -> _py_bool:
+        return self.kind != "v"
+
+    is_quantized = False  # no quantized dtypes (qint8, ...) in kilnflow
+
+    @property
+    def as_datatype_enum(self) -> int:  # TF's DataType number (types.proto)
+        return _DATATYPE_ENUM[self.name]
+
+    def __eq__(self, other: Any) -> _py_bool:  # as TF: kf.float32 == "float32" == np.float32
+        if other is self:
+            return True
+        if other is None or isinstance(other, DType):
+            return False
+        try:
+            return as_dtype(other) is self
+        except (TypeError, ValueError):
+            return False
+
+    __hash__ = object.__hash__
 
     def is_compatible_with(self, other: Any) -> bool:
         return self is as_dtype(other)
@@ -103,6 +135,12 @@ variant = DType("variant", np.object_, "v")
 
 half = float16
 double = float64
+
+# TF's DataType enum numbers (tensorflow/core/framework/types.proto)
+_DATATYPE_ENUM = {"float32": 1, "float64": 2, "int32": 3, "uint8": 4, "int16": 5, "int8": 6,
+                  "string": 7, "complex64": 8, "int64": 9, "bool": 10, "bfloat16": 14,
+                  "uint16": 17, "complex128": 18, "float16": 19, "resource": 20,
+                  "variant": 21, "uint32": 22, "uint64": 23}
 
 
 class Unavailable(DType):

@@ -84,6 +84,13 @@ class TensorShape:
             return TensorShape(None)
         return TensorShape(self._dims + other._dims)
 
+    def __add__(self, other: Any) -> "TensorShape":
+        """`shape + [3]` concatenates, as TF's TensorShape does."""
+        return self.concatenate(other)
+
+    def __radd__(self, other: Any) -> "TensorShape":
+        return as_shape(other).concatenate(self)
+
     def with_rank(self, rank: int) -> "TensorShape":
         if self._dims is None:
             return TensorShape([None] * rank)

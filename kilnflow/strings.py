@@ -19,7 +19,7 @@ from kilnflow.ops.string_hash import to_hash_bucket_strong as to_hash_bucket_str
 from kilnflow.ragged.string_ops import unicode_decode as unicode_decode
 from kilnflow.ragged.string_ops import unicode_decode_with_offsets as \
     unicode_decode_with_offsets
-from kilnflow.ops.unicode import unicode_encode as unicode_encode
+from kilnflow.ragged.string_ops import unicode_encode as unicode_encode
 from kilnflow.ragged.string_ops import unicode_split as unicode_split
 from kilnflow.ragged.string_ops import unicode_split_with_offsets as \
     unicode_split_with_offsets

@@ -5,6 +5,7 @@ package installs at import time (tensor.py sits below ops/ and must not import i
 """
 from __future__ import annotations
 
+import operator
 from typing import Any, Optional
 
 import numpy as np
@@ -100,10 +101,20 @@ class Tensor(TensorOps):
 class EagerTensor(Tensor):
     """An immutable tensor holding a NumPy value; what eager ops return."""
 
-    __slots__ = ("_value", "__weakref__")
+    # `_slice_assign` is set only on a slice read from a variable (`v[0, 1]`): TF lets such a
+    # slice be assigned to (`v[0, 1].assign(7.0)` writes into the variable).
+    __slots__ = ("_value", "_slice_assign", "__weakref__")
 
     def __init__(self, value: Any):
         self._value = np.asarray(value)
+
+    @property
+    def assign(self) -> Any:
+        """Only on a slice of a variable: `v[key].assign(value)` writes into `v`."""
+        setter = getattr(self, "_slice_assign", None)
+        if setter is None:
+            raise AttributeError("'EagerTensor' object has no attribute 'assign'")
+        return setter
 
     @property
     def shape(self) -> TensorShape:
@@ -168,25 +179,22 @@ class EagerTensor(Tensor):
             raise ValueError(f"Tensor's shape {self.shape} is not compatible with supplied "
                              f"shape {TensorShape(shape)}.")
 
-    def _scalar(self, what: str) -> Any:
-        if self._value.ndim != 0 and self._value.size != 1:
-            raise TypeError(f"Only size-1 tensors can be converted to Python {what}; "
-                            f"this tensor has shape {self.shape}")
-        return self._value.reshape(()).item() if self._value.ndim else self._value.item()
+    # Python conversions go through NumPy as TF's do, so they accept and refuse the same
+    # values with the same errors (bool of a size-1 tensor works, float of shape (1,) does not).
 
     def __bool__(self) -> bool:
-        return bool(self._scalar("bool"))
+        return bool(self._value)
 
     def __int__(self) -> int:
-        return int(self._scalar("int"))
+        return int(self._value)
 
     def __float__(self) -> float:
-        return float(self._scalar("float"))
+        return float(self._value)
 
     def __index__(self) -> int:
         if not self.dtype.is_integer:
             raise TypeError(f"Only integer tensors can be used as an index, got {self.dtype.name}")
-        return int(self._scalar("int"))
+        return operator.index(self._value)
 
     def __len__(self) -> int:
         if self._value.ndim == 0:
@@ -226,14 +234,16 @@ def shape_text(shape: tuple) -> str:
 
 
 def numpy_text(value: Any, as_repr: bool) -> str:
+    # As TF: NumPy's str (repr; a Python scalar's repr for 0-d values), moved onto its own
+    # line when it spans several lines so that the rows stay aligned.
     value = np.asarray(value)
     if value.ndim == 0:
         item = value.item()
-        return repr(item) if as_repr and not isinstance(item, (bool, np.bool_)) else str(item)
-    if as_repr:
-        text = repr(value)
-        return "\n" + text if "\n" in text else text
-    return np.array2string(value, separator=" ")
+        if as_repr and not isinstance(item, (bool, np.bool_)):
+            return repr(item)
+        return str(value)
+    text = repr(value) if as_repr else str(value)
+    return "\n" + text if "\n" in text else text
 
 
 class SymbolicTensor(Tensor):
@@ -324,6 +334,12 @@ class SymbolicTensor(Tensor):
 def is_tensor(x: Any) -> bool:
     """True for eager and symbolic tensors."""
     return isinstance(x, (EagerTensor, SymbolicTensor))
+
+
+def is_tensor_like(x: Any) -> bool:
+    """`kf.is_tensor`: true for tensors and for the values TF also counts as tensors
+    (variables, whose class sets `is_tensor_like`)."""
+    return is_tensor(x) or getattr(type(x), "is_tensor_like", False) is True
 
 
 def is_symbolic(x: Any) -> bool:

@@ -19,9 +19,12 @@ from kilnflow import errors
 from kilnflow.context import ctx, eager_mode
 from kilnflow.ops.convert import convert_to_tensor
 from kilnflow.core.opdef import bind
+from kilnflow.graph import current_name_scope
+from kilnflow.ops import scatter as _scatter
+from kilnflow.ops.slicing import gather as _gather, getitem
 from kilnflow.ops.state import ASSIGN, ASSIGN_ADD, ASSIGN_SUB, READ, VariableHandle
 from kilnflow.shapes import TensorShape
-from kilnflow.tensor import TensorOps, numpy_text, shape_text, is_symbolic
+from kilnflow.tensor import TensorOps, numpy_text, is_symbolic
 
 
 class VariableSynchronization(enum.Enum):
@@ -123,7 +126,9 @@ class _VariableMeta(type):
 
     def __call__(cls, *args: Any, **kwargs: Any) -> Any:
         if cls is not Variable or not _CREATORS.stack:
-            return super().__call__(*args, **kwargs)
+            # `kf.Variable(...)` makes a ResourceVariable, as TF 2's does
+            return super(_VariableMeta, ResourceVariable if cls is Variable else cls).__call__(
+                *args, **kwargs)
         bound = inspect.signature(Variable.__init__).bind(None, *args, **kwargs)
         options = dict(bound.arguments)
         options.pop("self")
@@ -134,7 +139,7 @@ class _VariableMeta(type):
             options.setdefault(key, True if key == "validate_shape" else None)
 
         def plain(**kw: Any) -> Any:
-            return type.__call__(Variable, **kw)
+            return type.__call__(ResourceVariable, **kw)
         chain = plain
         for creator in _CREATORS.stack:  # outermost first: the innermost ends up on top
             chain = (lambda c, nxt: lambda **kw: c(nxt, **kw))(creator, chain)
@@ -151,11 +156,14 @@ class Variable(TensorOps, metaclass=_VariableMeta):
     np.float32(3.0)
     """
 
+    is_tensor_like = True  # kf.is_tensor(v) is True, as in TF
+
     def __init__(self, initial_value: Any = None, trainable: Optional[bool] = None,
                  validate_shape: bool = True, name: Optional[str] = None, dtype: Any = None,
                  shape: Any = None, **unused_tf_args: Any):
         if initial_value is None:
-            raise ValueError("The `initial_value` argument to a kf.Variable must be specified")
+            raise ValueError("The `initial_value` arg to `tf.Variable` must be specified except "
+                             "when you are not providing a `variable_def`. You provided neither.")
         try:
             self._synchronization = VariableSynchronization.of(
                 unused_tf_args.get("synchronization"))
@@ -192,6 +200,8 @@ class Variable(TensorOps, metaclass=_VariableMeta):
         if validate_shape is False and shape is None:
             var_shape = TensorShape(None)
         base = (name or "Variable").rstrip("/")
+        if graph is None:  # eagerly the name scope is part of the name ("layer/w:0")
+            base = current_name_scope() + base
         unique = v1_graph.unique_name(base) if v1_graph is not None else base
         self._handle = VariableHandle(unique + ":0", value.dtype, var_shape, self._trainable)
         self._handle.owner = self
@@ -324,7 +334,13 @@ class Variable(TensorOps, metaclass=_VariableMeta):
     def assign(self, value: Any, use_locking: bool = False, name: Optional[str] = None,
                read_value: bool = True) -> Any:
         """Stores `value`; returns the variable (or None when read_value=False)."""
-        bind(ASSIGN, (self._converted(value),), {"handle": self._handle}, name=name)
+        value = self._converted(value)
+        if not self.shape.is_compatible_with(value.shape):
+            raise ValueError(errors.with_location(
+                f"Cannot assign value to variable ' {self.name}': Shape mismatch.The variable "
+                f"shape {self.shape}, and the assigned value shape {value.shape} are "
+                "incompatible."))
+        bind(ASSIGN, (value,), {"handle": self._handle}, name=name)
         return self._after_update(read_value)
 
     def assign_add(self, delta: Any, use_locking: bool = False, name: Optional[str] = None,
@@ -345,7 +361,8 @@ class Variable(TensorOps, metaclass=_VariableMeta):
         (so `sess.run(v.assign_add(1))` performs the update)."""
         graph = ctx.graph
         if graph is None or graph.is_function:
-            return self if read_value else None
+            # TF 2 returns a view of the variable printed as 'UnreadVariable'
+            return _UnreadVariable.of(self) if read_value else None
         from kilnflow.graph import control_dependencies
         update = graph.operations[-1]
         if not read_value:
@@ -353,14 +370,65 @@ class Variable(TensorOps, metaclass=_VariableMeta):
         with control_dependencies([update]):
             return self.read_value()
 
+    def sparse_read(self, indices: Any, name: Optional[str] = None) -> Any:
+        """The rows of the variable at `indices` (kf.gather on its value)."""
+        return _gather(self.read_value(), indices, name=name)
+
+    def gather_nd(self, indices: Any, name: Optional[str] = None) -> Any:
+        """kf.gather_nd on the variable's value."""
+        return _scatter.gather_nd(self.read_value(), indices, name=name)
+
+    constraint = None  # kf.Variable accepts a `constraint` and ignores it (no projection)
+
+    def experimental_ref(self) -> Any:
+        return self.ref()
+
+    def scatter_nd_update(self, indices: Any, updates: Any, name: Optional[str] = None) -> Any:
+        """Writes `updates` at `indices` (as kf.tensor_scatter_nd_update) into the variable."""
+        return self.assign(_scatter.tensor_scatter_nd_update(self.read_value(), indices,
+                                                             updates), name=name)
+
+    def scatter_nd_add(self, indices: Any, updates: Any, name: Optional[str] = None) -> Any:
+        """Adds `updates` at `indices` to the variable."""
+        return self.assign(_scatter.tensor_scatter_nd_add(self.read_value(), indices,
+                                                          updates), name=name)
+
+    def scatter_nd_sub(self, indices: Any, updates: Any, name: Optional[str] = None) -> Any:
+        """Subtracts `updates` at `indices` from the variable."""
+        return self.assign(_scatter.tensor_scatter_nd_sub(self.read_value(), indices,
+                                                          updates), name=name)
+
+    def __getitem__(self, key: Any) -> Any:
+        # eagerly the slice also has assign(value), writing into the variable (as TF's)
+        part = getitem(self, key)
+        if ctx.graph is None:
+            part._slice_assign = lambda value, name=None: self._assign_slice(key, value, name)
+        return part
+
+    def _assign_slice(self, key: Any, value: Any, name: Optional[str]) -> Any:
+        current = self.numpy()
+        updated = np.array(current)
+        keys = key if isinstance(key, tuple) else (key,)
+        keys = tuple(np.asarray(k).item() if hasattr(k, "dtype") else k for k in keys)
+        try:
+            updated[keys] = np.asarray(self._converted(value))
+        except (IndexError, ValueError) as exc:
+            raise ValueError(f"Cannot assign to slice {key!r} of variable {self.name}: "
+                             f"{exc}") from None
+        return self.assign(updated, name=name)
+
+    def __hash__(self) -> int:
+        raise TypeError("Variable is unhashable. Instead, use variable.ref() as the key. "
+                        f"(Variable: {self!r})")
+
     # ---------------------------------------------------------------- printing
 
     def __repr__(self) -> str:
         value = self._handle.value
-        if value is None or (ctx.graph is not None and self._graph is not None):
+        if value is None or ctx.graph is not None:  # in a graph the value is not known
             return (f"<tf.Variable '{self.name}' shape={self.shape} "
                     f"dtype={self.dtype.name}>")
-        return (f"<tf.Variable '{self.name}' shape={shape_text(np.shape(value))} "
+        return (f"<tf.Variable '{self.name}' shape={self.shape} "
                 f"dtype={self.dtype.name}, numpy={numpy_text(value, True)}>")
 
     def __deepcopy__(self, memo: Any) -> "Variable":
@@ -368,3 +436,21 @@ class Variable(TensorOps, metaclass=_VariableMeta):
                         name=self.name.split(":")[0], dtype=self.dtype)
         memo[id(self)] = copy
         return copy
+
+
+class ResourceVariable(Variable):
+    """What `kf.Variable(...)` makes, as TF 2's (a value behind a handle)."""
+
+
+class _UnreadVariable(ResourceVariable):
+    """What `v.assign(...)` returns: the variable (same handle), named 'UnreadVariable'."""
+
+    @classmethod
+    def of(cls, variable: Variable) -> "_UnreadVariable":
+        view = cls.__new__(cls)
+        view.__dict__.update(variable.__dict__)
+        return view
+
+    @property
+    def name(self) -> str:
+        return "UnreadVariable"

@@ -242,10 +242,16 @@ def test_scalar_conversions():
     assert f"{kf.constant(3.25):.1f}" == "3.2"
 
 
-@pytest.mark.parametrize("convert", [bool, int, float])
-def test_non_scalar_conversions_raise_type_error(convert):
-    with pytest.raises(TypeError):
+@pytest.mark.parametrize("convert, error", [(bool, ValueError), (int, TypeError),
+                                            (float, TypeError)])
+def test_non_scalar_conversions_raise_numpys_errors(convert, error):
+    """As TF (which hands the conversion to NumPy): bool of many elements is a ValueError,
+    int/float of anything but a 0-d tensor a TypeError; bool of a size-1 tensor works."""
+    with pytest.raises(error):
         convert(kf.constant([[1, 2], [3, 4]]))
+    assert bool(kf.constant([1])) is True
+    with pytest.raises(TypeError):
+        float(kf.constant([1.5]))
 
 
 def test_float_tensor_is_not_an_index():
@@ -377,13 +383,13 @@ def test_repr_matches_tf():
 
 def test_str_matches_tf():
     assert str(kf.constant([[2, 3], [4, 5]])) == \
-        "tf.Tensor([[2 3]\n [4 5]], shape=(2, 2), dtype=int32)"
+        "tf.Tensor(\n[[2 3]\n [4 5]], shape=(2, 2), dtype=int32)"
     assert str(kf.constant([1.5, 2.0])) == "tf.Tensor([1.5 2. ], shape=(2,), dtype=float32)"
     assert str(kf.constant(3.0)) == "tf.Tensor(3.0, shape=(), dtype=float32)"
     assert str(kf.constant(True)) == "tf.Tensor(True, shape=(), dtype=bool)"
     assert str(kf.constant(7)) == "tf.Tensor(7, shape=(), dtype=int32)"
     assert str(kf.constant([[2, 3], [4, 5]]) + 0) == \
-        "tf.Tensor([[2 3]\n [4 5]], shape=(2, 2), dtype=int32)"
+        "tf.Tensor(\n[[2 3]\n [4 5]], shape=(2, 2), dtype=int32)"
 
 
 def test_numpy_views_of_tensors_and_variables_are_read_only():

@@ -49,16 +49,31 @@ def test_initial_ndarray_is_copied():
 
 
 def test_assign_methods_return_the_variable():
+    """Eagerly TF returns a view of the variable (same handle) that prints as
+    'UnreadVariable'; read_value=False returns None."""
     v = kf.Variable([1.0, 2.0])
-    assert v.assign([3.0, 4.0]) is v
+    r = v.assign([3.0, 4.0])
+    assert r.handle is v.handle and r.name == "UnreadVariable" and v.name == "Variable:0"
+    assert type(r).__name__ == "_UnreadVariable" and isinstance(r, kf.Variable)
     assert v.numpy().tolist() == [3.0, 4.0]
-    assert v.assign_add([1.0, 1.0]) is v
+    assert v.assign_add([1.0, 1.0]).handle is v.handle
     assert v.numpy().tolist() == [4.0, 5.0]
-    assert v.assign_sub(kf.constant([0.5, 0.5])) is v
-    assert v.numpy().tolist() == [3.5, 4.5]
-    assert v.assign([0.0, 0.0], read_value=False) is None
-    assert v.assign_add([1.0, 1.0], read_value=False) is None
-    assert v.numpy().tolist() == [1.0, 1.0]
+    assert v.assign_sub(kf.constant([0.5, 0.5])).numpy().tolist() == [3.5, 4.5]
+    r.assign([0.0, 0.0])  # writes through the view reach the variable
+    assert v.numpy().tolist() == [0.0, 0.0]
+    assert v.assign([1.0, 1.0], read_value=False) is None
+    with pytest.raises(ValueError, match="Shape mismatch"):
+        v.assign([1.0, 2.0, 3.0])
+
+
+def test_slice_of_a_variable_assigns_into_it():
+    v = kf.Variable(kf.zeros([2, 2]))
+    assert v[0, 1].assign(7.0).numpy().tolist() == [[0.0, 7.0], [0.0, 0.0]]
+    v[1].assign([1.0, 2.0])
+    assert v.numpy().tolist() == [[0.0, 7.0], [1.0, 2.0]]
+    assert not hasattr(kf.constant([1.0]), "assign")
+    assert v.scatter_nd_update([[0, 0]], [5.0]).numpy()[0, 0] == 5.0
+    assert kf.is_tensor(v) and not kf.is_tensor(v.numpy())
 
 
 def test_assign_chains_and_takes_python_values_in_the_variables_dtype():

@@ -194,3 +194,37 @@ class GradientTape:
             s_shape = s.shape.as_list()
             out.append(reshaping.reshape(joining.stack(r), target.shape.as_list() + s_shape))
         return nest.pack_sequence_as(sources, out)
+
+    def batch_jacobian(self, target: Any, source: Any,
+                       unconnected_gradients: Any = UnconnectedGradients.NONE,
+                       parallel_iterations: Optional[int] = None,
+                       experimental_use_pfor: bool = True) -> Any:
+        """Per-example Jacobian: for `target` [b, y...] and `source` [b, x...] (row i of
+        the target depends only on row i of the source), the [b, y..., x...] tensor whose
+        entry [i, j..., k...] is d target[i, j...] / d source[i, k...]."""
+        import numpy as np
+        target = convert.convert_to_tensor(target)
+        if not target.shape.is_fully_defined() or not target.shape.rank:
+            raise ValueError("batch_jacobian needs a target of fully known shape with a "
+                             f"batch dimension, got shape {target.shape}")
+        batch, inner = target.shape[0], target.shape.as_list()[1:]
+        source_shape = source.shape.as_list()
+        if source_shape[:1] != [batch]:
+            raise ValueError(f"batch_jacobian: the target's batch size {batch} differs from "
+                             f"the source's ({source.shape})")
+        n = int(np.prod(inner)) if inner else 1
+        persistent, self._persistent = self._persistent, True
+        rows = []
+        try:
+            for j in range(n):
+                seed = np.zeros((batch, n), target.dtype.as_numpy_dtype)
+                seed[:, j] = 1
+                seed = reshaping.reshape(convert.convert_to_tensor(seed), [batch] + inner)
+                rows.append(self.gradient(target, source, output_gradients=seed,
+                                          unconnected_gradients=unconnected_gradients))
+        finally:
+            self._persistent = persistent
+        if any(g is None for g in rows):
+            return None
+        stacked = joining.stack([convert.convert_to_tensor(g) for g in rows], axis=1)
+        return reshaping.reshape(stacked, [batch] + inner + source_shape[1:])

@@ -273,7 +273,10 @@ def linspace(start: Any, stop: Any, num: Any, name: Optional[str] = None,
     >>> kf.linspace(0.0, 1.0, 5).numpy().tolist()
     [0.0, 0.25, 0.5, 0.75, 1.0]
     """
-    start_t = convert_to_tensor(start, dtype_hint=_dtypes.float32)
+    start_t = convert_to_tensor(start)
+    if start_t.dtype.is_integer:  # TF: integer ends give float64 values
+        from kilnflow.ops.math import cast  # math builds on this module: a late import
+        start_t = cast(start_t, _dtypes.float64)
     _, stop_t = binary(start_t, stop)
     count = python_int(num, "LinSpace", "num")
     if count < 0:

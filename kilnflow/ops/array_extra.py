@@ -7,7 +7,7 @@ function. Imports ops.array, ops.math, ops.slicing, ops.joining, ops.reshaping, 
 """
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence
+from typing import Any, NamedTuple, Optional, Sequence
 
 import numpy as np
 
@@ -158,6 +158,19 @@ def _unique_kernel(x: Any, *, out_idx: Any, counts: bool) -> tuple:
 UNIQUE = defop("Unique", shape=_unique_rule, kernel=_unique_kernel, multi_output=True)
 
 
+class Unique(NamedTuple):
+    """What kf.unique returns (TF's namedtuple): `.y` and `.idx`."""
+    y: Any
+    idx: Any
+
+
+class UniqueWithCounts(NamedTuple):
+    """What kf.unique_with_counts returns: `.y`, `.idx` and `.count`."""
+    y: Any
+    idx: Any
+    count: Any
+
+
 def unique(x: Any, out_idx: Any = _dtypes.int32, name: Optional[str] = None) -> tuple:
     """(y, idx): the distinct values of the 1-D `x` in order of first appearance, and for
     each entry of x its position in y.
@@ -168,14 +181,14 @@ def unique(x: Any, out_idx: Any = _dtypes.int32, name: Optional[str] = None) -> 
     ([1, 2, 4, 7, 8], [0, 0, 1, 2, 2, 2, 3, 4, 4])
     """
     attrs = {"out_idx": _dtypes.as_dtype(out_idx), "counts": False}
-    return bind(UNIQUE, (convert_to_tensor(x),), attrs, name=name)
+    return Unique(*bind(UNIQUE, (convert_to_tensor(x),), attrs, name=name))
 
 
 def unique_with_counts(x: Any, out_idx: Any = _dtypes.int32,
                        name: Optional[str] = None) -> tuple:
     """(y, idx, count): as unique, plus how often each distinct value occurs."""
     attrs = {"out_idx": _dtypes.as_dtype(out_idx), "counts": True}
-    return bind(UNIQUE, (convert_to_tensor(x),), attrs, name=name)
+    return UniqueWithCounts(*bind(UNIQUE, (convert_to_tensor(x),), attrs, name=name))
 
 
 # ---------------------------------------------------------------- reverse_sequence

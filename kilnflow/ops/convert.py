@@ -113,7 +113,13 @@ def _strings(value: Any, dtype: Optional[_dtypes.DType]) -> Any:
                                f"{dtype.name}", value)
     try:
         return _dtypes.string_array(value)
-    except TypeError as exc:
+    except TypeError as exc:  # TF: a sequence mixing strings and numbers is a ValueError
+        if isinstance(value, (list, tuple)):
+            raise conversion_error(ValueError, "Can't convert Python sequence with mixed types "
+                                   f"to Tensor ({exc})", value) from None
+        if isinstance(value, np.ndarray):
+            raise conversion_error(ValueError, "Failed to convert a NumPy array to a Tensor "
+                                   f"({exc})", value) from None
         raise conversion_error(TypeError, str(exc), value) from None
 
 

@@ -53,8 +53,9 @@ def conj_if_complex(t: Any) -> Any:
     return conj(t)
 
 
+# TF's AddV2 also concatenates strings (element-wise, broadcasting)
 ADD = _binary("AddV2", np.add, lambda op, dy: [dy, dy], fusable="({0} + {1})",
-              commutative=True)
+              commutative=True, dtypes=NUMERIC | frozenset((_dtypes.string,)))
 SUB = _binary("Sub", np.subtract, lambda op, dy: [dy, -dy], fusable="({0} - {1})")
 MUL = _binary("Mul", np.multiply,
               lambda op, dy: [dy * conj_if_complex(op.inputs[1]),

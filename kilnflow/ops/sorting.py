@@ -3,7 +3,7 @@ gradients use). Each op is one defop() beside its public function. Imports ops.a
 """
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, NamedTuple, Optional
 
 import numpy as np
 
@@ -136,6 +136,12 @@ TOP_K = defop("TopKV2", shape=_top_k_rule, kernel=_top_k_kernel, grad=_top_k_gra
               multi_output=True, dtypes=REAL)
 
 
+class TopKV2(NamedTuple):
+    """What kf.math.top_k returns (TF's namedtuple): `.values` and `.indices`."""
+    values: Any
+    indices: Any
+
+
 def top_k(input: Any, k: Any = 1, sorted: bool = True,  # noqa: A002
           index_type: Any = _dtypes.int32, name: Optional[str] = None) -> tuple:
     """The `k` largest entries along the last dim and their indices (values, indices);
@@ -151,7 +157,7 @@ def top_k(input: Any, k: Any = 1, sorted: bool = True,  # noqa: A002
     if count < 0:
         raise invalid_argument(f"Need k >= 0, got {count}", "TopKV2")
     attrs = {"k": count, "sorted": bool(sorted), "index_type": _dtypes.as_dtype(index_type)}
-    return bind(TOP_K, (x,), attrs, name=name)
+    return TopKV2(*bind(TOP_K, (x,), attrs, name=name))
 
 
 # ---------------------------------------------------------------- searchsorted

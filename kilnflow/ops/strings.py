@@ -235,6 +235,7 @@ def regex_replace(input: Any, pattern: Any, rewrite: Any, replace_global: bool =
 # ---------------------------------------------------------------- numbers <-> strings
 
 _INT_TEXT = re.compile(rb"\s*[+-]?\d+\s*")
+_HEX_TEXT = re.compile(rb"\s*[+-]?0[xX][0-9a-fA-F]*\.?[0-9a-fA-F]*([pP][+-]?\d+)?\s*")
 
 
 def _to_number(s: bytes, *, out_type: Any) -> Any:
@@ -249,6 +250,8 @@ def _to_number(s: bytes, *, out_type: Any) -> Any:
             return value
         if b"_" in s:  # Python's float() takes digit separators; TF does not
             raise ValueError(s)
+        if _HEX_TEXT.fullmatch(s):  # TF parses with strtod, which reads C99 hex floats
+            return float.fromhex(s.decode("ascii").strip())
         return float(s)
     except ValueError:
         raise errors.InvalidArgumentError(errors.with_location(

@@ -14,6 +14,7 @@ from kilnflow.ops.math import cast
 from kilnflow.ops.reduction import reduce_sum
 from kilnflow.ops.reshaping import reshape
 from kilnflow.ops.slicing import gather
+from kilnflow.ops.string_grouping import unsorted_segment_join
 from kilnflow.ragged.ragged_tensor import RaggedTensor
 from kilnflow.tensor import Tensor
 
@@ -157,3 +158,21 @@ def unicode_split_with_offsets(input: Any, input_encoding: str,  # noqa: A002
             reshape(points.flat_values, [-1, 1]), encoding, errors, replacement_char)), offsets
     return _unicode.unicode_encode(reshape(points, [-1, 1]), encoding, errors,
                                    replacement_char), offsets
+def unicode_encode(input: Any, output_encoding: str, errors: str = "replace",  # noqa: A002
+                   replacement_char: int = 65533, name: Optional[str] = None) -> Any:
+    """Encode code points along the innermost dimension as strings; a RaggedTensor input
+    (one row of code points per string, as unicode_decode gives) encodes row by row.
+
+    >>> import kilnflow as kf
+    >>> kf.strings.unicode_encode(kf.ragged.constant([[104, 105], [], [233]]), "UTF-8")
+    <tf.Tensor: shape=(3,), dtype=string, numpy=array([b'hi', b'', b'\\xc3\\xa9'], dtype=object)>
+    """
+    if not isinstance(input, RaggedTensor):
+        return _unicode.unicode_encode(input, output_encoding, errors, replacement_char, name)
+    if isinstance(input.values, RaggedTensor):
+        return input.with_values(unicode_encode(input.values, output_encoding, errors,
+                                                replacement_char, name))
+    # each code point on its own, then the points of a row joined in order
+    chars = _unicode.unicode_encode(reshape(input.values, [-1, 1]), output_encoding, errors,
+                                    replacement_char)
+    return unsorted_segment_join(chars, input.value_rowids(), input.nrows(), name=name)

@@ -375,3 +375,23 @@ def test_output_gradients_must_match_the_targets():
         y, z = x * x, x * 3.0
     with pytest.raises(ValueError, match="output_gradients"):
         tape.gradient([y, z], x, output_gradients=[kf.constant(1.0)])
+
+
+def test_batch_jacobian_matches_the_full_jacobians_diagonal_blocks():
+    x = kf.constant(np.arange(6.0).reshape(2, 3))
+    w = kf.constant(np.arange(6.0).reshape(3, 2) / 4.0)
+    with kf.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        y = kf.tanh(kf.matmul(x, w))  # [2, 2], row i depends on x[i] only
+    batch = tape.batch_jacobian(y, x)
+    full = tape.jacobian(y, x).numpy()  # [2, 2, 2, 3]
+    assert batch.shape == [2, 2, 3]
+    np.testing.assert_allclose(batch.numpy(), np.stack([full[i, :, i] for i in range(2)]))
+    with kf.GradientTape() as tape:
+        tape.watch(x)
+        y = kf.zeros([2, 2]) + 1.0
+    assert tape.batch_jacobian(y, x) is None
+    with kf.GradientTape() as tape:
+        tape.watch(x)
+        with pytest.raises(ValueError, match="batch"):
+            tape.batch_jacobian(kf.reduce_sum(x), x)

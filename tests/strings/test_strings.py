@@ -38,10 +38,14 @@ def test_prints_as_tf_prints():
     assert str(kf.string) == "<dtype: 'string'>"
 
 
-@pytest.mark.parametrize("value, dtype", [(1, kf.string), ("a", kf.int32),
-                                          (["a", 1], None), (["a", None], None)])
-def test_mixed_or_cast_strings_raise_type_error(value, dtype):
-    with pytest.raises(TypeError):
+@pytest.mark.parametrize("value, dtype, error", [(1, kf.string, TypeError),
+                                                 ("a", kf.int32, TypeError),
+                                                 (["a", 1], None, ValueError),
+                                                 (["a", None], None, ValueError)])
+def test_mixed_or_cast_strings_raise_tfs_errors(value, dtype, error):
+    """TF: a cast to or from string is a TypeError, a list mixing strings with other
+    values a ValueError ("Can't convert Python sequence with mixed types")."""
+    with pytest.raises(error):
         kf.constant(value, dtype)
 
 

@@ -35,6 +35,11 @@ add("AddV2", lambda x, y: x + y, (ints(2, 2, dtype=np.int64), ints(2, dtype=np.i
      np.add, name="operator_int64")
 
 
+add("AddV2", lambda x, y: x + y,
+    (np.array([b"x", b"y"], dtype=object), np.array([b"1", b"2"], dtype=object)),
+    lambda x, y: np.array([b"x1", b"y2"], dtype=object), name="string_concat")
+
+
 add("Mul", lambda x: 3 * x, (ints(4, dtype=np.uint8, low=0),), lambda x: 3 * x,
      name="uint8_rmul")
 

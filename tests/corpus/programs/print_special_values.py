@@ -1,0 +1,23 @@
+import numpy as np
+import kilnflow as tf
+
+print(tf.constant([np.nan, np.inf, -np.inf, 0.0]))
+print(tf.constant(-0.0))
+print(tf.constant([1.0, -0.0]))
+print(tf.constant(np.nan))
+print(repr(tf.constant(np.inf)))
+print(tf.constant([1, -2, 3], dtype=tf.int64))
+print(tf.constant(2**40, dtype=tf.int64))
+print(tf.constant([1 + 2j, 3 - 1j]))
+print(tf.constant([0.1, 0.2], dtype=tf.float16))
+print(tf.constant([0.1, 0.2], dtype=tf.float64))
+print(tf.constant(0.1, dtype=tf.float64))
+print(tf.constant([1e-5, 1e5]))
+print(tf.constant([123456.0, 0.5]))
+print(tf.constant([[1e-12]]))
+print(tf.constant(["it's", 'say "hi"', "tab\there"]))
+print(repr(tf.constant([b"\xff\x00"])))
+print(tf.constant([], dtype=tf.string))
+print(tf.zeros([2, 0, 3]))
+print(repr(tf.zeros([0, 2])))
+print(tf.constant([65535], dtype=tf.uint16), tf.constant([-128], dtype=tf.int8))

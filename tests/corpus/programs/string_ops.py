@@ -1,0 +1,28 @@
+import kilnflow as tf
+
+words = tf.constant(["Hello", "World", "TensorFlow"])
+print(tf.strings.join([words, tf.constant("!")]))
+print(tf.strings.join(["a", "b", "c"], separator="-"))
+print(tf.strings.lower(words))
+print(tf.strings.upper(words))
+print(tf.strings.substr(words, 1, 3))
+print(tf.strings.substr(tf.constant("abcdef"), pos=-3, len=2))
+print(tf.strings.strip(tf.constant(["  pad  ", "x "])))
+print(tf.strings.regex_replace(words, "o", "0"))
+print(tf.strings.regex_replace(tf.constant("aaa bbb"), "a+", "X"))
+print(tf.strings.regex_full_match(words, "[A-Z][a-z]+"))
+print(tf.strings.reduce_join(words))
+print(tf.strings.reduce_join(words, separator=", "))
+print(tf.strings.reduce_join(tf.constant([["a", "b"], ["c", "d"]]), axis=1))
+print(tf.strings.format("x={} y={}", (tf.constant(1), tf.constant([1.5, 2.0]))))
+print(tf.strings.format("{}", tf.constant("s")))
+print(tf.strings.as_string(tf.constant([1.5, 2.25])))
+print(tf.strings.as_string(tf.constant([3, 42])))
+print(tf.strings.as_string(tf.constant([3.14159]), precision=2))
+print(tf.strings.to_number(tf.constant(["1.5", "2", "-3e2"])))
+print(tf.strings.to_number(tf.constant(["7", "11"]), out_type=tf.int32))
+try:
+    tf.strings.to_number(tf.constant(["abc"]))
+except Exception as e:
+    print(type(e).__name__)
+print(tf.strings.reduce_join(tf.strings.as_string(tf.range(5)), separator=","))

@@ -1,0 +1,20 @@
+import kilnflow as tf
+
+print(tf.strings.split(tf.constant("hello big world")))
+print(tf.strings.split(tf.constant(["a b", "c d e"])))
+print(tf.strings.split(tf.constant(["a,b,,c"]), sep=","))
+print(tf.strings.split(tf.constant(["a b", "c d e"])).to_tensor())
+print(tf.strings.split(tf.constant(["a b c d"]), maxsplit=1))
+text_utf8 = tf.constant("语言处理")
+print(text_utf8)
+text_chars = tf.strings.unicode_decode(text_utf8, input_encoding="UTF-8")
+print(text_chars)
+print(tf.strings.unicode_encode(text_chars, output_encoding="UTF-8"))
+batch = tf.constant(["hÃllo", "What is the weather tomorrow", "Göödnight", "😊"])
+batch_chars = tf.strings.unicode_decode(batch, input_encoding="UTF-8")
+for sentence_chars in batch_chars.to_list():
+    print(sentence_chars)
+print(tf.strings.unicode_split(tf.constant("añb"), "UTF-8"))
+print(tf.strings.length(batch, unit="UTF8_CHAR"))
+print(tf.strings.bytes_split(tf.constant("abc")))
+print(tf.strings.to_hash_bucket_fast(tf.constant(["a", "b"]), 10))

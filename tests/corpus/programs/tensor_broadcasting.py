@@ -1,0 +1,16 @@
+import kilnflow as tf
+
+x = tf.constant([1, 2, 3])
+y = tf.constant(2)
+z = tf.constant([2, 2, 2])
+print(tf.multiply(x, 2))
+print(x * y)
+print(x * z)
+x = tf.reshape(x, [3, 1])
+y = tf.range(1, 5)
+print(x, "\n")
+print(y, "\n")
+print(tf.multiply(x, y))
+print(tf.broadcast_to(tf.constant([1, 2, 3]), [3, 3]))
+print(tf.broadcast_static_shape(tf.TensorShape([3, 1]), tf.TensorShape([1, 4])))
+print(tf.broadcast_dynamic_shape([3, 1], [1, 4]))

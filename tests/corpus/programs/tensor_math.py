@@ -1,0 +1,28 @@
+import kilnflow as tf
+
+a = tf.constant([[1, 2],
+                 [3, 4]])
+b = tf.constant([[1, 1],
+                 [1, 1]])
+print(tf.add(a, b), "\n")
+print(tf.multiply(a, b), "\n")
+print(tf.matmul(a, b), "\n")
+print(a + b, "\n")
+print(a * b, "\n")
+print(a @ b, "\n")
+c = tf.constant([[4.0, 5.0], [10.0, 1.0]])
+print(tf.reduce_max(c))
+print(tf.math.argmax(c))
+print(tf.round(tf.nn.softmax(c) * 1e4) / 1e4)
+print(tf.sqrt(c))
+print(tf.round(tf.exp(tf.constant([0.0, 1.0])) * 1e5) / 1e5)
+print(tf.math.log(tf.constant([1.0, 10.0])))
+print(tf.abs(tf.constant([-1, 2])))
+print(tf.square(c) - c / 2)
+print(tf.math.floordiv(tf.constant([7, -7]), 2), tf.math.floormod(tf.constant([7, -7]), 2))
+print(tf.maximum(c, 4.5), tf.minimum(c, 4.5))
+print(tf.round(tf.constant([0.5, 1.5, 2.5, -0.5])))
+print(tf.math.pow(2.0, 10.0))
+print(-a, a ** 2, a // 3, a % 3)
+print(a > 2, a == 2)
+print(tf.logical_and(a > 1, a < 4))

@@ -1,0 +1,23 @@
+import numpy as np
+import kilnflow as tf
+
+a = tf.constant([[1, 2], [3, 4]])
+print(np.array(a))
+print(a.numpy())
+print(type(a.numpy()).__name__, a.numpy().dtype)
+print(np.add(a, 1))
+print(np.sum(a))
+t = tf.convert_to_tensor(np.arange(4, dtype=np.float32))
+print(t)
+print(tf.constant(np.array([1, 2], dtype=np.int16)))
+print(tf.constant(np.float64(2.5)))
+print(tf.math.multiply(np.ones([2, 2]), 3))
+print(float(tf.constant(2.5)), int(tf.constant(7)), bool(tf.constant(True)))
+print(tf.constant(3).numpy().item(), tf.constant(3.5).numpy())
+print(a[0].numpy().tolist())
+print(tf.ones_like(a), tf.zeros([2], tf.int32))
+print(tf.fill([2, 3], 9))
+print(tf.eye(2))
+print(tf.linspace(0.0, 1.0, 5))
+print(tf.range(3, 10, 2))
+print(tf.range(0.0, 1.0, 0.25))

@@ -1,0 +1,18 @@
+import kilnflow as tf
+
+x = tf.constant([[1., 2., 3.], [4., 5., 6.]])
+print(tf.reduce_sum(x))
+print(tf.reduce_sum(x, axis=0))
+print(tf.reduce_sum(x, axis=1, keepdims=True))
+print(tf.reduce_mean(x))
+print(tf.reduce_mean(x, axis=[0, 1]))
+print(tf.reduce_prod(x, 1))
+print(tf.reduce_min(x, axis=-1))
+print(tf.math.reduce_std(x))
+print(tf.math.reduce_variance(x, axis=0))
+print(tf.reduce_any(x > 5.0), tf.reduce_all(x > 0.0))
+print(tf.math.cumsum(x, axis=1))
+print(tf.math.argmin(x, axis=1))
+print(tf.math.count_nonzero(x > 2.5))
+print(tf.reduce_logsumexp(tf.constant([0.0, 0.0])))
+print(tf.reduce_sum(tf.constant([1, 2, 3], dtype=tf.int32)))

@@ -1,0 +1,33 @@
+import kilnflow as tf
+
+a = tf.Variable([2.0, 3.0])
+print(a.assign([1, 2]))
+print(repr(a.assign([5.0, 6.0])))
+try:
+    a.assign([1.0, 2.0, 3.0])
+except Exception as e:
+    print(f"{type(e).__name__}")
+a = tf.Variable([2.0, 3.0])
+b = tf.Variable(a)
+a.assign([5, 6])
+print(a.numpy())
+print(b.numpy())
+print(a.assign_add([2, 3]).numpy())
+print(a.assign_sub([7, 9]).numpy())
+r = a.assign_add([1.0, 1.0])
+print(r)
+print(type(r).__name__)
+print(a.assign_sub([1.0, 1.0], read_value=False))
+v = tf.Variable(0)
+for i in range(3):
+    v.assign_add(i)
+print(v)
+s = tf.Variable(5.0)
+print(s.assign(2.0))
+print(s.assign_add(0.5))
+print(s.assign(s * 2))
+print(s)
+m = tf.Variable(tf.zeros([2, 2]))
+print(m[0, 1].assign(7.0))
+print(m.scatter_nd_update([[1, 1]], [3.0]))
+print(m)

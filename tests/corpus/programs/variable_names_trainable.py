@@ -1,0 +1,21 @@
+import kilnflow as tf
+
+my_tensor = tf.constant([[1.0, 2.0], [3.0, 4.0]])
+a = tf.Variable(my_tensor, name="Mark")
+b = tf.Variable(my_tensor + 1, name="Mark")
+print(a == b)
+print(a.name, b.name)
+print(a)
+step_counter = tf.Variable(1, trainable=False)
+print(step_counter.trainable, a.trainable)
+print(step_counter)
+c = tf.Variable(0.5, name="scale")
+print(c.name)
+print(repr(c))
+with tf.name_scope("layer"):
+    w = tf.Variable(1.0, name="w")
+    print(w.name)
+print(tf.Variable(1.0).name)
+print(c.shape, c.dtype, c.device == c.device)
+print(tf.Variable([1, 2], dtype=tf.float32))
+print(tf.Variable(1.0, dtype=tf.float64).dtype)
