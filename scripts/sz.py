@@ -41,8 +41,9 @@ CAPS: Dict[str, Tuple[int, str]] = {
                         "jit function's compiled gradient under an outer tape) took it past 1.2k; "
                         "TF 2.21's printed signatures (issue 12, ~120)"),
     "autograph": (3_200, "converters, pyct and operators (2.7k today)"),
-    "compat": (1_600, "the TF1 surface: Graph/Session, variable scopes, collections, Saver, "
-                      "v1 optimizers, losses, layers, TF1's renamed names (1.3k with those)"),
+    "compat": (1_900, "the TF1 surface: Graph/Session, variable scopes, collections, Saver, "
+                      "v1 optimizers, losses, layers, TF1's renamed names (1.3k with those); "
+                      "wrap_function/prune and the SavedModelBuilder/loader (1.7k)"),
     "saving": (2_800, "checkpoints, saved models, the graph format, safe file I/O, ONNX "
                       "export (its op lowerings: ~550), TF checkpoint reader (~300)"),
     "data": (3_500, "kf.data: Dataset sources, transformations, iterators, options (2.2k "

@@ -25,6 +25,7 @@ from kilnflow.compat.v1.renamed import to_float as to_float
 from kilnflow.compat.v1.renamed import to_int32 as to_int32
 from kilnflow.compat.v1.renamed import to_int64 as to_int64
 from kilnflow.compat.v1.renamed import truncated_normal as truncated_normal
+from kilnflow.compat.v1 import saved_model as saved_model
 from kilnflow.compat.v1 import train as train
 from kilnflow.compat.v1.graph_keys import GraphKeys as GraphKeys
 from kilnflow.compat.v1.graph_keys import add_to_collection as add_to_collection
