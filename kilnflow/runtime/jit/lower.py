@@ -76,6 +76,7 @@ class Lowering:
         self.in_place: set = set()              # id(op) of updates that may write in place
         self.donors: Dict[int, str] = {}        # id(output tensor) -> its donated buffer
         self.substitutes: Dict[int, Any] = {}   # id(op) -> env -> expression replacing it
+        self.uses_blas = False                  # calls NumPy's BLAS (blas.py: threads)
 
     # ------------------------------------------------------------ values
 
@@ -285,10 +286,11 @@ class Lowering:
                 continue
             xs, ws = fed[id(x)], fed[id(w)]
             name = self.namer.fresh(m.name + "_all")
-            self.lines.append(
-                f"{indent}{name} = np.dot(np.ascontiguousarray({xs}).reshape(({xs}.shape[0] * "
-                f"{xs}.shape[1], {xs}.shape[2])), np.ascontiguousarray({ws})).reshape(("
-                f"{xs}.shape[0], {xs}.shape[1], {ws}.shape[1]))")
+            rows = f"np.ascontiguousarray({xs}).reshape(({xs}.shape[0] * {xs}.shape[1], " \
+                f"{xs}.shape[2]))"
+            product = rules.matmul_text(rows, ws, False, False, x.dtype, self)
+            self.lines.append(f"{indent}{name} = {product}.reshape(({xs}.shape[0], "
+                              f"{xs}.shape[1], {ws}.shape[1]))")
             index = cut.inputs[1]
             self.substitutes[id(m)] = lambda env, name=name, index=index: \
                 f"{name}[{env[id(index)]}]"
@@ -358,8 +360,9 @@ class Lowering:
                 self.lines.append(f"{inner}{name} = {name} + {value}")
         self.lines.append(f"{inner}{step} -= 1")
         for j, (a, b) in stacks.items():
+            product = rules.matmul_text(a, b, True, False, deferred[j].inputs[0].dtype, self)
             self.lines.append(f"{indent}if len({history}) > 0:")
-            self.lines.append(f"{indent}    {totals[j]} = np.dot({a}.T, {b})")
+            self.lines.append(f"{indent}    {totals[j]} = {product}")
         for t, name in zip(op.outputs, grads + totals):
             env[id(t)] = name
 
@@ -432,6 +435,7 @@ def lower(name: str, graph: Any) -> Lowered:
     lowered = Lowered(source, lo.name, [a for _, a in lo.constants], variables, assigned,
                       scalar_inputs, output_dtypes)
     lowered.donated = [(i, graph.outputs[i].shape.rank) for i in donated]
+    lowered.uses_blas = lo.uses_blas
     return lowered
 
 
