@@ -16,7 +16,7 @@ import numpy as np
 
 from kilnflow import errors
 from kilnflow.runtime import fused_engine
-from kilnflow.runtime.jit import blas, cache
+from kilnflow.runtime.jit import cache
 from kilnflow.runtime.jit.cache import clear_cache as clear_cache
 from kilnflow.runtime.jit.cache import set_cache_dir as set_cache_dir
 from kilnflow.runtime.jit.lower import Lowered, lower
@@ -40,7 +40,6 @@ class JitFunction:
         # donated outputs: (output index, spare array or None, empty stand-in)
         self._donated = [[i, None, np.empty((0,) * rank, self._dtypes[i])]
                          for i, rank in getattr(lowered, "donated", [])]
-        self._blas = getattr(lowered, "uses_blas", False)  # its BLAS calls get our threads
         self.calls = 0  # native runs of this graph (tests check gradients run natively)
 
     def __call__(self, *arrays: Any) -> tuple:
@@ -66,7 +65,6 @@ class JitFunction:
             args.append(spare if spare is not None and sys.getrefcount(spare) <= 2
                         else entry[2])
             del spare
-        previous = blas.set_threads(fused_engine.get_num_threads()) if self._blas else None
         try:
             results = self.dispatcher(*args)
         except cache.numba().core.errors.NumbaError as exc:  # ours to fix, not the user's
@@ -77,9 +75,6 @@ class JitFunction:
         except (ValueError, IndexError) as exc:  # raised by a kernel helper on bad values
             raise errors.InvalidArgumentError(
                 f"{exc} [compiled function {self.lowered.fn_name}]") from None
-        finally:
-            if previous is not None:
-                blas.set_threads(previous)
         for entry in self._donated:
             out = results[entry[0]]
             if type(out) is np.ndarray and out.nbytes >= DONATE_MIN and \

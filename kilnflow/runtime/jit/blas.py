@@ -9,10 +9,12 @@ name, not an address, so numba's disk cache stays valid across processes. Elsewh
 (another BLAS, no such symbols) `available()` is False and the generated code uses
 `np.dot` as before.
 
-The thread count: compiled functions run their BLAS calls with kf.config.threading's
-intra-op count (the count numba's parallel loops use), set thread-locally on the calling
-thread through OpenBLAS's `openblas_set_num_threads_local` and restored after the call,
-so NumPy's own calls elsewhere keep their setting. Imports nothing from kilnflow.
+The thread count is NumPy's (kf.config.threading.set_intra_op_parallelism_threads sets it
+through threadpoolctl): compiled code does not raise it on its own, since on a loaded
+machine two OpenBLAS threads can be many times slower than one (a worker spin-waits for a
+descheduled peer). `set_threads` changes it for the calling thread only (OpenBLAS's
+`openblas_set_num_threads_local`), for NumPy and compiled code alike: the benchmarks use
+it to time both at two threads. Imports nothing from kilnflow.
 """
 from __future__ import annotations
 
