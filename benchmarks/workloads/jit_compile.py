@@ -76,7 +76,8 @@ def _notes(make: Optional[Callable[[], Callable[[], Any]]], config: Config) -> l
 
 
 def cases(config: Config) -> Iterator[Case]:
-    """Every case; `KF_JIT_CASES=gelu,mlp` (of loops, gelu, mlp, rnn) runs only those."""
+    """Every case; `KF_JIT_CASES=gelu,mlp` (of loops, gelu, mlp, rnn) runs only those;
+    `rnn_unrolled` adds the unrolled RNN's jit row (minutes of numba compile cold)."""
     wanted = set(filter(None, os.environ.get("KF_JIT_CASES", "").split(","))) or \
         {"loops", "gelu", "mlp", "rnn"}
     if "loops" in wanted:
@@ -84,9 +85,39 @@ def cases(config: Config) -> Iterator[Case]:
     if "gelu" in wanted:
         yield _gelu_case(config)
     if "mlp" in wanted:
-        yield _mlp_case(config)
-    if "rnn" in wanted:
-        yield _rnn_case(config)
+        yield from _mlp_case(config)
+    if "rnn" in wanted or "rnn_unrolled" in wanted:
+        yield _rnn_case(config, "rnn_unrolled" in wanted or config.smoke)  # T=3 in smoke
+
+
+def _every() -> int:
+    return os.cpu_count() or 1
+
+
+def _with_threads(threads: int, call: Callable[[], Any], blas_too: bool = False) -> \
+        Callable[[], Any]:
+    """`call` run with kf.config.threading's intra-op count at `threads` (what compiled
+    functions use for their prange loops) and, with `blas_too`, NumPy's BLAS at `threads`
+    on this thread only (jit/blas.py; compiled code calls the same BLAS), both restored
+    after each call.
+
+    Set through the engine's own setter: kf.config.threading's public one also re-limits
+    every BLAS library through threadpoolctl (~1.6 ms a call here), which would be timed
+    with the call and would leave NumPy's BLAS (the floors') unpinned."""
+    from kilnflow.runtime import fused_engine
+    from kilnflow.runtime.jit import blas
+
+    def run() -> Any:
+        previous = fused_engine.get_num_threads()
+        fused_engine.set_num_threads(threads)
+        saved = blas.set_threads(threads) if blas_too else None
+        try:
+            return call()
+        finally:
+            fused_engine.set_num_threads(previous)
+            if saved is not None:
+                blas.set_threads(saved)
+    return run
 
 
 # ---------------------------------------------------------------- while loops
@@ -188,16 +219,9 @@ def _gelu_case(config: Config) -> Case:
         def build() -> Callable[[], Any]:
             f = kf.function(_gelu_kf, jit_compile=True)
             np.testing.assert_allclose(f(x).numpy(), expected, rtol=1e-4, atol=1e-5)
-
-            def run() -> Any:
-                kf.config.threading.set_intra_op_parallelism_threads(threads)
-                try:
-                    return f(x)
-                finally:
-                    kf.config.threading.set_intra_op_parallelism_threads(every)
-            return run
+            return _with_threads(threads, lambda: f(x))
         return build
-    every = os.cpu_count() or 1
+    every = _every()
     return Case(
         f"GELU (tanh approximation) on {size:,} float32",
         [Variant("np.copyto (bandwidth floor)", lambda: np.copyto(out, x_np)),
@@ -232,7 +256,10 @@ def _hand_numba_gelu(x_np: np.ndarray, out: np.ndarray, expected: np.ndarray) ->
 
 # ---------------------------------------------------------------- train steps
 
-def _mlp_case(config: Config) -> Case:
+def _mlp_case(config: Config) -> Iterator[Case]:
+    """Two tables: everything on one thread, then every kilnflow row and a NumPy row with
+    N BLAS threads (the issue's peers had 2) against the same one-thread floor. Apart, so
+    that spinning BLAS workers of the N-thread rows cannot slow the one-thread rows."""
     rng = np.random.default_rng(2)
     sizes = config.pick(_models.MLP_SIZES, smoke=(32, 16, 16, 10))
     batch = config.pick(64, smoke=8)
@@ -244,26 +271,42 @@ def _mlp_case(config: Config) -> Case:
     _models.check_same_step(_models.numpy_mlp_step, plain, params, model, (x_np, y_np),
                             (x, y), FUNCTION)
 
-    def make() -> Callable[[], Any]:
-        jit_model = _models.KfMLP(params)
-        f = kf.function(jit_model.step, jit_compile=True)
-        _models.check_same_step(_models.numpy_mlp_step, f, params, jit_model, (x_np, y_np),
-                                (x, y), JIT)
-        return lambda: f(x, y)
+    def make(threads: int = 1) -> Callable[[], Callable[[], Any]]:
+        def build() -> Callable[[], Any]:
+            jit_model = _models.KfMLP(params)
+            f = kf.function(jit_model.step, jit_compile=True)
+            _models.check_same_step(_models.numpy_mlp_step, f, params, jit_model,
+                                    (x_np, y_np), (x, y), JIT)
+            return _with_threads(threads, lambda: f(x, y), blas_too=True)
+        return build
     floor_params = [p.copy() for p in params]
-    return Case(
-        f"MLP {'-'.join(str(s) for s in sizes)} train step, batch {batch}",
-        [Variant("NumPy hand-written step", lambda: _models.numpy_mlp_step(
-            floor_params, x_np, y_np)),
-         Variant(FUNCTION, lambda: plain(x, y)),
-         _jit_variant(JIT, make)],
-        floor="NumPy hand-written step",
-        targets=[Target("MLP train step jit <= 0.6x the NumPy step", JIT, "ratio", 0.6,
+    every = _every()
+    floor = "NumPy hand-written step (1 BLAS thread)"
+    title = f"MLP {'-'.join(str(s) for s in sizes)} train step, batch {batch}"
+    step = lambda: _models.numpy_mlp_step(floor_params, x_np, y_np)  # noqa: E731
+    yield Case(
+        title + ", 1 thread",
+        [Variant(floor, step), Variant(FUNCTION, lambda: plain(x, y)),
+         _jit_variant(f"{JIT} (1 thread)", make(1))],
+        floor=floor, notes=_notes(make(1), config))
+    many = f"{every} threads"
+    yield Case(
+        title + f", kilnflow and a NumPy row at {many}",
+        [Variant(floor, step),
+         Variant(f"NumPy hand-written step ({every} BLAS threads)",
+                 _with_threads(every, step, blas_too=True)),
+         Variant(f"{FUNCTION} ({many})", _with_threads(every, lambda: plain(x, y), True)),
+         _jit_variant(f"{JIT} ({many})", make(every))],
+        floor=floor,
+        targets=[Target("MLP train step jit <= 0.6x the NumPy step", f"{JIT} ({many})",
+                        "ratio", 0.6,
                         peers="TF XLA 0.72x, jax.jit 0.62x (2 BLAS threads, issue 16)")],
-        notes=_notes(make, config))
+        notes=[f"BLAS threads set on the calling thread only (OpenBLAS's thread-local "
+               f"count), for NumPy and compiled code alike; on a loaded machine "
+               f"{every} OpenBLAS threads can be far slower than one"])
 
 
-def _rnn_case(config: Config) -> Case:
+def _rnn_case(config: Config, with_unrolled: bool = False) -> Case:
     rng = np.random.default_rng(7)
     steps, batch = config.pick(50, smoke=3), config.pick(16, smoke=2)
     inputs, hidden = config.pick(32, smoke=3), config.pick(128, smoke=4)
@@ -286,17 +329,22 @@ def _rnn_case(config: Config) -> Case:
         return build
     floor_params = [p.copy() for p in params]
     unrolled = f"{JIT}, Python range (unrolled)"
+    loop = f"{JIT}, for i in kf.range(T)"
     return Case(
         f"tanh RNN train step, T={steps}, batch {batch}, input {inputs}, hidden {hidden}",
         [Variant("NumPy hand-written step (BPTT)", lambda: _models.numpy_rnn_step(
             floor_params, xs_np, y_np)),
          Variant(f"{FUNCTION}, Python range (unrolled)", lambda: plain(xs, y)),
-         _jit_variant(unrolled, make("step_unrolled")),
-         _jit_variant(f"{JIT}, for i in kf.range(T)", make("step_loop_hoisted"))],
+         _jit_variant(unrolled, make("step_unrolled")) if with_unrolled else Variant(
+             unrolled, unavailable="left out: 50 copies of the step and its gradient take "
+                                   "minutes to compile cold (KF_JIT_CASES=rnn_unrolled)"),
+         _jit_variant(loop, make("step_loop_hoisted"))],
         floor="NumPy hand-written step (BPTT)",
-        targets=[Target("RNN train step jit <= 0.6x the NumPy step", unrolled, "ratio", 0.6,
-                        peers="TF XLA 1.05x (unrolled 0.69x), jax.jit scan 0.66x")],
-        notes=_notes(make("step_unrolled"), config))
+        targets=[Target("RNN train step jit (one loop) <= 0.6x the NumPy step", loop, "ratio",
+                        0.6, peers="TF XLA 1.05x (unrolled 0.69x), jax.jit scan 0.66x")],
+        # first calls of the loop form: the unrolled graph (50 copies of the step and of
+        # its gradient in one function) takes minutes to compile cold
+        notes=_notes(make("step_loop_hoisted"), config))
 
 
 

@@ -11,8 +11,66 @@ import math
 
 import numba
 import numpy as np
+from numba.core import types
+
+from kilnflow.runtime.jit import blas
 
 _OPTIONS = {"cache": True, "error_model": "numpy"}
+
+
+# ---------------------------------------------------------------- matrix products
+
+def _gemm_type(scalar):
+    """cblas_?gemm(order, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+    with 64-bit integers; pointers are passed as integers (the same in registers)."""
+    i32, i64, ptr = types.int32, types.int64, types.intp
+    return types.void(i32, i32, i32, i64, i64, i64, scalar, ptr, i64, ptr, i64, scalar, ptr, i64)
+
+
+blas.register()  # before anything calling these is compiled or loaded from the disk cache
+_SGEMM = types.ExternalFunction("kf_cblas_sgemm", _gemm_type(types.float32))
+_DGEMM = types.ExternalFunction("kf_cblas_dgemm", _gemm_type(types.float64))
+_ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112
+
+
+@numba.njit(**_OPTIONS)
+def _product_shape(a, b, ta, tb):
+    m, k = (a.shape[1], a.shape[0]) if ta else (a.shape[0], a.shape[1])
+    k2, n = (b.shape[1], b.shape[0]) if tb else (b.shape[0], b.shape[1])
+    if k != k2:
+        raise ValueError("MatMul: Matrix size-incompatible (the inner dimensions differ)")
+    return m, n, k
+
+
+@numba.njit(**_OPTIONS)
+def matmul_f32(a, b, ta, tb):
+    """`a @ b` (a.T with ta, b.T with tb) of C-contiguous float32 matrices, through
+    NumPy's cblas_sgemm (blas.py: only generated where `blas.available()`)."""
+    m, n, k = _product_shape(a, b, ta, tb)
+    out = np.empty((m, n), np.float32)
+    if m and n:
+        if k:
+            _SGEMM(_ROW_MAJOR, _TRANS if ta else _NO_TRANS, _TRANS if tb else _NO_TRANS,
+                   m, n, k, np.float32(1.0), a.ctypes.data, a.shape[1], b.ctypes.data,
+                   b.shape[1], np.float32(0.0), out.ctypes.data, n)
+        else:
+            out[:] = 0
+    return out
+
+
+@numba.njit(**_OPTIONS)
+def matmul_f64(a, b, ta, tb):
+    """matmul_f32 for float64 (cblas_dgemm)."""
+    m, n, k = _product_shape(a, b, ta, tb)
+    out = np.empty((m, n), np.float64)
+    if m and n:
+        if k:
+            _DGEMM(_ROW_MAJOR, _TRANS if ta else _NO_TRANS, _TRANS if tb else _NO_TRANS,
+                   m, n, k, 1.0, a.ctypes.data, a.shape[1], b.ctypes.data, b.shape[1], 0.0,
+                   out.ctypes.data, n)
+        else:
+            out[:] = 0
+    return out
 
 
 @numba.njit(**_OPTIONS)

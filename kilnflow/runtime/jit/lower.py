@@ -76,6 +76,7 @@ class Lowering:
         self.in_place: set = set()              # id(op) of updates that may write in place
         self.donors: Dict[int, str] = {}        # id(output tensor) -> its donated buffer
         self.substitutes: Dict[int, Any] = {}   # id(op) -> env -> expression replacing it
+        self.uses_blas = False                  # calls NumPy's BLAS (blas.py: threads)
 
     # ------------------------------------------------------------ values
 
@@ -285,10 +286,11 @@ class Lowering:
                 continue
             xs, ws = fed[id(x)], fed[id(w)]
             name = self.namer.fresh(m.name + "_all")
-            self.lines.append(
-                f"{indent}{name} = np.dot(np.ascontiguousarray({xs}).reshape(({xs}.shape[0] * "
-                f"{xs}.shape[1], {xs}.shape[2])), np.ascontiguousarray({ws})).reshape(("
-                f"{xs}.shape[0], {xs}.shape[1], {ws}.shape[1]))")
+            rows = f"np.ascontiguousarray({xs}).reshape(({xs}.shape[0] * {xs}.shape[1], " \
+                f"{xs}.shape[2]))"
+            product = rules.matmul_text(rows, ws, False, False, x.dtype, self)
+            self.lines.append(f"{indent}{name} = {product}.reshape(({xs}.shape[0], "
+                              f"{xs}.shape[1], {ws}.shape[1]))")
             index = cut.inputs[1]
             self.substitutes[id(m)] = lambda env, name=name, index=index: \
                 f"{name}[{env[id(index)]}]"
@@ -318,10 +320,11 @@ class Lowering:
             self.lines.append(f"{indent}{name} = {zero}")
         vjp = op.attrs["vjp_graph"]
         deferred = _deferred_products(vjp.graph, n, len(wanted))
+        deferred.update(_deferred_sums(vjp.graph, n, len(wanted), deferred))
         stacks: Dict[int, tuple] = {}
         stacked: Dict[int, str] = {}  # id(tensor) -> its stack (a tensor in two products)
         for j, matmul in deferred.items():  # sum_t A_t^T B_t is one GEMM of stacked A, B
-            for t in matmul.inputs:
+            for t in matmul.inputs[:1 if matmul.type != "MatMul" else 2]:
                 if id(t) not in stacked:
                     stacked[id(t)] = self.namer.fresh("stack")
                     rows, cols = t.shape.as_list()
@@ -357,9 +360,16 @@ class Lowering:
             else:
                 self.lines.append(f"{inner}{name} = {name} + {value}")
         self.lines.append(f"{inner}{step} -= 1")
-        for j, (a, b) in stacks.items():
+        for j, operands in stacks.items():
+            if deferred[j].type != "MatMul":  # sum_t column sums of X_t: one over the stack
+                self.lines.append(f"{indent}if len({history}) > 0:")
+                self.lines.append(f"{indent}    {totals[j]} = kf_helpers.columns_sum("
+                                  f"{operands[0]})")
+                continue
+            a, b = operands
+            product = rules.matmul_text(a, b, True, False, deferred[j].inputs[0].dtype, self)
             self.lines.append(f"{indent}if len({history}) > 0:")
-            self.lines.append(f"{indent}    {totals[j]} = np.dot({a}.T, {b})")
+            self.lines.append(f"{indent}    {totals[j]} = {product}")
         for t, name in zip(op.outputs, grads + totals):
             env[id(t)] = name
 
@@ -432,6 +442,7 @@ def lower(name: str, graph: Any) -> Lowered:
     lowered = Lowered(source, lo.name, [a for _, a in lo.constants], variables, assigned,
                       scalar_inputs, output_dtypes)
     lowered.donated = [(i, graph.outputs[i].shape.rank) for i in donated]
+    lowered.uses_blas = lo.uses_blas
     return lowered
 
 
@@ -453,6 +464,28 @@ def _deferred_products(graph: Any, n: int, n_totals: int) -> Dict[int, Any]:
         a, b = m.inputs
         if all(x.shape.rank == 2 and x.shape.is_fully_defined() and x.dtype.is_floating
                for x in (a, b)) and a.shape[0] == b.shape[0] and a.dtype == b.dtype:
+            found[j] = m
+    return found
+
+
+def _deferred_sums(graph: Any, n: int, n_totals: int, taken: Dict[int, Any]) -> Dict[int, Any]:
+    """Captured gradients of a loop body that are a column sum of a static 2-D float
+    tensor (a bias gradient: Sum over axis 0, or SumToShape [rows, cols] -> [cols]), used
+    by nothing else: total number j -> the op. The loop stacks the tensor; one column sum
+    after the loop replaces one per iteration."""
+    used = {id(t) for op in graph.operations for t in op.inputs}
+    outputs = [id(t) for t in graph.outputs]
+    found = {}
+    for j in range(n_totals):
+        t = graph.outputs[n + j]
+        m, x = t.op, (t.op.inputs[0] if t.op.inputs else None)
+        if j in taken or id(t) in used or outputs.count(id(t)) > 1 or x is None or \
+                x.shape.rank != 2 or not x.shape.is_fully_defined() or \
+                not x.dtype.is_floating or x.dtype != t.dtype or t.shape.rank != 1:
+            continue
+        axis = m.attrs.get("axis")
+        if (m.type == "Sum" and axis in (0, (0,), [0]) and not m.attrs.get("keepdims")) or \
+                (m.type == "SumToShape" and t.shape.as_list() == x.shape.as_list()[1:]):
             found[j] = m
     return found
 

@@ -168,16 +168,27 @@ def _cast(op: Any, args: List[str]) -> str:
     return args[0] if op.inputs[0].shape.rank == 0 else f"{args[0]}.astype({target})"
 
 
-def _matmul(op: Any, args: List[str]) -> Optional[str]:
+def matmul_text(x: str, y: str, ta: bool, tb: bool, dtype: Any, lo: Any) -> str:
+    """`x @ y` (transposed as flagged) of 2-D floating matrices: NumPy's own BLAS where
+    blas.py can reach it (the generated code says which path, so the disk cache keys on
+    it), else numba's np.dot (SciPy's BLAS). Operands are made C-contiguous (free when
+    they already are); a transpose is a BLAS flag, never a copy."""
+    from kilnflow.runtime.jit import blas
+    kind = np.dtype(getattr(dtype, "as_numpy_dtype", dtype))
+    x, y = f"np.ascontiguousarray({x})", f"np.ascontiguousarray({y})"
+    if kind in (np.float32, np.float64) and blas.available():
+        lo.uses_blas = True
+        return f"kf_helpers.matmul_f{kind.itemsize * 8}({x}, {y}, {ta}, {tb})"
+    return f"np.dot({x}{'.T' if ta else ''}, {y}{'.T' if tb else ''})"
+
+
+def _matmul(op: Any, args: List[str], lo: Any) -> Optional[str]:
     a, b = op.inputs
     if a.shape.rank != 2 or b.shape.rank != 2 or np.dtype(
             a.dtype.as_numpy_dtype).kind not in "fc":
-        return None  # numba's np.dot: 2-D floating only (BLAS through SciPy)
-    # C-contiguous operands (free when they already are), transposed as views: BLAS reads
-    # an F-ordered operand through its transpose flag, with no copy
-    x, y = (f"np.ascontiguousarray({a}){'.T' if op.attrs.get(flag) else ''}"
-            for a, flag in ((args[0], "transpose_a"), (args[1], "transpose_b")))
-    return f"np.dot({x}, {y})"
+        return None  # numba's np.dot: 2-D floating only
+    return matmul_text(args[0], args[1], bool(op.attrs.get("transpose_a")),
+                       bool(op.attrs.get("transpose_b")), a.dtype, lo)
 
 
 def _shape_tuple(dims: Sequence[str]) -> str:
@@ -320,7 +331,7 @@ def _shape(op: Any, args: List[str]) -> str:
 
 
 RULES: Dict[str, Callable[[Any, List[str]], Optional[str]]] = {
-    "Cast": _cast, "MatMul": _matmul, "Reshape": _reshape, "ExpandDims": _expand_dims,
+    "Cast": _cast, "Reshape": _reshape, "ExpandDims": _expand_dims,
     "Squeeze": _squeeze, "Transpose": _transpose, "ConcatV2": _concat, "Pack": _pack,
     "Fill": _fill, "Softmax": _softmax, "SparseSoftmaxCrossEntropyWithLogits": _sparse_xent,
     "SumToShape": _sum_to_shape, "StridedSlice": _strided_slice, "AddN": _add_n,
@@ -336,6 +347,8 @@ def lower(op: Any, args: List[str], lo: Any) -> Any:
     """The expression computing `op` from the expressions `args`, an Alias, or None."""
     if op.type in ALIASES and len(op.inputs) == 1:
         return Alias(0)
+    if op.type == "MatMul":
+        return _matmul(op, args, lo)
     rule = RULES.get(op.type)
     if rule is not None:
         return rule(op, args)
