@@ -546,6 +546,8 @@ _BY_NAME.update({"mse": MeanSquaredError, "mae": MeanAbsoluteError,
                  "mape": MeanAbsolutePercentageError, "msle": MeanSquaredLogarithmicError,
                  "kld": KLDivergence, "kullback_leibler_divergence": KLDivergence,
                  "huber": Huber, "logcosh": LogCosh})
+from kilnflow.keras.losses_ctc import CTC, ctc  # noqa: E402  (needs Loss defined above)
+_BY_NAME.update({"CTC": CTC, "ctc": CTC})
 
 
 def get(identifier: Any) -> Any:
