@@ -144,3 +144,46 @@ def test_stft_kernels_compute_the_windowed_dft(window, periodic, scaling):
     spectrum = np.fft.rfft(frames * win, 16) / scale
     np.testing.assert_allclose(out[:, :9], spectrum.real, atol=1e-5)
     np.testing.assert_allclose(out[:, 9:], spectrum.imag, atol=1e-5)
+
+
+with open(os.path.join(os.path.dirname(__file__), "data", "keras_conv_lstm_paths.json")) as _f:
+    PATHS = json.load(_f)  # scripts/record_keras_conv_lstm_paths.py
+
+
+@pytest.mark.parametrize("cls_name", ["ConvLSTM1D", "ConvLSTM2D", "ConvLSTM3D"])
+def test_convlstm_weights_live_on_a_conv_lstm_cell_as_in_keras(cls_name):
+    shape = {"ConvLSTM1D": (1, 4, 5, 2), "ConvLSTM2D": (1, 4, 5, 5, 2),
+             "ConvLSTM3D": (1, 4, 5, 5, 5, 2)}[cls_name]
+    expected = PATHS["layers"][cls_name]
+    layer = getattr(keras.layers, cls_name)(3, 3, kernel_regularizer="l2")
+    layer(np.zeros(shape, np.float32))
+    assert layer.cell.name == expected["cell"]
+    # Keras 3's path is <layer>/conv_lstm_cell/<name>; kilnflow's variable names carry the
+    # owning cell's scope, as its LSTM's do (lstm_cell/kernel:0)
+    assert [w.name for w in layer.weights] == [
+        "/".join(p.split("/")[1:]) + ":0" for p in expected["paths"]]
+    assert [p.split("/")[0] for p in expected["paths"]] == [type(layer).__name__.lower()
+                                                            .replace("convlstm", "conv_lstm")] * 3
+    assert layer.kernel is layer.cell.kernel and layer.bias is layer.weights[2]
+    assert len(layer.losses) == 1 and len(layer.trainable_weights) == 3
+    layer.trainable = False
+    assert len(layer.trainable_weights) == 0 and len(layer.non_trainable_weights) == 3
+
+
+def test_convlstm_weights_h5_layout_matches_keras():
+    from kilnflow.keras.saving.archive import collect_variables
+    model = keras.Sequential([keras.Input((4, 5, 5, 2)), keras.layers.ConvLSTM2D(3, 3),
+                              keras.layers.Flatten()])
+    keys = list(collect_variables(model))
+    assert keys == PATHS["h5_datasets"]  # every dataset Keras wrote is a variable
+
+
+def test_convlstm_model_save_and_load_keep_weights(tmp_path):
+    inp = keras.Input((3, 4, 4, 2))
+    model = keras.Model(inp, keras.layers.ConvLSTM2D(2, 2)(inp))
+    x = np.random.RandomState(0).rand(2, 3, 4, 4, 2).astype(np.float32)
+    path = str(tmp_path / "m.keras")
+    model.save(path)
+    again = keras.models.load_model(path)
+    np.testing.assert_allclose(again.predict(x, verbose=0), model.predict(x, verbose=0),
+                               atol=1e-6)

@@ -36,6 +36,13 @@ def _tuple(value: Any, rank: int, name: str) -> tuple:
     return values
 
 
+class ConvLSTMCell(Layer):
+    """Holds a ConvLSTM layer's kernel, recurrent_kernel and bias (the layer computes)."""
+
+    def call(self, inputs: Any) -> Any:
+        raise NotImplementedError("ConvLSTMCell only holds the weights of a ConvLSTM layer")
+
+
 class ConvLSTM(Layer):
     """The rank-generic ConvLSTM layer (ConvLSTM1D/2D/3D fix `rank`)."""
 
@@ -82,6 +89,9 @@ class ConvLSTM(Layer):
         self.dropout = min(1.0, max(0.0, float(dropout)))
         self.recurrent_dropout = min(1.0, max(0.0, float(recurrent_dropout)))
         self.seed = seed
+        # Keras 3 keeps the weights on a ConvLSTMCell named "conv_lstm_cell": paths
+        # conv_lstm2d/conv_lstm_cell/kernel, and "layers/conv_lstm2d/cell/vars/i" in .weights.h5
+        self.cell = ConvLSTMCell(name="conv_lstm_cell", dtype=kwargs.get("dtype"))
         self.return_sequences, self.return_state = return_sequences, return_state
         self.go_backwards, self.stateful, self.unroll = go_backwards, stateful, unroll
         self.supports_masking = True
@@ -92,15 +102,16 @@ class ConvLSTM(Layer):
         if channels is None:
             raise ValueError(f"{self.name}: the channel dimension of the inputs must be known")
         f = self.filters
-        self.kernel = self.add_weight("kernel", self.kernel_size + (channels, 4 * f),
+        cell = self.cell
+        cell.kernel = cell.add_weight("kernel", self.kernel_size + (channels, 4 * f),
                                       initializer=self.kernel_initializer,
                                       regularizer=self.kernel_regularizer,
                                       constraint=self.kernel_constraint)
-        self.recurrent_kernel = self.add_weight(
+        cell.recurrent_kernel = cell.add_weight(
             "recurrent_kernel", self.kernel_size + (f, 4 * f),
             initializer=self.recurrent_initializer, regularizer=self.recurrent_regularizer,
             constraint=self.recurrent_constraint)
-        self.bias = None
+        cell.bias = None
         if self.use_bias:
             base = self.bias_initializer
             init = base
@@ -108,10 +119,23 @@ class ConvLSTM(Layer):
                 def init(shape: Any, dtype: Any = None) -> Any:
                     return joining.concat([base([f], dtype), array.ones([f], dtype),
                                            base([2 * f], dtype)], 0)
-            self.bias = self.add_weight("bias", (4 * f,), initializer=init,
+            cell.bias = cell.add_weight("bias", (4 * f,), initializer=init,
                                         regularizer=self.bias_regularizer,
                                         constraint=self.bias_constraint)
+        cell.built = True
         self.built = True
+
+    @property
+    def kernel(self) -> Any:
+        return getattr(self.cell, "kernel", None)
+
+    @property
+    def recurrent_kernel(self) -> Any:
+        return getattr(self.cell, "recurrent_kernel", None)
+
+    @property
+    def bias(self) -> Any:
+        return getattr(self.cell, "bias", None)
 
     def _conv(self, x: Any, kernel: Any, recurrent: bool) -> Any:
         n = self.rank
