@@ -16,7 +16,7 @@ from kilnflow.ops import array, math as kmath, reduction, reshaping
 
 class _Contrast(ImageLayer):
     """Keras 3's RandomContrast with a value range: (x - mean) f + mean, f in
-    [1 - lower, 1 + upper], clipped (kilnflow's RandomContrast keeps its older form)."""
+    [1 - lower, 1 + upper], clipped (RandomContrast with the factor pair given directly)."""
 
     def __init__(self, factor: tuple, value_range: Any, seed: Optional[int], **kwargs: Any):
         super().__init__(seed=seed, **kwargs)
