@@ -9,6 +9,7 @@ from typing import Any, List
 
 from kilnflow import nest
 from kilnflow.function.concrete import ConcreteFunction, OutputSlot
+from kilnflow.graph import ops_needed
 from kilnflow.passes.rewrite import copy_graph
 from kilnflow.shapes import TensorSpec
 
@@ -27,7 +28,9 @@ class WrappedFunction(ConcreteFunction):
                 raise ValueError(f"prune: {t!r} is not a tensor of this wrapped function's "
                                  "graph")
         fed = {id(t.op): t for t in feed_list}
-        needed = _ancestors([t.op for t in fetch_list], stop=fed)
+        # the fed ops themselves are kept: copying replaces each with a placeholder
+        needed = {id(op) for op in ops_needed(graph, [t.op for t in fetch_list],
+                                              {id(t) for t in feed_list})} | set(fed)
         made: List[tuple] = []
 
         def replace(op: Any, inputs: tuple, new_graph: Any, mapped: Any) -> Any:
@@ -48,17 +51,3 @@ class WrappedFunction(ConcreteFunction):
         return ConcreteFunction(name or f"{self.name}_pruned", new,
                                 [n for n, _ in specs], specs, template, None)
 
-
-def _ancestors(roots: list, stop: dict) -> set:
-    """ids of the ops `roots` depend on, not walking above the fed ops in `stop`."""
-    seen: set = set()
-    while roots:
-        op = roots.pop()
-        if id(op) in seen:
-            continue
-        seen.add(id(op))
-        if id(op) in stop:
-            continue
-        roots.extend(t.op for t in op.inputs)
-        roots.extend(op.control_inputs)
-    return seen
