@@ -75,6 +75,12 @@ def cases(tf):
     out["xdivy"] = lambda: tf.math.xdivy(rf, 2.0)
     out["divide_no_nan"] = lambda: tf.math.divide_no_nan(rf, rf * 0.0)
     out["dense_plus_ragged_op"] = lambda: tf.constant(5) + rt
+    # ragged.constant with empty rows at any depth (they fit every nesting)
+    out["const_nested_empty"] = lambda: R.constant([[[1, 2], [3]], [[4]], []])
+    out["const_rr1_empty"] = lambda: R.constant([[[1, 2], [3, 4]], [], [[5, 6]]],
+                                                ragged_rank=1)
+    out["const_deep_empty"] = lambda: R.constant([[[1]], [[]], []])
+    out["const_mixed_depth"] = lambda: R.constant([[1], [[2]]])
     return out
 
 
