@@ -485,6 +485,11 @@ def add_n(inputs: Sequence, name: Optional[str] = None) -> Tensor:
     """Adds all input tensors elementwise (they must have the same shape and dtype)."""
     if not inputs:
         raise ValueError("add_n: inputs must be a non-empty list of tensors")
+    if any(isinstance(t, ragged_hooks.RAGGED) for t in inputs):  # TF's ragged dispatch
+        total = inputs[0]
+        for t in inputs[1:]:
+            total = add(total, t)
+        return total
     tensors = [convert_to_tensor(t) for t in inputs]
     if len(tensors) == 1:
         return tensors[0]

@@ -228,7 +228,9 @@ def reduce_logsumexp(input_tensor: Any, axis: Any = None, keepdims: bool = False
     >>> float(kf.math.reduce_logsumexp(kf.constant([1000.0, 1000.0])))
     1000.6931...
     """
-    x = convert_to_tensor(input_tensor)
+    ragged = type(input_tensor) is not EagerTensor and \
+        isinstance(input_tensor, ragged_hooks.RAGGED)  # the same steps on its values
+    x = input_tensor if ragged else convert_to_tensor(input_tensor)
     top = array.stop_gradient(reduce_max(x, axis, keepdims=True))
     top = array.where(is_finite(top), top, array.zeros_like(top))  # all -inf: stay -inf
     total = log(reduce_sum(exp(x - top), axis, keepdims=keepdims))

@@ -146,7 +146,11 @@ def reduce(kind: str, rt: RaggedTensor, axis: Any = None, keepdims: bool = False
     if kind == "mean":  # TF: the sum over the count (truediv: integers give float64)
         total = reduce("sum", rt, axis, keepdims)
         count = reduce("sum", rt.with_flat_values(ones_like(rt.flat_values)), axis, keepdims)
-        return _math.truediv(total, count)
+        mean = _math.truediv(total, count)
+        if isinstance(mean, RaggedTensor):  # as TF's: the quotient has no uniform dims
+            mean = RaggedTensor.from_nested_row_splits(mean.flat_values,
+                                                       mean.nested_row_splits, validate=False)
+        return mean
     axes = _axes(rt, axis, op)
     if axis is None and not keepdims:
         return _DENSE[kind](rt.flat_values)
@@ -157,11 +161,21 @@ def reduce(kind: str, rt: RaggedTensor, axis: Any = None, keepdims: bool = False
             continue
         result = _reduce_axis(kind, result, a)
         if keepdims:
-            if isinstance(result, RaggedTensor):
-                raise NotImplementedError(
-                    f"{op}: keepdims=True where the result is still ragged")
-            result = expand_dims(result, a)
+            result = _keep_dim(result, a, op)
     return result
+
+
+def _keep_dim(result: Any, axis: int, op: str) -> Any:
+    """The reduced `axis` put back with length 1 (keepdims=True)."""
+    if not isinstance(result, RaggedTensor):
+        return expand_dims(result, axis)
+    if axis > result.ragged_rank:
+        return result.with_flat_values(expand_dims(result.flat_values,
+                                                   axis - result.ragged_rank))
+    if axis == 1:  # each row becomes the one row of a new uniform dim
+        return RaggedTensor.from_uniform_row_length(result, 1, validate=False)
+    raise NotImplementedError(f"{op}: keepdims=True along axis {axis} of a result that "
+                              f"is still ragged")
 
 
 # ---------------------------------------------------------------- binary elementwise ops
@@ -182,16 +196,23 @@ def _broadcast_dense(rt: RaggedTensor, dense: Tensor) -> Tensor:
                        f"a RaggedTensor of shape {rt.shape}")
     rows, width = dense.shape.as_list()[:2]
     rowids, position = _positions(rt)
-    if width != 1:
+    if width not in (1, None):
         lengths = rt.row_lengths()
-        if width is None or isinstance(lengths, EagerTensor) and \
-                np.any(lengths.numpy() != width):
+        if isinstance(lengths, EagerTensor) and np.any(lengths.numpy() != width):
             raise _invalid(f"Unable to broadcast a dense tensor of shape {dense.shape} "
                            f"against a RaggedTensor of shape {rt.shape}: its rows must all "
                            f"have length {width}")
-    pick_row = rowids if rows != 1 else 0 * rowids
-    pick_col = position if width != 1 else 0 * position
+    pick_row, pick_col = _pick(rowids, rows, dense, 0), _pick(position, width, dense, 1)
     return gather_nd(dense, _concat([pick_row[:, None], pick_col[:, None]], 1))
+
+
+def _pick(index: Tensor, size: Optional[int], dense: Tensor, axis: int) -> Tensor:
+    """`index` into a dim of `size` that broadcasts (size 1: always 0); an unknown size
+    (in a graph) decides when the graph runs."""
+    if size is not None:
+        return index if size != 1 else 0 * index
+    wide = _math.cast(_math.not_equal(_shape(dense, out_type=_I64)[axis], 1), _I64)
+    return index * wide
 
 
 def binary(fn: Any, x: Any, y: Any, name: Optional[str] = None) -> RaggedTensor:

@@ -17,8 +17,20 @@ with open(os.path.join(HERE, "tf_dispatch_expected.json"), encoding="utf-8") as 
 CASES = dispatch_cases.cases(kf)
 
 
+# NumPy's float32 exp may differ from TF's in the last bit: these compare to 1e-6
+APPROX = ("logsumexp_1", "logsumexp_keep1")
+
+
 def _run(thunk):
     return json.loads(json.dumps(dispatch_cases.run(kf, thunk)))
+
+
+def _same(tag, got, want):
+    if tag in APPROX:
+        got, want = dict(got), dict(want)
+        np.testing.assert_allclose(np.array(got.pop("value"), float),
+                                   np.array(want.pop("value"), float), rtol=1e-6)
+    assert got == want
 
 
 def test_every_case_is_recorded():
@@ -27,7 +39,7 @@ def test_every_case_is_recorded():
 
 @pytest.mark.parametrize("tag", sorted(CASES))
 def test_matches_tf_eagerly(tag):
-    assert _run(CASES[tag]) == EXPECTED[tag]
+    _same(tag, _run(CASES[tag]), EXPECTED[tag])
 
 
 @pytest.mark.filterwarnings("ignore::kilnflow.function.diagnostics.PrunedComputationWarning")
@@ -40,7 +52,7 @@ def test_matches_tf_inside_a_function(tag):
     if want["kind"] == "RT":  # a traced result's repr and nrows come from the graph
         assert got["list"] == want["list"]
     else:
-        assert got["value"] == want["value"]
+        _same(tag, {"value": got["value"]}, {"value": want["value"]})
 
 
 def test_ragged_arguments_of_a_function():
