@@ -411,6 +411,21 @@ class RaggedTensor(CompositeTensor):
     __ror__ = lambda self, o: self._binary(o, _math.logical_or, True)  # noqa: E731
     __xor__ = lambda self, o: self._binary(o, _math.logical_xor)  # noqa: E731
 
+    def __eq__(self, other: Any) -> Any:  # type: ignore[override]
+        """Elementwise, as TF's tensor equality; False for None or what cannot compare."""
+        return self._compare(other, _math.equal, False)
+
+    def __ne__(self, other: Any) -> Any:  # type: ignore[override]
+        return self._compare(other, _math.not_equal, True)
+
+    def _compare(self, other: Any, fn: Any, incomparable: bool) -> Any:
+        if other is None:
+            return incomparable
+        try:
+            return fn(self, other)
+        except (TypeError, ValueError, errors.InvalidArgumentError):
+            return incomparable
+
     def __neg__(self) -> "RaggedTensor":
         return self.with_flat_values(_math.negative(self.flat_values))
 

@@ -81,6 +81,12 @@ def cases(tf):
     out["squared_difference"] = lambda: tf.math.squared_difference(rf, 1.0)
     out["xdivy"] = lambda: tf.math.xdivy(rf, 2.0)
     out["divide_no_nan"] = lambda: tf.math.divide_no_nan(rf, rf * 0.0)
+    out["eq_op"] = lambda: rt == 2
+    out["ne_op"] = lambda: rt != 2
+    out["eq_op_rr"] = lambda: rt == other
+    out["rsub_dense_col_op"] = lambda: dense_rows - rt
+    out["rpow_op"] = lambda: 2 ** rt
+    out["mod_op"] = lambda: rt % 2
     out["dense_plus_ragged_op"] = lambda: tf.constant(5) + rt
     # ragged.constant with empty rows at any depth (they fit every nesting)
     out["const_nested_empty"] = lambda: R.constant([[[1, 2], [3]], [[4]], []])
