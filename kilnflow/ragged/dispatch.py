@@ -253,6 +253,24 @@ def _interleave(parts: list, op: str) -> RaggedTensor:
     return gather_rows(concat_rows(parts), order)
 
 
+def _join(ragged: Any, dense: Any) -> Any:
+    return lambda xs, a: ragged(xs, a) if isinstance(xs[0], RaggedTensor) else dense(xs, a)
+
+
+def _inner(parts: list, axis: int, op: str, join: Any) -> RaggedTensor:
+    """Joined along a uniform inner axis: the flat values join where the rows agree."""
+    rr = parts[0].ragged_rank
+    if axis <= rr:  # a deeper ragged axis: the outer rows must agree, then one level down
+        splits = [p.row_splits for p in parts]
+        if all(isinstance(t, EagerTensor) for t in splits) and \
+                any(not np.array_equal(t.numpy(), splits[0].numpy()) for t in splits[1:]):
+            raise _invalid(f"{op} along axis {axis}: the inputs' outer rows differ")
+        return parts[0].with_values(join([p.values for p in parts], axis - 1))
+    for other in parts[1:]:
+        _check_same_rows(parts[0], other)
+    return parts[0].with_flat_values(join([p.flat_values for p in parts], axis - rr))
+
+
 def concat(values: Sequence, axis: int) -> RaggedTensor:
     """kf.concat of RaggedTensors (and dense tensors, converted): along axis 0 the rows
     follow each other; along axis 1 each row is the concatenation of the inputs' rows."""
@@ -270,7 +288,7 @@ def concat(values: Sequence, axis: int) -> RaggedTensor:
         splits = gather(rows.row_splits, _range(0, _shape(rows.row_splits, out_type=_I64)[0],
                                                 len(parts)))
         return RaggedTensor.from_row_splits(rows.values, splits, validate=False)
-    raise NotImplementedError("concat of RaggedTensors along an axis > 1")
+    return _inner(parts, axis, "concat", _join(concat, _concat))
 
 
 def stack(values: Sequence, axis: int = 0) -> RaggedTensor:
@@ -290,7 +308,8 @@ def stack(values: Sequence, axis: int = 0) -> RaggedTensor:
         return RaggedTensor.from_row_splits(rows, _math.cast(_range(0, total + 1, k),
                                                              rows.row_splits.dtype),
                                             validate=False)
-    raise NotImplementedError("stack of RaggedTensors along an axis > 1")
+    from kilnflow.ops.joining import stack as dense_stack
+    return _inner(parts, axis, "stack", _join(stack, dense_stack))
 
 
 def install() -> None:
