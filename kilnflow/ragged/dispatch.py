@@ -58,9 +58,10 @@ def _segment_reduce(kind: str, data: Tensor, ids: Tensor, count: Tensor) -> Tens
         return _math.greater(total, 0) if kind == "any" else _math.equal(total, 0)
     if kind in ("max", "min") and data.dtype.is_floating:
         return _differentiable_extremum(kind, data, ids, count)
-    if rules.constant_value(count) is not None:  # the segment ops need a known count
-        return _SEGMENT[kind](data, ids, count)
-    if kind == "prod":  # no scatter-multiply: group the rows, pad with 1, reduce the padding
+    if rules.constant_value(count) is not None and not (kind == "prod" and
+                                                        data.dtype.is_floating):
+        return _SEGMENT[kind](data, ids, count)  # (which needs a known count)
+    if kind == "prod":  # group the rows, pad with 1 and reduce: differentiable, any count
         order = argsort(ids, stable=True)
         grouped = RaggedTensor.from_value_rowids(gather(data, order), gather(ids, order),
                                                  count, validate=False)

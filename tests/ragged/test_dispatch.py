@@ -67,7 +67,8 @@ def test_ragged_arguments_of_a_function():
     assert f(kf.ragged.constant([[5.0], [6.0, 7.0], []]))[0].numpy().tolist() == [5.0, 13.0, 0.0]
 
 
-@pytest.mark.parametrize("reduce", [kf.reduce_sum, kf.reduce_mean, kf.reduce_max])
+@pytest.mark.parametrize("reduce", [kf.reduce_sum, kf.reduce_mean, kf.reduce_max,
+                                    kf.reduce_min, kf.reduce_prod])
 @pytest.mark.parametrize("axis", [None, 0, 1])
 def test_gradients_match_finite_differences(reduce, axis):
     splits = [0, 3, 4, 5]  # no empty row: its mean is NaN and its max the lowest float
