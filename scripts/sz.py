@@ -82,6 +82,8 @@ CAPS["sparse"] = (900, "kf.sparse: SparseTensor, IndexedSlices, the tf.sparse op
                        "public kf ops (issue 12, ~700 at creation)")
 CAPS["ragged"] = (1_100, "kf.ragged: RaggedTensor, its spec, the tf.ragged ops and the ragged "
                          "string ops built from public kf ops (issue 12, ~870 at creation)")
+CAPS["ragged"] = (1_350, "kf.ragged as above plus TF's ragged dispatch of the dense ops "
+                         "(reductions, concat/stack, binary math; issue 12, 1.2k at the raise)")
 # issue 14, second pass: Conv3D/transposed/depthwise/separable convolutions, the text
 # preprocessing layers, dataset-driven fit and multi-output training (8.0k at the raise)
 CAPS["keras"] = (9_500, "Keras 3 layers, losses, metrics, models, training and saving")

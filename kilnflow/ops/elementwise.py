@@ -12,11 +12,11 @@ import numpy as np
 from kilnflow import dtypes as _dtypes
 from kilnflow.core import rules
 from kilnflow.core.opdef import bind, defop, np_errors_ignored
-from kilnflow.ops import array
+from kilnflow.ops import array, ragged_hooks
 from kilnflow.ops.convert import binary, convert_to_tensor
 from kilnflow.ops.math import FLOATS, INEXACT, REAL, cast, exp, not_equal, sqrt, square
 from kilnflow.ops.math import abs as absolute
-from kilnflow.tensor import Tensor
+from kilnflow.tensor import EagerTensor, Tensor
 
 _PI_SQRT = float(np.sqrt(np.pi))
 
@@ -164,7 +164,10 @@ def _unary_function(opdef: Any, doc: str):
 
 def _binary_function(opdef: Any, doc: str):
     def apply(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
-        x, y = binary(x, y)
+        if type(x) is not EagerTensor or type(y) is not EagerTensor:  # fast path
+            if isinstance(x, ragged_hooks.RAGGED) or isinstance(y, ragged_hooks.RAGGED):
+                return ragged_hooks.binary(apply, x, y, name)  # TF's ragged dispatch
+            x, y = binary(x, y)
         return bind(opdef, (x, y), name=name)
     apply.__doc__ = doc
     return apply
@@ -207,7 +210,10 @@ def divide_no_nan(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
     >>> kf.math.divide_no_nan(kf.constant([1.0, 2.0]), kf.constant([0.0, 4.0])).numpy().tolist()
     [0.0, 0.5]
     """
-    x, y = binary(x, y)
+    if type(x) is not EagerTensor or type(y) is not EagerTensor:  # fast path
+        if isinstance(x, ragged_hooks.RAGGED) or isinstance(y, ragged_hooks.RAGGED):
+            return ragged_hooks.binary(divide_no_nan, x, y, name)  # TF's ragged dispatch
+        x, y = binary(x, y)
     if x.dtype.is_integer:
         target = _dtypes.float32 if x.dtype.size <= 2 else _dtypes.float64
         x, y = cast(x, target), cast(y, target)

@@ -13,8 +13,8 @@ from kilnflow.core import rules
 from kilnflow.core.opdef import bind, defop
 from kilnflow.ops.convert import constant, convert_to_tensor
 from kilnflow.shapes import TensorSpec
-from kilnflow.tensor import Tensor
-from kilnflow.ops import array
+from kilnflow.tensor import EagerTensor, Tensor
+from kilnflow.ops import array, ragged_hooks
 from kilnflow.ops.args import (axis_arg, convert_list, int_vector, invalid_argument, is_int,
                                is_tensorish, python_int)
 
@@ -76,6 +76,9 @@ def concat(values: Sequence, axis: int, name: Optional[str] = None) -> Tensor:
     >>> kf.concat([[[1]], [[2]]], axis=0).numpy().tolist()
     [[1], [2]]
     """
+    for v in values if type(values) in (list, tuple) else ():  # TF's ragged dispatch
+        if type(v) is not EagerTensor and isinstance(v, ragged_hooks.RAGGED):
+            return ragged_hooks.concat(values, python_int(axis, "ConcatV2", "axis"))
     tensors = convert_list(values, "ConcatV2")
     rank = next((t.shape.rank for t in tensors if t.shape.rank is not None), None)
     axis = python_int(axis, "ConcatV2", "axis")
@@ -114,6 +117,9 @@ def stack(values: Sequence, axis: int = 0, name: Optional[str] = None) -> Tensor
     >>> kf.stack([[1, 2], [3, 4]], axis=1).numpy().tolist()
     [[1, 3], [2, 4]]
     """
+    for v in values if type(values) in (list, tuple) else ():  # TF's ragged dispatch
+        if type(v) is not EagerTensor and isinstance(v, ragged_hooks.RAGGED):
+            return ragged_hooks.stack(values, python_int(axis, "Pack", "axis"))
     tensors = convert_list(values, "Pack")
     rank = tensors[0].shape.rank
     axis = axis_arg(axis, None if rank is None else rank + 1, "Pack")

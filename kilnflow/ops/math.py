@@ -17,7 +17,7 @@ from kilnflow import dtypes as _dtypes
 from kilnflow import errors
 from kilnflow.core import rules
 from kilnflow.core.opdef import NO_ATTRS, bind, defop, np_errors_ignored
-from kilnflow.ops import array
+from kilnflow.ops import array, ragged_hooks
 from kilnflow.ops.convert import binary, convert_to_tensor
 from kilnflow.shapes import TensorSpec
 from kilnflow.tensor import EagerTensor, Tensor
@@ -132,6 +132,8 @@ def add(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
     [[2, 3], [4, 5]]
     """
     if type(x) is not EagerTensor or type(y) is not EagerTensor:  # fast path
+        if isinstance(x, ragged_hooks.RAGGED) or isinstance(y, ragged_hooks.RAGGED):
+            return ragged_hooks.binary(add, x, y, name)  # TF's ragged dispatch
         x, y = binary(x, y)
     return bind(ADD, (x, y), NO_ATTRS, name)
 
@@ -139,6 +141,8 @@ def add(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
 def subtract(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
     """Returns x - y elementwise."""
     if type(x) is not EagerTensor or type(y) is not EagerTensor:  # fast path
+        if isinstance(x, ragged_hooks.RAGGED) or isinstance(y, ragged_hooks.RAGGED):
+            return ragged_hooks.binary(subtract, x, y, name)  # TF's ragged dispatch
         x, y = binary(x, y)
     return bind(SUB, (x, y), NO_ATTRS, name)
 
@@ -146,6 +150,8 @@ def subtract(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
 def multiply(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
     """Returns x * y elementwise."""
     if type(x) is not EagerTensor or type(y) is not EagerTensor:  # fast path
+        if isinstance(x, ragged_hooks.RAGGED) or isinstance(y, ragged_hooks.RAGGED):
+            return ragged_hooks.binary(multiply, x, y, name)  # TF's ragged dispatch
         x, y = binary(x, y)
     return bind(MUL, (x, y), NO_ATTRS, name)
 
@@ -156,7 +162,10 @@ def divide(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
 
 
 def truediv(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
-    x, y = binary(x, y)
+    if type(x) is not EagerTensor or type(y) is not EagerTensor:  # fast path
+        if isinstance(x, ragged_hooks.RAGGED) or isinstance(y, ragged_hooks.RAGGED):
+            return ragged_hooks.binary(truediv, x, y, name)  # TF's ragged dispatch
+        x, y = binary(x, y)
     if x.dtype.is_integer and y.dtype is x.dtype:
         target = _dtypes.float32 if x.dtype.size <= 2 else _dtypes.float64
         x, y = cast(x, target), cast(y, target)
@@ -165,37 +174,55 @@ def truediv(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
 
 def floordiv(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
     """Returns floor(x / y) elementwise."""
-    x, y = binary(x, y)
+    if type(x) is not EagerTensor or type(y) is not EagerTensor:  # fast path
+        if isinstance(x, ragged_hooks.RAGGED) or isinstance(y, ragged_hooks.RAGGED):
+            return ragged_hooks.binary(floordiv, x, y, name)  # TF's ragged dispatch
+        x, y = binary(x, y)
     return bind(FLOOR_DIV, (x, y), NO_ATTRS, name)
 
 
 def floormod(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
     """Returns x - floor(x / y) * y elementwise (the sign of y, like Python's %)."""
-    x, y = binary(x, y)
+    if type(x) is not EagerTensor or type(y) is not EagerTensor:  # fast path
+        if isinstance(x, ragged_hooks.RAGGED) or isinstance(y, ragged_hooks.RAGGED):
+            return ragged_hooks.binary(floormod, x, y, name)  # TF's ragged dispatch
+        x, y = binary(x, y)
     return bind(FLOOR_MOD, (x, y), NO_ATTRS, name)
 
 
 def pow(x: Any, y: Any, name: Optional[str] = None) -> Tensor:  # noqa: A001 - TF's name
     """Returns x ** y elementwise."""
-    x, y = binary(x, y)
+    if type(x) is not EagerTensor or type(y) is not EagerTensor:  # fast path
+        if isinstance(x, ragged_hooks.RAGGED) or isinstance(y, ragged_hooks.RAGGED):
+            return ragged_hooks.binary(pow, x, y, name)  # TF's ragged dispatch
+        x, y = binary(x, y)
     return bind(POW, (x, y), NO_ATTRS, name)
 
 
 def maximum(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
     """Returns max(x, y) elementwise."""
-    x, y = binary(x, y)
+    if type(x) is not EagerTensor or type(y) is not EagerTensor:  # fast path
+        if isinstance(x, ragged_hooks.RAGGED) or isinstance(y, ragged_hooks.RAGGED):
+            return ragged_hooks.binary(maximum, x, y, name)  # TF's ragged dispatch
+        x, y = binary(x, y)
     return bind(MAXIMUM, (x, y), NO_ATTRS, name)
 
 
 def minimum(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
     """Returns min(x, y) elementwise."""
-    x, y = binary(x, y)
+    if type(x) is not EagerTensor or type(y) is not EagerTensor:  # fast path
+        if isinstance(x, ragged_hooks.RAGGED) or isinstance(y, ragged_hooks.RAGGED):
+            return ragged_hooks.binary(minimum, x, y, name)  # TF's ragged dispatch
+        x, y = binary(x, y)
     return bind(MINIMUM, (x, y), NO_ATTRS, name)
 
 
 def squared_difference(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
     """Returns (x - y) ** 2 elementwise."""
-    x, y = binary(x, y)
+    if type(x) is not EagerTensor or type(y) is not EagerTensor:  # fast path
+        if isinstance(x, ragged_hooks.RAGGED) or isinstance(y, ragged_hooks.RAGGED):
+            return ragged_hooks.binary(squared_difference, x, y, name)  # TF's ragged dispatch
+        x, y = binary(x, y)
     return bind(SQUARED_DIFFERENCE, (x, y), NO_ATTRS, name)
 
 
@@ -308,7 +335,10 @@ IS_FINITE = _unary("IsFinite", np.isfinite, None, FLOATS, "isfinite({0})", _dtyp
 
 def _compare(opdef: Any, doc: str):
     def apply(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
-        x, y = binary(x, y)
+        if type(x) is not EagerTensor or type(y) is not EagerTensor:  # fast path
+            if isinstance(x, ragged_hooks.RAGGED) or isinstance(y, ragged_hooks.RAGGED):
+                return ragged_hooks.binary(apply, x, y, name)  # TF's ragged dispatch
+            x, y = binary(x, y)
         return bind(opdef, (x, y), name=name)
     apply.__doc__ = doc
     return apply
@@ -455,6 +485,11 @@ def add_n(inputs: Sequence, name: Optional[str] = None) -> Tensor:
     """Adds all input tensors elementwise (they must have the same shape and dtype)."""
     if not inputs:
         raise ValueError("add_n: inputs must be a non-empty list of tensors")
+    if any(isinstance(t, ragged_hooks.RAGGED) for t in inputs):  # TF's ragged dispatch
+        total = inputs[0]
+        for t in inputs[1:]:
+            total = add(total, t)
+        return total
     tensors = [convert_to_tensor(t) for t in inputs]
     if len(tensors) == 1:
         return tensors[0]

@@ -12,10 +12,10 @@ from kilnflow import dtypes as _dtypes
 from kilnflow import errors
 from kilnflow.core import rules
 from kilnflow.core.opdef import bind, defop
-from kilnflow.ops import array, reshaping
+from kilnflow.ops import array, ragged_hooks, reshaping
 from kilnflow.ops.convert import convert_to_tensor
 from kilnflow.shapes import TensorSpec
-from kilnflow.tensor import Tensor
+from kilnflow.tensor import EagerTensor, Tensor
 from kilnflow.ops.args import axis_arg, python_int
 from kilnflow.ops.math import (BOOL, NUMERIC, REAL, cast, equal, exp, is_finite, log, maximum,
                                sqrt)
@@ -108,8 +108,12 @@ ALL = _reduce_op("all", np.all, BOOL)
 
 
 def _reduction(opdef: Any, doc: str):
+    kind = opdef.name.lower()
     def apply(input_tensor: Any, axis: Any = None, keepdims: bool = False,
               name: Optional[str] = None) -> Tensor:
+        if type(input_tensor) is not EagerTensor and \
+                isinstance(input_tensor, ragged_hooks.RAGGED):  # TF's ragged dispatch
+            return ragged_hooks.reduce(kind, input_tensor, axis, keepdims)
         x = convert_to_tensor(input_tensor)
         if isinstance(axis, Tensor):
             axis = rules.constant_value(axis)
@@ -224,7 +228,9 @@ def reduce_logsumexp(input_tensor: Any, axis: Any = None, keepdims: bool = False
     >>> float(kf.math.reduce_logsumexp(kf.constant([1000.0, 1000.0])))
     1000.6931...
     """
-    x = convert_to_tensor(input_tensor)
+    ragged = type(input_tensor) is not EagerTensor and \
+        isinstance(input_tensor, ragged_hooks.RAGGED)  # the same steps on its values
+    x = input_tensor if ragged else convert_to_tensor(input_tensor)
     top = array.stop_gradient(reduce_max(x, axis, keepdims=True))
     top = array.where(is_finite(top), top, array.zeros_like(top))  # all -inf: stay -inf
     total = log(reduce_sum(exp(x - top), axis, keepdims=keepdims))

@@ -8,3 +8,7 @@ from kilnflow.ragged.ops import segment_ids_to_row_splits as segment_ids_to_row_
 from kilnflow.ragged.ops import stack as stack
 from kilnflow.ragged.ragged_tensor import RaggedTensor as RaggedTensor
 from kilnflow.ragged.ragged_tensor import RaggedTensorSpec as RaggedTensorSpec
+
+from kilnflow.ragged import dispatch as _dispatch  # noqa: E402 - plugs into the dense ops
+
+_dispatch.install()

@@ -19,15 +19,19 @@ from kilnflow.ragged.ragged_tensor import RaggedTensor
 from kilnflow.tensor import Tensor
 
 
-def _depth(value: Any) -> int:
-    """Nesting depth of a Python list (scalars 0); ValueError when scalars sit at
-    different depths."""
+def _depth(value: Any) -> Tuple[int, bool]:
+    """(nesting depth of a Python list, whether scalars fix it): scalars are (0, True); a
+    list of only empty lists is at least its nesting and fits any deeper one, as in TF.
+    ValueError when scalars sit at different depths."""
     if not isinstance(value, (list, tuple)):
-        return 0
-    depths = {_depth(v) for v in value}
-    if len(depths) > 1:
+        return 0, True
+    found = [_depth(v) for v in value]
+    exact = {d for d, fixed in found if fixed}
+    if len(exact) > 1 or exact and any(d > min(exact) for d, fixed in found if not fixed):
         raise ValueError("all scalar values must have the same nesting depth")
-    return 1 + (depths.pop() if depths else 0)
+    if exact:
+        return 1 + exact.pop(), True
+    return 1 + max((d for d, _ in found), default=0), False
 
 
 def constant(pylist: Any, dtype: Any = None, ragged_rank: Optional[int] = None,
@@ -41,7 +45,7 @@ def constant(pylist: Any, dtype: Any = None, ragged_rank: Optional[int] = None,
     """
     if isinstance(pylist, np.ndarray):
         pylist = pylist.tolist()
-    depth = max(_depth(pylist), 1)
+    depth = max(_depth(pylist)[0], 1)
     inner = 0 if inner_shape is None else len(tuple(inner_shape))
     if ragged_rank is None:
         ragged_rank = max(depth - 1 - inner, 0)

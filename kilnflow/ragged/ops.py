@@ -74,17 +74,18 @@ def _ceil(x: Tensor) -> Tensor:
     return -floordiv(-x, 1.0 + 0.0 * x)
 
 
-def _as_ragged(value: Any, splits_dtype: Any = _I64) -> RaggedTensor:
+def as_ragged(value: Any, splits_dtype: Any = _I64, ragged_rank: int = 1) -> RaggedTensor:
+    """`value` as a RaggedTensor (a dense tensor's rows, `ragged_rank` dims ragged)."""
     if isinstance(value, RaggedTensor):
         return value
     from kilnflow.ragged.conversion import from_tensor
-    return from_tensor(value, row_splits_dtype=splits_dtype)
+    return from_tensor(value, ragged_rank=ragged_rank, row_splits_dtype=splits_dtype)
 
 
-def _concat_rows(parts: Sequence[RaggedTensor]) -> RaggedTensor:
+def concat_rows(parts: Sequence[RaggedTensor]) -> RaggedTensor:
     """The rows of each RaggedTensor, one after the other."""
     if isinstance(parts[0].values, RaggedTensor):
-        values = _concat_rows([p.values for p in parts])
+        values = concat_rows([p.values for p in parts])
     else:
         values = _concat([p.values for p in parts], 0)
     lengths = _concat([cast(p.row_lengths(), _I64) for p in parts], 0)
@@ -104,11 +105,11 @@ def stack(values: Sequence[Any], axis: int = 0, name: Optional[str] = None) -> A
     if all(not isinstance(t, RaggedTensor) and t.shape.rank == 1 for t in tensors):
         lengths = _concat([_shape(t, out_type=_I64) for t in tensors], 0)
         return RaggedTensor.from_row_lengths(_concat(tensors, 0), lengths, validate=False)
-    ragged = [_as_ragged(t) for t in tensors]
+    ragged = [as_ragged(t) for t in tensors]
     if len({r.ragged_rank for r in ragged}) != 1:
         raise ValueError("ragged.stack: inputs must have the same ragged rank")
     counts = _concat([cast(r.nrows(), _I64)[None] for r in ragged], 0)
-    return RaggedTensor.from_row_lengths(_concat_rows(ragged), counts, validate=False)
+    return RaggedTensor.from_row_lengths(concat_rows(ragged), counts, validate=False)
 
 
 def boolean_mask(data: Any, mask: Any, name: Optional[str] = None) -> Any:
@@ -120,7 +121,7 @@ def boolean_mask(data: Any, mask: Any, name: Optional[str] = None) -> Any:
      [4]]>
     """
     if isinstance(mask, RaggedTensor):
-        data = _as_ragged(data)
+        data = as_ragged(data)
         _check_same_rows(data, mask)
         keep = mask.flat_values
         values = _dense_mask(data.flat_values, keep)

@@ -383,20 +383,9 @@ class RaggedTensor(CompositeTensor):
     # ---------------------------------------------------------------- elementwise math
 
     def _binary(self, other: Any, fn: Any, reverse: bool = False) -> "RaggedTensor":
-        """`fn` on the flat values: `other` is a RaggedTensor with the same row splits, or
-        a dense value broadcast against the flat values' uniform inner dims (a scalar)."""
-        if isinstance(other, RaggedTensor):
-            _check_same_rows(self, other)
-            other_values = other.flat_values
-        else:
-            other_values = convert_to_tensor(other, dtype_hint=self.dtype)
-            if other_values.shape.rank is not None and other_values.shape.rank > 0 and \
-                    other_values.shape.rank >= (self.flat_values.shape.rank or 0):
-                raise ValueError(f"RaggedTensor math with a dense tensor of shape "
-                                 f"{other_values.shape}: only a scalar or a tensor matching "
-                                 f"the uniform inner dims broadcasts here")
-        a, b = (other_values, self.flat_values) if reverse else (self.flat_values, other_values)
-        return self.with_flat_values(fn(a, b))
+        """`fn` (a public kf op, which dispatches on RaggedTensors: see
+        kilnflow/ragged/dispatch.py) with `other` on either side."""
+        return fn(other, self) if reverse else fn(self, other)
 
     __add__ = lambda self, o: self._binary(o, _math.add)  # noqa: E731
     __radd__ = lambda self, o: self._binary(o, _math.add, True)  # noqa: E731
@@ -421,6 +410,21 @@ class RaggedTensor(CompositeTensor):
     __or__ = lambda self, o: self._binary(o, _math.logical_or)  # noqa: E731
     __ror__ = lambda self, o: self._binary(o, _math.logical_or, True)  # noqa: E731
     __xor__ = lambda self, o: self._binary(o, _math.logical_xor)  # noqa: E731
+
+    def __eq__(self, other: Any) -> Any:  # type: ignore[override]
+        """Elementwise, as TF's tensor equality; False for None or what cannot compare."""
+        return self._compare(other, _math.equal, False)
+
+    def __ne__(self, other: Any) -> Any:  # type: ignore[override]
+        return self._compare(other, _math.not_equal, True)
+
+    def _compare(self, other: Any, fn: Any, incomparable: bool) -> Any:
+        if other is None:
+            return incomparable
+        try:
+            return fn(self, other)
+        except (TypeError, ValueError, errors.InvalidArgumentError):
+            return incomparable
 
     def __neg__(self) -> "RaggedTensor":
         return self.with_flat_values(_math.negative(self.flat_values))
