@@ -165,7 +165,7 @@ def _unary_function(opdef: Any, doc: str):
 def _binary_function(opdef: Any, doc: str):
     def apply(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
         if type(x) is not EagerTensor or type(y) is not EagerTensor:  # fast path
-            if isinstance(x, ragged_hooks.RAGGED) or isinstance(y, ragged_hooks.RAGGED):
+            if type(x) is ragged_hooks.RAGGED or type(y) is ragged_hooks.RAGGED:
                 return ragged_hooks.binary(apply, x, y, name)  # TF's ragged dispatch
             x, y = binary(x, y)
         return bind(opdef, (x, y), name=name)
@@ -211,7 +211,7 @@ def divide_no_nan(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
     [0.0, 0.5]
     """
     if type(x) is not EagerTensor or type(y) is not EagerTensor:  # fast path
-        if isinstance(x, ragged_hooks.RAGGED) or isinstance(y, ragged_hooks.RAGGED):
+        if type(x) is ragged_hooks.RAGGED or type(y) is ragged_hooks.RAGGED:
             return ragged_hooks.binary(divide_no_nan, x, y, name)  # TF's ragged dispatch
         x, y = binary(x, y)
     if x.dtype.is_integer:

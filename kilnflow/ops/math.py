@@ -132,7 +132,7 @@ def add(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
     [[2, 3], [4, 5]]
     """
     if type(x) is not EagerTensor or type(y) is not EagerTensor:  # fast path
-        if isinstance(x, ragged_hooks.RAGGED) or isinstance(y, ragged_hooks.RAGGED):
+        if type(x) is ragged_hooks.RAGGED or type(y) is ragged_hooks.RAGGED:
             return ragged_hooks.binary(add, x, y, name)  # TF's ragged dispatch
         x, y = binary(x, y)
     return bind(ADD, (x, y), NO_ATTRS, name)
@@ -141,7 +141,7 @@ def add(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
 def subtract(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
     """Returns x - y elementwise."""
     if type(x) is not EagerTensor or type(y) is not EagerTensor:  # fast path
-        if isinstance(x, ragged_hooks.RAGGED) or isinstance(y, ragged_hooks.RAGGED):
+        if type(x) is ragged_hooks.RAGGED or type(y) is ragged_hooks.RAGGED:
             return ragged_hooks.binary(subtract, x, y, name)  # TF's ragged dispatch
         x, y = binary(x, y)
     return bind(SUB, (x, y), NO_ATTRS, name)
@@ -150,7 +150,7 @@ def subtract(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
 def multiply(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
     """Returns x * y elementwise."""
     if type(x) is not EagerTensor or type(y) is not EagerTensor:  # fast path
-        if isinstance(x, ragged_hooks.RAGGED) or isinstance(y, ragged_hooks.RAGGED):
+        if type(x) is ragged_hooks.RAGGED or type(y) is ragged_hooks.RAGGED:
             return ragged_hooks.binary(multiply, x, y, name)  # TF's ragged dispatch
         x, y = binary(x, y)
     return bind(MUL, (x, y), NO_ATTRS, name)
@@ -163,7 +163,7 @@ def divide(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
 
 def truediv(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
     if type(x) is not EagerTensor or type(y) is not EagerTensor:  # fast path
-        if isinstance(x, ragged_hooks.RAGGED) or isinstance(y, ragged_hooks.RAGGED):
+        if type(x) is ragged_hooks.RAGGED or type(y) is ragged_hooks.RAGGED:
             return ragged_hooks.binary(truediv, x, y, name)  # TF's ragged dispatch
         x, y = binary(x, y)
     if x.dtype.is_integer and y.dtype is x.dtype:
@@ -175,7 +175,7 @@ def truediv(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
 def floordiv(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
     """Returns floor(x / y) elementwise."""
     if type(x) is not EagerTensor or type(y) is not EagerTensor:  # fast path
-        if isinstance(x, ragged_hooks.RAGGED) or isinstance(y, ragged_hooks.RAGGED):
+        if type(x) is ragged_hooks.RAGGED or type(y) is ragged_hooks.RAGGED:
             return ragged_hooks.binary(floordiv, x, y, name)  # TF's ragged dispatch
         x, y = binary(x, y)
     return bind(FLOOR_DIV, (x, y), NO_ATTRS, name)
@@ -184,7 +184,7 @@ def floordiv(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
 def floormod(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
     """Returns x - floor(x / y) * y elementwise (the sign of y, like Python's %)."""
     if type(x) is not EagerTensor or type(y) is not EagerTensor:  # fast path
-        if isinstance(x, ragged_hooks.RAGGED) or isinstance(y, ragged_hooks.RAGGED):
+        if type(x) is ragged_hooks.RAGGED or type(y) is ragged_hooks.RAGGED:
             return ragged_hooks.binary(floormod, x, y, name)  # TF's ragged dispatch
         x, y = binary(x, y)
     return bind(FLOOR_MOD, (x, y), NO_ATTRS, name)
@@ -193,7 +193,7 @@ def floormod(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
 def pow(x: Any, y: Any, name: Optional[str] = None) -> Tensor:  # noqa: A001 - TF's name
     """Returns x ** y elementwise."""
     if type(x) is not EagerTensor or type(y) is not EagerTensor:  # fast path
-        if isinstance(x, ragged_hooks.RAGGED) or isinstance(y, ragged_hooks.RAGGED):
+        if type(x) is ragged_hooks.RAGGED or type(y) is ragged_hooks.RAGGED:
             return ragged_hooks.binary(pow, x, y, name)  # TF's ragged dispatch
         x, y = binary(x, y)
     return bind(POW, (x, y), NO_ATTRS, name)
@@ -202,7 +202,7 @@ def pow(x: Any, y: Any, name: Optional[str] = None) -> Tensor:  # noqa: A001 - T
 def maximum(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
     """Returns max(x, y) elementwise."""
     if type(x) is not EagerTensor or type(y) is not EagerTensor:  # fast path
-        if isinstance(x, ragged_hooks.RAGGED) or isinstance(y, ragged_hooks.RAGGED):
+        if type(x) is ragged_hooks.RAGGED or type(y) is ragged_hooks.RAGGED:
             return ragged_hooks.binary(maximum, x, y, name)  # TF's ragged dispatch
         x, y = binary(x, y)
     return bind(MAXIMUM, (x, y), NO_ATTRS, name)
@@ -211,7 +211,7 @@ def maximum(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
 def minimum(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
     """Returns min(x, y) elementwise."""
     if type(x) is not EagerTensor or type(y) is not EagerTensor:  # fast path
-        if isinstance(x, ragged_hooks.RAGGED) or isinstance(y, ragged_hooks.RAGGED):
+        if type(x) is ragged_hooks.RAGGED or type(y) is ragged_hooks.RAGGED:
             return ragged_hooks.binary(minimum, x, y, name)  # TF's ragged dispatch
         x, y = binary(x, y)
     return bind(MINIMUM, (x, y), NO_ATTRS, name)
@@ -220,7 +220,7 @@ def minimum(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
 def squared_difference(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
     """Returns (x - y) ** 2 elementwise."""
     if type(x) is not EagerTensor or type(y) is not EagerTensor:  # fast path
-        if isinstance(x, ragged_hooks.RAGGED) or isinstance(y, ragged_hooks.RAGGED):
+        if type(x) is ragged_hooks.RAGGED or type(y) is ragged_hooks.RAGGED:
             return ragged_hooks.binary(squared_difference, x, y, name)  # TF's ragged dispatch
         x, y = binary(x, y)
     return bind(SQUARED_DIFFERENCE, (x, y), NO_ATTRS, name)
@@ -336,7 +336,7 @@ IS_FINITE = _unary("IsFinite", np.isfinite, None, FLOATS, "isfinite({0})", _dtyp
 def _compare(opdef: Any, doc: str):
     def apply(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
         if type(x) is not EagerTensor or type(y) is not EagerTensor:  # fast path
-            if isinstance(x, ragged_hooks.RAGGED) or isinstance(y, ragged_hooks.RAGGED):
+            if type(x) is ragged_hooks.RAGGED or type(y) is ragged_hooks.RAGGED:
                 return ragged_hooks.binary(apply, x, y, name)  # TF's ragged dispatch
             x, y = binary(x, y)
         return bind(opdef, (x, y), name=name)
