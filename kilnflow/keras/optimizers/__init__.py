@@ -118,7 +118,7 @@ class Optimizer(Module):
         fill = 0 if isinstance(initializer, str) else initializer
         value = np.full(var.shape.as_list() if shape is None else list(shape), fill,
                         var.dtype.as_numpy_dtype)
-        base = var.name.split(":")[0]
+        base = getattr(var, "path", None) or var.name.split(":")[0]  # Keras 3 names are short
         slot = Variable(value, trainable=False, dtype=var.dtype, name=f"{base}/{slot_name}")
         slots[slot_name] = slot
         self._slot_owners[key] = var

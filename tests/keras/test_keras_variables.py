@@ -1,0 +1,137 @@
+"""Keras 3 variables: `name`, `path` and printing, as TF 2.21's tf.keras gives them.
+
+Every expected value below was recorded from TF 2.21 (tf.keras = Keras 3) running the
+same sequence of layer constructions (auto names depend on that order)."""
+import copy
+
+import numpy as np
+import pytest
+
+import kilnflow as kf
+from kilnflow import keras
+
+K = keras
+
+
+def _paths(variables):
+    return [(v.name, v.path) for v in variables]
+
+
+def test_recorded_names_and_paths_of_layers_and_models():
+    K.backend.clear_session()
+    dense = K.layers.Dense(2)
+    dense.build((None, 3))
+    assert _paths(dense.weights) == [("kernel", "dense/kernel"), ("bias", "dense/bias")]
+    assert type(dense.kernel).__name__ == "Variable"
+    assert isinstance(dense.kernel, kf.Variable) and isinstance(dense.kernel, K.Variable)
+    seq = K.Sequential([K.Input((3,)), K.layers.Dense(2), K.layers.Dense(1)])
+    assert [v.path for v in seq.weights] == [
+        "sequential/dense_1/kernel", "sequential/dense_1/bias",
+        "sequential/dense_2/kernel", "sequential/dense_2/bias"]
+    assert [v.name for v in seq.weights] == ["kernel", "bias", "kernel", "bias"]
+    lazy = K.Sequential([K.layers.Dense(2), K.layers.Dense(1)])
+    lazy(np.zeros((1, 3), np.float32))
+    assert [v.path for v in lazy.weights] == [
+        "sequential_1/dense_3/kernel", "sequential_1/dense_3/bias",
+        "sequential_1/dense_4/kernel", "sequential_1/dense_4/bias"]
+    # functional: the layers are built when called on the inputs, outside the model
+    i = K.Input((3,))
+    out = K.layers.Dense(1)(K.layers.Dense(2, name="h")(i))
+    functional = K.Model(i, out, name="fm")
+    assert [v.path for v in functional.weights] == [
+        "h/kernel", "h/bias", "dense_5/kernel", "dense_5/bias"]
+    pre = K.layers.Dense(2, name="pre")
+    pre.build((None, 3))
+    assert [v.path for v in K.Sequential([K.Input((3,)), pre]).weights] == [
+        "pre/kernel", "pre/bias"]
+    inner = K.Sequential([K.layers.Dense(2, name="a")], name="inner")
+    outer = K.Sequential([K.Input((3,)), inner, K.layers.Dense(1, name="b")], name="outer")
+    assert [v.path for v in outer.weights] == [
+        "outer/inner/a/kernel", "outer/inner/a/bias", "outer/b/kernel", "outer/b/bias"]
+
+
+def test_recorded_paths_of_custom_and_composite_layers():
+    K.backend.clear_session()
+
+    class Mine(K.layers.Layer):
+        def build(self, input_shape):
+            self.w = self.add_weight(shape=(2,), name="w")
+            self.w2 = self.add_weight(shape=(2,), name="w")  # Keras 3 repeats the name
+            self.u = self.add_weight(shape=(2,))
+
+        def call(self, x):
+            return x
+
+    mine = Mine(name="mine")
+    mine.build((None, 2))
+    assert _paths(mine.weights) == [("w", "mine/w"), ("w", "mine/w"),
+                                    ("variable", "mine/variable")]
+
+    class Sub(K.layers.Layer):
+        def __init__(self, **kwargs):
+            super().__init__(**kwargs)
+            self.d = K.layers.Dense(2, name="dd")
+
+        def call(self, x):
+            return self.d(x)
+
+    sub = Sub(name="sub")
+    sub(np.zeros((1, 3), np.float32))
+    assert [v.path for v in sub.weights] == ["sub/dd/kernel", "sub/dd/bias"]
+    bn = K.layers.BatchNormalization()
+    bn.build((None, 4))
+    assert _paths(bn.weights) == [
+        ("gamma", "batch_normalization/gamma"), ("beta", "batch_normalization/beta"),
+        ("moving_mean", "batch_normalization/moving_mean"),
+        ("moving_variance", "batch_normalization/moving_variance")]
+    lstm = K.layers.LSTM(2)
+    lstm(np.zeros((1, 2, 3), np.float32))
+    assert [v.path for v in lstm.weights] == [
+        "lstm/lstm_cell/kernel", "lstm/lstm_cell/recurrent_kernel", "lstm/lstm_cell/bias"]
+    emb = K.layers.Embedding(5, 2)
+    emb.build((None,))
+    assert _paths(emb.weights) == [("embeddings", "embedding/embeddings")]
+    mha = K.layers.MultiHeadAttention(2, 2)
+    x = np.zeros((1, 2, 3), np.float32)
+    mha(x, x)
+    assert [v.path for v in mha.weights] == [
+        f"multi_head_attention/{part}/{w}"
+        for part in ("query", "key", "value", "attention_output") for w in ("kernel", "bias")]
+    with kf.name_scope("ns"):  # kf name scopes are not part of a Keras 3 path
+        d = K.layers.Dense(1, name="d")
+        d.build((None, 1))
+    assert [v.path for v in d.weights] == ["d/kernel", "d/bias"]
+
+
+def test_recorded_printing_and_standalone_variables():
+    v = K.Variable(np.ones((2,)), name="x")
+    assert (v.name, v.path) == ("x", "x")
+    assert repr(v) == "<Variable path=x, shape=(2,), dtype=float64, value=[1. 1.]>"
+    z = K.Variable(np.zeros((2, 2), np.float32), name="z")
+    text = "<Variable path=z, shape=(2, 2), dtype=float32, value=[[0. 0.]\n [0. 0.]]>"
+    assert repr(z) == text and str(z) == text
+    i = K.Variable(3, name="i")
+    assert repr(i) == "<Variable path=i, shape=(), dtype=int32, value=3>"
+    assert repr(K.Variable(1.0, name="f")) == \
+        "<Variable path=f, shape=(), dtype=float32, value=1.0>"
+    with pytest.raises(ValueError, match="cannot contain character `/`"):
+        K.Variable(1.0, name="a/b")
+
+
+def test_keras_variables_still_work_as_variables():
+    K.backend.clear_session()
+    layer = K.layers.Dense(1, kernel_initializer="ones", name="dd")
+    layer.build((None, 2))
+    k = layer.kernel
+    k.assign(k * 2.0)
+    np.testing.assert_allclose(k.numpy(), [[2.0], [2.0]])
+    x = kf.constant([[1.0, 1.0]])
+    with kf.GradientTape() as tape:
+        y = kf.reduce_sum(layer(x))
+    np.testing.assert_allclose(tape.gradient(y, k).numpy(), [[1.0], [1.0]])
+    np.testing.assert_allclose(kf.function(lambda t: layer(t))(x).numpy(), [[4.0]])
+    c = copy.deepcopy(k)
+    assert (type(c), c.name, c.path) == (type(k), "kernel", "dd/kernel")
+    opt = K.optimizers.Adam()
+    opt.apply_gradients([(kf.ones_like(k), k)])
+    assert opt.variables  # slots made from paths, so two layers' kernels never collide
