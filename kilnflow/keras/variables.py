@@ -14,7 +14,7 @@ import numpy as np
 
 from kilnflow import dtypes as _dtypes
 from kilnflow.context import ctx
-from kilnflow.variables import Variable as _TFVariable
+from kilnflow.variables import Variable as _TFVariable, creator_stack
 
 
 class _PathStack(threading.local):
@@ -121,3 +121,20 @@ class Variable(_TFVariable):
                         dtype=self.dtype, name=self.name, path=self.path)
         memo[id(self)] = copy
         return copy
+
+
+def make_variable(initializer: Any, name: str, path: str, shape: Any = None,
+                  dtype: Any = None, trainable: bool = True) -> Any:
+    """A keras.Variable, except under a variable creator scope (a distribution strategy's):
+    then the creators make it, as kf.Variable(name=path), given a `path` attribute."""
+    if not creator_stack():
+        return Variable(initializer, shape=shape, dtype=dtype, trainable=trainable,
+                        name=name, path=path)
+    value = (lambda: initializer(tuple(shape), _dtypes.as_dtype(dtype or "float32"))) \
+        if callable(initializer) else initializer
+    var = _TFVariable(value, trainable=trainable, dtype=dtype, name=path)
+    try:
+        var.path = path
+    except AttributeError:  # a variable class that defines its own `path`
+        pass
+    return var

@@ -135,3 +135,45 @@ def test_keras_variables_still_work_as_variables():
     opt = K.optimizers.Adam()
     opt.apply_gradients([(kf.ones_like(k), k)])
     assert opt.variables  # slots made from paths, so two layers' kernels never collide
+
+
+RECORDED_OPTIMIZER_PATHS = {  # TF 2.21, optimizer built on Dense(1, name="d") over 2 inputs
+    "Adam": ["adam/iteration", "adam/learning_rate", "adam/d_kernel_momentum",
+             "adam/d_kernel_velocity", "adam/d_bias_momentum", "adam/d_bias_velocity"],
+    "Adamax": ["adamax/iteration", "adamax/learning_rate", "adamax/d_kernel_momentum",
+               "adamax/d_kernel_norm", "adamax/d_bias_momentum", "adamax/d_bias_norm"],
+    "Adagrad": ["adagrad/iteration", "adagrad/learning_rate", "adagrad/d_kernel_accumulator",
+                "adagrad/d_bias_accumulator"],
+    "Ftrl": ["ftrl/iteration", "ftrl/learning_rate", "ftrl/d_kernel_accumulator",
+             "ftrl/d_kernel_linear", "ftrl/d_bias_accumulator", "ftrl/d_bias_linear"],
+    "Lion": ["lion/iteration", "lion/learning_rate", "lion/d_kernel_momentum",
+             "lion/d_bias_momentum"],
+    "Lamb": ["lamb/iteration", "lamb/learning_rate", "lamb/d_kernel_momentum",
+             "lamb/d_kernel_velocity", "lamb/d_bias_momentum", "lamb/d_bias_velocity"],
+}
+
+
+@pytest.mark.parametrize("cls_name", sorted(RECORDED_OPTIMIZER_PATHS))
+def test_recorded_optimizer_variable_paths(cls_name):
+    d = K.layers.Dense(1, name="d")
+    d.build((None, 2))
+    opt = getattr(K.optimizers, cls_name)()
+    opt.build(d.trainable_variables)
+    assert [v.path for v in opt.variables] == RECORDED_OPTIMIZER_PATHS[cls_name]
+    assert opt.variables[0].name == "iteration"
+
+
+def test_recorded_metric_variable_paths():
+    assert [(v.name, v.path) for v in K.metrics.Mean().variables] == [
+        ("total", "mean/total"), ("count", "mean/count")]
+    assert [v.path for v in K.metrics.AUC(name="auc").variables] == [
+        "auc/true_positives", "auc/false_positives", "auc/true_negatives",
+        "auc/false_negatives"]
+
+
+def test_weights_made_under_a_strategy_scope_stay_distributed():
+    strategy = kf.distribute.MirroredStrategy()
+    with strategy.scope():
+        d = K.layers.Dense(1, name="ds")
+        d.build((None, 2))
+    assert type(d.kernel).__name__ == "MirroredVariable" and d.kernel.path == "ds/kernel"

@@ -176,8 +176,8 @@ class Layer(Module):
         # built; `unique` stays the checkpoint key.
         short = name or backend.unique_object_name("variable")
         prefix = _kvariables.current_path(self)
-        var = _kvariables.Variable(init, shape=shape, dtype=dtype,
-                                   trainable=trainable, name=short, path=f"{prefix}/{short}")
+        var = _kvariables.make_variable(init, short, f"{prefix}/{short}", shape, dtype,
+                                        trainable)
         self._weights_list.append(var)
         self._weight_names.append(unique)
         constraint = _constraints.get(constraint)
