@@ -138,3 +138,10 @@ def make_variable(initializer: Any, name: str, path: str, shape: Any = None,
     except AttributeError:  # a variable class that defines its own `path`
         pass
     return var
+
+
+def is_keras_variable(value: Any) -> bool:
+    """What a Keras 3 layer tracks as a weight when assigned to an attribute: a
+    keras.Variable (or one a strategy made for Keras), never a plain kf.Variable."""
+    return isinstance(value, Variable) or \
+        (isinstance(value, _TFVariable) and "path" in getattr(value, "__dict__", {}))

@@ -177,3 +177,26 @@ def test_weights_made_under_a_strategy_scope_stay_distributed():
         d = K.layers.Dense(1, name="ds")
         d.build((None, 2))
     assert type(d.kernel).__name__ == "MirroredVariable" and d.kernel.path == "ds/kernel"
+
+
+def test_tracking_keras_variables_but_not_plain_kf_variables():
+    # TF 2.21: a tf.Variable attribute is not a weight of a Keras 3 layer; a keras.Variable
+    # and layers in lists and dicts are
+    class Holder(K.layers.Layer):
+        def __init__(self, **kwargs):
+            super().__init__(**kwargs)
+            self.tv = kf.Variable(1.0, name="tfv")
+            self.kv = K.Variable(2.0, name="kv")
+            self.lst = [K.layers.Dense(1, name="l0")]
+            self.dct = {"a": K.layers.Dense(1, name="da")}
+            self.tvl = [kf.Variable(3.0)]
+
+        def call(self, x):
+            return self.dct["a"](self.lst[0](x))
+
+    layer = Holder(name="L")
+    layer(np.zeros((1, 2), np.float32))
+    assert _paths(layer.weights) == [
+        ("kv", "kv"), ("kernel", "L/l0/kernel"), ("bias", "L/l0/bias"),
+        ("kernel", "L/da/kernel"), ("bias", "L/da/bias")]
+    assert len(layer.trainable_variables) == 5 and len(layer.variables) == 5

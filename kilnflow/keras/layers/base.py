@@ -200,7 +200,7 @@ class Layer(Module):
             for _, leaf in leaves_with_paths(value, (key,)):
                 if id(leaf) in seen:
                     continue
-                if isinstance(leaf, Variable):
+                if isinstance(leaf, Variable) and _kvariables.is_keras_variable(leaf):
                     seen.add(id(leaf))
                     own.append(leaf)
                 elif isinstance(leaf, Module):

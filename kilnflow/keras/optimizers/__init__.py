@@ -122,7 +122,7 @@ class Optimizer(Module):
         fill = 0 if isinstance(initializer, str) else initializer
         value = np.full(var.shape.as_list() if shape is None else list(shape), fill,
                         var.dtype.as_numpy_dtype)
-        # Keras 3's slot names: `<optimizer>/<variable path with _>_<slot>` (adam/d_kernel_momentum)
+        # Keras 3 slot names: <optimizer>/<variable path, _ for />_<slot> (adam/d_kernel_momentum)
         base = (getattr(var, "path", None) or var.name.split(":")[0]).replace("/", "_")
         slot = self._own_variable(value, f"{base}_{_KERAS_SLOT_NAMES.get(slot_name, slot_name)}",
                                   var.dtype)
