@@ -101,5 +101,5 @@ def test_module_finds_keras_layer_weights():
     holder = Holder()
     holder.layer(np.ones((1, 2), np.float32))
     holder.dense(np.ones((1, 2), np.float32))
-    assert [v.name for v in holder.variables] == ["d/kernel:0", "d/bias:0",
-                                                  "unassigned/hidden:0"]
+    # Keras 3 variables: `path` is the full name (TF 2.21)
+    assert [v.path for v in holder.variables] == ["d/kernel", "d/bias", "unassigned/hidden"]

@@ -19,4 +19,4 @@ from kilnflow.keras import utils as utils
 from kilnflow.keras.layers.core import Input as Input
 from kilnflow.keras.models import Model as Model
 from kilnflow.keras.models import Sequential as Sequential
-from kilnflow.variables import Variable as Variable
+from kilnflow.keras.variables import Variable as Variable

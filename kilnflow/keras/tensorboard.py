@@ -136,7 +136,7 @@ class TensorBoard(Callback):
     def _log_weights(self) -> None:
         for layer in getattr(self.model, "layers", []):
             for weight in layer.weights:
-                name = weight.name.replace(":", "_")
+                name = getattr(weight, "path", weight.name).replace(":", "_")
                 if not name.startswith(layer.name + "/"):
                     name = f"{layer.name}/{name}"
                 summary.histogram(name + "/histogram", np.asarray(weight.numpy()))

@@ -158,10 +158,10 @@ def test_convlstm_weights_live_on_a_conv_lstm_cell_as_in_keras(cls_name):
     layer = getattr(keras.layers, cls_name)(3, 3, kernel_regularizer="l2")
     layer(np.zeros(shape, np.float32))
     assert layer.cell.name == expected["cell"]
-    # Keras 3's path is <layer>/conv_lstm_cell/<name>; kilnflow's variable names carry the
-    # owning cell's scope, as its LSTM's do (lstm_cell/kernel:0)
-    assert [w.name for w in layer.weights] == [
-        "/".join(p.split("/")[1:]) + ":0" for p in expected["paths"]]
+    # Keras 3 (TF 2.21): name is the short name, path <layer>/conv_lstm_cell/<name>
+    assert [w.name for w in layer.weights] == [p.split("/")[-1] for p in expected["paths"]]
+    assert [w.path for w in layer.weights] == [
+        layer.name + "/" + p.split("/", 1)[1] for p in expected["paths"]]
     assert [p.split("/")[0] for p in expected["paths"]] == [type(layer).__name__.lower()
                                                             .replace("convlstm", "conv_lstm")] * 3
     assert layer.kernel is layer.cell.kernel and layer.bias is layer.weights[2]

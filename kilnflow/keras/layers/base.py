@@ -9,6 +9,7 @@ models can be built in eager and compat.v1 graph mode alike.
 """
 from __future__ import annotations
 
+import functools
 import inspect
 from typing import Any, Optional
 
@@ -29,81 +30,8 @@ from kilnflow.ops.convert import convert_to_tensor
 from kilnflow.shapes import TensorShape, TensorSpec
 from kilnflow.tensor import Tensor
 from kilnflow.variables import Variable
-
-
-class KerasTensor:
-    """A symbolic input or output in a functional model: a shape, a dtype, and the layer
-    call (`_keras_history`) that produced it. Python operators on it become layers."""
-
-    __array_priority__ = 200
-
-    def __init__(self, shape: Any, dtype: Any = None, name: Optional[str] = None,
-                 history: Optional[tuple] = None):
-        self.shape = TensorShape(shape)
-        self.dtype = _dtypes.as_dtype(dtype or backend.floatx())
-        self.name = name
-        self._keras_history = history  # (layer, node index, output index)
-
-    @property
-    def ndim(self) -> Optional[int]:
-        return self.shape.rank
-
-    def __repr__(self) -> str:
-        layer = self._keras_history[0].name if self._keras_history else None
-        return (f"<KerasTensor shape={self.shape}, dtype={self.dtype.name}, "
-                f"name={self.name or layer}>")
-
-    def _op(self, fn: Any, *others: Any, name: str) -> "KerasTensor":
-        from kilnflow.keras.layers.core import Lambda
-        return Lambda(fn, name=backend.unique_object_name(name))(self, *others)
-
-    def _merge(self, other: Any, layer_name: str, fn: Any, swap: bool = False) -> Any:
-        """Two KerasTensors combine through the merge layer (Add, Subtract, Multiply), which
-        a saved model can rebuild; anything else becomes a Lambda."""
-        if isinstance(other, KerasTensor):
-            from kilnflow.keras.layers import core
-            pair = [other, self] if swap else [self, other]
-            return getattr(core, layer_name)()(pair)
-        return self._op(fn, other, name=backend.to_snake_case(layer_name))
-
-    def __add__(self, y): return self._merge(y, "Add", lambda a, b: a + b)
-    def __radd__(self, x): return self._merge(x, "Add", lambda a, b: b + a, swap=True)
-    def __sub__(self, y): return self._merge(y, "Subtract", lambda a, b: a - b)
-    def __rsub__(self, x): return self._merge(x, "Subtract", lambda a, b: b - a, swap=True)
-    def __mul__(self, y): return self._merge(y, "Multiply", lambda a, b: a * b)
-    def __rmul__(self, x): return self._merge(x, "Multiply", lambda a, b: b * a, swap=True)
-    def __truediv__(self, y): return self._op(lambda a, b: a / b, y, name="truediv")
-    def __matmul__(self, y): return self._op(lambda a, b: a @ b, y, name="matmul")
-    def __neg__(self): return self._op(lambda a: -a, name="negative")
-    def __pow__(self, y): return self._op(lambda a, b: a ** b, y, name="pow")
-    def __getitem__(self, key): return self._op(lambda a: a[key], name="getitem")
-
-    def __bool__(self) -> bool:
-        raise TypeError("A KerasTensor is symbolic: it has no value to use as a Python bool. "
-                        "Put value-dependent logic in a layer's call().")
-
-    def __array__(self, dtype: Any = None, copy: Any = None) -> Any:
-        raise TypeError(f"A KerasTensor ({self!r}) has no value: it is a functional-model "
-                        "placeholder. Wrap kf operations on it in keras.layers.Lambda.")
-
-
-class Node:
-    """One call of a layer on KerasTensors: its arguments (with KerasTensors inside) and
-    the KerasTensors it produced."""
-
-    def __init__(self, layer: "Layer", args: tuple, kwargs: dict, outputs: Any):
-        self.layer = layer
-        self.args = args
-        self.kwargs = kwargs
-        self.outputs = outputs
-        self.parents = [t for t in nest.flatten((args, kwargs)) if isinstance(t, KerasTensor)]
-
-    def __repr__(self) -> str:
-        return f"<Node {self.layer.name}>"
-
-
-def has_keras_tensors(structure: Any) -> bool:
-    return any(isinstance(t, KerasTensor) for t in nest.flatten(structure))
+from kilnflow.keras import variables as _kvariables
+from kilnflow.keras.layers.keras_tensor import KerasTensor, Node, has_keras_tensors
 
 
 def _any_keras_tensor(args: tuple, kwargs: dict) -> bool:
@@ -143,12 +71,20 @@ class Layer(Module):
     ...     def call(self, x):
     ...         return x * self.w
     >>> layer = Scale()
-    >>> layer(kf.ones([2, 3])).shape, [w.name for w in layer.weights]
-    (TensorShape([2, 3]), ['scale/w:0'])
+    >>> layer(kf.ones([2, 3])).shape, [w.path for w in layer.weights]
+    (TensorShape([2, 3]), ['scale/w'])
     """
 
     _MODULE_IGNORED_PROPERTIES = _IGNORED
     _SORT_ATTRIBUTES = False  # Keras order: as assigned
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        # Keras 3 runs every build() under the layer's path, so weights of sublayers built
+        # there get `parent/child/...` paths, also when build() is called directly.
+        super().__init_subclass__(**kwargs)
+        build = cls.__dict__.get("build")
+        if build is not None and not getattr(build, "_keras_path_scoped", False):
+            cls.build = _path_scoped(build)
 
     def __init__(self, trainable: bool = True, name: Optional[str] = None, dtype: Any = None,
                  dynamic: bool = False, input_shape: Any = None, batch_input_shape: Any = None,
@@ -222,7 +158,8 @@ class Layer(Module):
     def add_weight(self, name: Optional[str] = None, shape: Any = None, dtype: Any = None,
                    initializer: Any = None, regularizer: Any = None, trainable: bool = True,
                    constraint: Any = None, use_resource: Any = None, **kwargs: Any) -> Variable:
-        """Create a weight variable owned by this layer (named `layer/name`)."""
+        """Create a weight variable owned by this layer: a keras.Variable named `name`,
+        with path `layer/name` under any layers building this one (Keras 3's names)."""
         if isinstance(shape, TensorShape):
             shape = shape.as_list()
         shape = tuple(int(d) for d in (shape or ()))
@@ -235,8 +172,12 @@ class Layer(Module):
         while unique in self._weight_names:
             n += 1
             unique = f"{base}_{n}"
-        var = Variable(lambda: init(shape, dtype), trainable=trainable, dtype=dtype,
-                       name=f"{self.name}/{unique}")
+        # Keras 3 names: `name` as given (repeats allowed), `path` under the layers being
+        # built; `unique` stays the checkpoint key.
+        short = name or backend.unique_object_name("variable")
+        prefix = _kvariables.current_path(self)
+        var = _kvariables.make_variable(init, short, f"{prefix}/{short}", shape, dtype,
+                                        trainable)
         self._weights_list.append(var)
         self._weight_names.append(unique)
         constraint = _constraints.get(constraint)
@@ -259,7 +200,7 @@ class Layer(Module):
             for _, leaf in leaves_with_paths(value, (key,)):
                 if id(leaf) in seen:
                     continue
-                if isinstance(leaf, Variable):
+                if isinstance(leaf, Variable) and _kvariables.is_keras_variable(leaf):
                     seen.add(id(leaf))
                     own.append(leaf)
                 elif isinstance(leaf, Module):
@@ -401,14 +342,16 @@ class Layer(Module):
             self._maybe_build(inputs)
         self._call_losses = []
         try:
-            if (explicit is None or explicit == inherited) and ctx.graph is None:
-                outputs = self.call(inputs, *args[1:], **kwargs)  # the fast, common eager path
-            else:
-                with backend.training_scope(training), self.name_scope:
-                    if ctx.graph is None:
-                        outputs = self.call(inputs, *args[1:], **kwargs)
-                    else:  # building a graph: AutoGraph turns tensor `if`/`while` into ops
-                        outputs = _graph_call(self.call, (inputs,) + tuple(args[1:]), kwargs)
+            with _kvariables.path_scope(self):  # sublayers first built in call: `self/...`
+                if (explicit is None or explicit == inherited) and ctx.graph is None:
+                    outputs = self.call(inputs, *args[1:], **kwargs)  # the common eager path
+                else:
+                    with backend.training_scope(training), self.name_scope:
+                        if ctx.graph is None:
+                            outputs = self.call(inputs, *args[1:], **kwargs)
+                        else:  # building a graph: AutoGraph turns tensor `if`/`while` to ops
+                            outputs = _graph_call(self.call, (inputs,) + tuple(args[1:]),
+                                                  kwargs)
         except (AttributeError, KeyError, IndexError) as exc:
             raise boundary.call_error(self, first, exc) from exc
         if self._activity_regularizer is not None:
@@ -433,9 +376,10 @@ class Layer(Module):
 
     def _functional_call(self, args: tuple, kwargs: dict) -> Any:
         inputs = args[0]
-        if not self.built:
-            self._maybe_build(inputs)
-        specs = self._output_specs_for(args, kwargs)
+        with _kvariables.path_scope(self):
+            if not self.built:
+                self._maybe_build(inputs)
+            specs = self._output_specs_for(args, kwargs)
         node_index = len(self._inbound_nodes)
         flat = nest.flatten(specs)
         outputs = nest.pack_sequence_as(specs, [
@@ -551,6 +495,16 @@ class Layer(Module):
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} name={self.name}, built={self.built}>"
+
+
+def _path_scoped(build: Any) -> Any:
+    """`build` run with its layer on the variable path stack."""
+    @functools.wraps(build)
+    def scoped_build(self: Any, *args: Any, **kwargs: Any) -> Any:
+        with _kvariables.path_scope(self):
+            return build(self, *args, **kwargs)
+    scoped_build._keras_path_scoped = True  # type: ignore[attr-defined]
+    return scoped_build
 
 
 def _input_masks(first: Any) -> Any:

@@ -26,6 +26,9 @@ class TFSMLayer(Layer):
         self._training_fn = None if call_training_endpoint is None else \
             self._endpoint(call_training_endpoint)
         variables = list(getattr(self._reloaded_obj, "variables", []) or [])
+        for v in variables:  # a `path` makes them tracked as this layer's weights (Keras 3)
+            if "path" not in v.__dict__:
+                v.path = v.name.split(":")[0]
         self._savedmodel_trainable = [v for v in variables if v.trainable]
         self._savedmodel_frozen = [v for v in variables if not v.trainable]
         self.built = True

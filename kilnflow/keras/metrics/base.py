@@ -22,6 +22,7 @@ from kilnflow.ops import reduction
 from kilnflow.ops import reshaping
 from kilnflow.ops.convert import convert_to_tensor
 from kilnflow.variables import Variable
+from kilnflow.keras.variables import make_variable
 
 
 class Metric(Module):
@@ -48,7 +49,9 @@ class Metric(Module):
             value = np.broadcast_to(np.asarray(initializer, dtype.as_numpy_dtype),
                                     tuple(shape)).copy()
         with eager_mode():  # metric state is created once, outside any trace
-            var = Variable(value, trainable=False, name=f"{self.name}/{name}", dtype=dtype)
+            # a keras.Variable: name `total`, path `mean/total` (Keras 3's)
+            var = make_variable(value, name, f"{self.name}/{name}", dtype=dtype,
+                                trainable=False)
         self._state.append(var)
         self._initial.append(value)
         return var

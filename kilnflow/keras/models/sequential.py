@@ -7,6 +7,7 @@ from typing import Any, Optional
 from kilnflow.keras import backend
 from kilnflow.keras.layers.base import KerasTensor, Layer
 from kilnflow.keras.layers.core import Input, InputLayer
+from kilnflow.keras.variables import path_scope
 from kilnflow.shapes import TensorShape
 from kilnflow.keras.models.model import Model
 
@@ -79,8 +80,9 @@ class Sequential(Model):
 
     def _build_chain(self, batch_shape: Any, dtype: Any = None) -> None:
         x = first = Input(batch_shape=tuple(batch_shape), dtype=dtype or backend.floatx())
-        for layer in self._seq_layers:
-            x = layer(x)
+        with path_scope(self):  # Keras 3: weights built here get `sequential/...` paths
+            for layer in self._seq_layers:
+                x = layer(x)
         self._seq_io = ([first], [x])  # what .inputs / .outputs / .input_shape report
         self._build_input_shape = TensorShape(batch_shape)
         self._last_output_shape = x.shape

@@ -24,11 +24,16 @@ from kilnflow.ops import array
 from kilnflow.ops import math as kmath
 from kilnflow.ops.convert import convert_to_tensor
 from kilnflow.variables import Variable
+from kilnflow.keras.variables import make_variable
 from kilnflow.ops import reduction
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax",
            "Nadam", "Ftrl", "Lion", "Lamb", "Adafactor", "LossScaleOptimizer", "get", "serialize",
            "deserialize", "schedules"]
+
+
+# Keras 3's words for the slots kilnflow's update rules call m, v, vhat, u
+_KERAS_SLOT_NAMES = {"m": "momentum", "v": "velocity", "vhat": "velocity_hat", "u": "norm"}
 
 
 class Optimizer(Module):
@@ -66,12 +71,12 @@ class Optimizer(Module):
         self.clipnorm, self.clipvalue, self.global_clipnorm = clipnorm, clipvalue, \
             global_clipnorm
         with eager_mode():
-            self.iterations = Variable(np.int64(0), trainable=False, name="iteration")
+            self.iterations = self._own_variable(np.int64(0), "iteration")
             if isinstance(learning_rate, schedules.LearningRateSchedule):
                 self._learning_rate: Any = learning_rate
             else:
-                self._learning_rate = Variable(np.float32(float(learning_rate)),
-                                               trainable=False, name="learning_rate")
+                self._learning_rate = self._own_variable(np.float32(float(learning_rate)),
+                                                         "learning_rate")
         self._slots: dict = {}         # id(handle) -> {slot name: variable}
         self._slot_owners: dict = {}   # id(handle) -> the variable the slots belong to
         self._deferred_slots: dict = {}  # (id(handle), slot name) -> checkpoint consumer
@@ -90,8 +95,7 @@ class Optimizer(Module):
                 isinstance(self._learning_rate, schedules.LearningRateSchedule):
             if not isinstance(value, schedules.LearningRateSchedule):
                 with eager_mode():
-                    value = Variable(np.float32(float(value)), trainable=False,
-                                     name="learning_rate")
+                    value = self._own_variable(np.float32(float(value)), "learning_rate")
             self._learning_rate = value
         else:
             self._learning_rate.assign(float(np.asarray(value)))
@@ -118,14 +122,20 @@ class Optimizer(Module):
         fill = 0 if isinstance(initializer, str) else initializer
         value = np.full(var.shape.as_list() if shape is None else list(shape), fill,
                         var.dtype.as_numpy_dtype)
-        base = var.name.split(":")[0]
-        slot = Variable(value, trainable=False, dtype=var.dtype, name=f"{base}/{slot_name}")
+        # Keras 3 slot names: <optimizer>/<variable path, _ for />_<slot> (adam/d_kernel_momentum)
+        base = (getattr(var, "path", None) or var.name.split(":")[0]).replace("/", "_")
+        slot = self._own_variable(value, f"{base}_{_KERAS_SLOT_NAMES.get(slot_name, slot_name)}",
+                                  var.dtype)
         slots[slot_name] = slot
         self._slot_owners[key] = var
         consume = self._deferred_slots.pop((key, slot_name), None)
         if consume is not None:  # a checkpoint value waited for this slot
             consume(slot)
         return slot
+
+    def _own_variable(self, value: Any, name: str, dtype: Any = None) -> Variable:
+        """A non-trainable keras.Variable of this optimizer, path `<optimizer>/<name>`."""
+        return make_variable(value, name, f"{self.name}/{name}", dtype=dtype, trainable=False)
 
     def get_slot(self, var: Variable, slot_name: str) -> Variable:
         try:

@@ -104,7 +104,7 @@ class Nadam(Optimizer):
         super().__init__(learning_rate, name=name, **kwargs)
         self.beta_1, self.beta_2, self.epsilon = float(beta_1), float(beta_2), float(epsilon)
         with eager_mode():
-            self.u_product = Variable(np.float32(1.0), trainable=False, name="u_product")
+            self.u_product = self._own_variable(np.float32(1.0), "u_product")
 
     @property
     def variables(self) -> list:

@@ -131,9 +131,8 @@ class LossScaleOptimizer(Optimizer):
         self.initial_scale = float(initial_scale)
         self.dynamic_growth_steps = int(dynamic_growth_steps)
         with eager_mode():
-            self.dynamic_scale = Variable(np.float32(initial_scale), trainable=False,
-                                          name="dynamic_scale")
-            self.step_counter = Variable(np.int64(0), trainable=False, name="step_counter")
+            self.dynamic_scale = self._own_variable(np.float32(initial_scale), "dynamic_scale")
+            self.step_counter = self._own_variable(np.int64(0), "step_counter")
 
     @property
     def learning_rate(self) -> Any:

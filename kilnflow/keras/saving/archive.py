@@ -179,8 +179,9 @@ def assign_values(variables: dict, values: dict, what: str, strict: bool = True)
             continue
         value = values[key]
         if tuple(value.shape) != tuple(var.shape.as_list()):
+            label = getattr(var, "path", var.name)
             raise ValueError(f"{what}: the saved value of {key!r} has shape {value.shape}, "
-                             f"the model's variable {var.name} has shape {var.shape}")
+                             f"the model's variable {label} has shape {var.shape}")
         var.assign(value.astype(var.dtype.as_numpy_dtype))
     unused = sorted(set(values) - set(variables))
     if strict and (missing or unused):
