@@ -21,7 +21,8 @@ from kilnflow.variables import Variable
 
 
 def _plain_name(var: Variable) -> str:
-    name = var.name
+    # a Keras 3 variable's name is short ('kernel'); its path ('dense/kernel') is unique
+    name = getattr(var, "path", None) or var.name
     return name[:-2] if name.endswith(":0") else name
 
 

@@ -137,3 +137,14 @@ def test_global_step_helpers():
         assert v1.train.get_or_create_global_step() is step
         with pytest.raises(ValueError, match="already exists"):
             v1.train.create_global_step()
+
+
+def test_saver_keys_keras_weights_by_their_paths(tmp_path):
+    # Keras 3 weights share short names ('kernel'); a Saver over model.weights keys by path
+    import kilnflow as kf
+    model = kf.keras.Sequential([kf.keras.Input((3,)), kf.keras.layers.Dense(2),
+                                 kf.keras.layers.Dense(1)])
+    saver = kf.compat.v1.train.Saver(model.weights)
+    prefix = saver.save(None, str(tmp_path / "ckpt"))
+    names = sorted(n for n, _ in kf.train.list_variables(prefix))
+    assert names == sorted(w.path for w in model.weights) and len(names) == 4
