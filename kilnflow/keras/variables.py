@@ -85,7 +85,7 @@ class Variable(_TFVariable):
                                  f"argument should be specified. Received: "
                                  f"initializer={initializer} and shape={shape}")
             init_dtype = _dtypes.as_dtype(dtype or "float32")
-            value: Any = lambda: initializer(tuple(shape), init_dtype)  # noqa: E731
+            value: Any = lambda: initializer(tuple(shape), dtype=init_dtype)  # noqa: E731
         else:
             value = initializer
             if dtype is None and not isinstance(initializer, _TFVariable) \
@@ -130,7 +130,7 @@ def make_variable(initializer: Any, name: str, path: str, shape: Any = None,
     if not creator_stack():
         return Variable(initializer, shape=shape, dtype=dtype, trainable=trainable,
                         name=name, path=path)
-    value = (lambda: initializer(tuple(shape), _dtypes.as_dtype(dtype or "float32"))) \
+    value = (lambda: initializer(tuple(shape), dtype=_dtypes.as_dtype(dtype or "float32"))) \
         if callable(initializer) else initializer
     var = _TFVariable(value, trainable=trainable, dtype=dtype, name=path)
     try:

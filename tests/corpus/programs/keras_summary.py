@@ -1,0 +1,18 @@
+import kilnflow as tf
+import numpy as np
+inp = tf.keras.Input((4,), name="inp"); h = tf.keras.layers.Dense(300, name="big")(inp)
+out = tf.keras.layers.Dense(2000, name="out")(h)
+f = tf.keras.Model(inp, out, name="func")
+f.summary()
+a = tf.keras.Input((4,), name="a"); b = tf.keras.Input((4,), name="b")
+s = tf.keras.layers.Add(name="add")([a, b]); d = tf.keras.layers.Dense(1, name="d")(s)
+g = tf.keras.Model([a, b], d, name="two")
+g.summary()
+m = tf.keras.Sequential([tf.keras.Input((3,)), tf.keras.layers.BatchNormalization(name="bn"), tf.keras.layers.Dense(1, name="a_very_long_layer_name_that_goes_on_and_on")], name="s2")
+m.summary()
+m = tf.keras.Sequential([tf.keras.Input((3,)), tf.keras.layers.Dense(2, name="d1")], name="s")
+m.compile("adam", "mse"); m.fit(np.zeros((4,3)), np.zeros((4,2)), verbose=0)
+m.summary()
+inp = tf.keras.Input((4,), name="i"); x1 = tf.keras.layers.Dense(2, name="p")(inp); x2 = tf.keras.layers.Dense(3, name="q")(inp)
+mm = tf.keras.Model(inp, [x1, x2], name="branch"); mm.summary()
+lines=[]; mm.summary(print_fn=lambda x, line_break=True: lines.append(x)); print(len(lines))
