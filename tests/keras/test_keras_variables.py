@@ -200,3 +200,16 @@ def test_tracking_keras_variables_but_not_plain_kf_variables():
         ("kv", "kv"), ("kernel", "L/l0/kernel"), ("bias", "L/l0/bias"),
         ("kernel", "L/da/kernel"), ("bias", "L/da/bias")]
     assert len(layer.trainable_variables) == 5 and len(layer.variables) == 5
+
+
+def test_any_callable_initializer_is_called_with_dtype_by_keyword():
+    # Keras 3 calls initializer(shape, dtype=dtype): kf.random.normal's second positional
+    # argument is `mean`, so a positional dtype would be taken as the mean
+    import kilnflow as kf
+    layer = kf.keras.layers.Dense(2, kernel_initializer=kf.random.normal)
+    layer.build((None, 3))
+    assert layer.kernel.shape == (3, 2) and layer.kernel.dtype == kf.float32
+    seen = []
+    kf.keras.layers.Dense(2, kernel_initializer=lambda shape, dtype=None: seen.append(
+        (shape, dtype)) or kf.zeros(shape, dtype)).build((None, 3))
+    assert seen == [((3, 2), kf.float32)]
