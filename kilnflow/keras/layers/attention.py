@@ -61,7 +61,24 @@ class _Projection(Layer):
         return out if self.bias is None else out + self.bias
 
 
-class MultiHeadAttention(Layer):
+class QueryValueAttention(Layer):
+    """A layer called as (query, value, key=None) and built from all three shapes: Layer
+    builds from the first input only, so the other shapes are kept for build()."""
+
+    def _maybe_build(self, inputs: Any) -> None:
+        if not self.built:
+            self._build_input_shape = TensorShape(inputs.shape)
+            self.build(inputs.shape, self._pending_value_shape, self._pending_key_shape)
+
+    def __call__(self, query: Any, value: Any = None, key: Any = None, **kwargs: Any) -> Any:
+        if value is None:
+            raise TypeError(f"{self.name}: {type(self).__name__} needs `query` and `value`")
+        self._pending_value_shape = getattr(value, "shape", None)
+        self._pending_key_shape = getattr(key, "shape", None)
+        return super().__call__(query, value, key, **kwargs)
+
+
+class MultiHeadAttention(QueryValueAttention):
     """Scaled dot-product attention with `num_heads` learned projections of query, key and
     value ([batch, steps, features] each), then an output projection.
 
@@ -118,18 +135,6 @@ class MultiHeadAttention(Layer):
         for layer in (self.query_dense, self.key_dense, self.value_dense, self.output_dense):
             layer.build(None)
         self.built = True
-
-    def _maybe_build(self, inputs: Any) -> None:
-        if not self.built:
-            self._build_input_shape = TensorShape(inputs.shape)
-            self.build(inputs.shape, self._pending_value_shape, self._pending_key_shape)
-
-    def __call__(self, query: Any, value: Any = None, key: Any = None, **kwargs: Any) -> Any:
-        if value is None:
-            raise TypeError(f"{self.name}: MultiHeadAttention needs `query` and `value`")
-        self._pending_value_shape = getattr(value, "shape", None)
-        self._pending_key_shape = getattr(key, "shape", None)
-        return super().__call__(query, value, key, **kwargs)
 
     def call(self, query: Any, value: Any, key: Any = None, query_mask: Any = None,
              value_mask: Any = None, key_mask: Any = None, attention_mask: Any = None,

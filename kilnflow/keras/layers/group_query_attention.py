@@ -17,7 +17,7 @@ import numpy as np
 from kilnflow.keras import constraints as _constraints
 from kilnflow.keras import initializers as _initializers
 from kilnflow.keras import regularizers as _regularizers
-from kilnflow.keras.layers.base import Layer
+from kilnflow.keras.layers.attention import QueryValueAttention
 from kilnflow.keras.layers.transformer_parts import EinsumDense
 from kilnflow.ops import array, linalg, math as kmath, nn as knn, reshaping
 from kilnflow.ops.array_extra import repeat
@@ -26,7 +26,7 @@ from kilnflow.shapes import TensorShape
 _MASK_VALUE = 1e9
 
 
-class GroupQueryAttention(Layer):
+class GroupQueryAttention(QueryValueAttention):
     """Grouped-query attention over [batch, steps, features] query / value (/ key)."""
 
     def __init__(self, head_dim: int, num_query_heads: int, num_key_value_heads: int,
@@ -88,18 +88,6 @@ class GroupQueryAttention(Layer):
                                          (None, self.feature_dim), "m")
         self._output_dense.build((None, None, q_heads, d))
         self.built = True
-
-    def _maybe_build(self, inputs: Any) -> None:
-        if not self.built:
-            self._build_input_shape = TensorShape(inputs.shape)
-            self.build(inputs.shape, self._pending_value_shape, self._pending_key_shape)
-
-    def __call__(self, query: Any, value: Any = None, key: Any = None, **kwargs: Any) -> Any:
-        if value is None:
-            raise TypeError(f"{self.name}: GroupQueryAttention needs `query` and `value`")
-        self._pending_value_shape = getattr(value, "shape", None)
-        self._pending_key_shape = getattr(key, "shape", None)
-        return super().__call__(query, value, key, **kwargs)
 
     def _attention_mask(self, query: Any, value: Any, query_mask: Any, value_mask: Any,
                         key_mask: Any, attention_mask: Any, causal: bool) -> Any:
