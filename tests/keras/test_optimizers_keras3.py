@@ -152,3 +152,14 @@ def test_ema_overwrite_frequency_and_fit():
                                   model.optimizer.get_slot(kernel, "average").numpy())
     with pytest.raises(NotImplementedError, match="gradient_accumulation_steps"):
         keras.optimizers.Adam(gradient_accumulation_steps=4)
+
+
+def test_default_names_are_keras_3s_snake_case_class_names():
+    # recorded from Keras 3.15.1: keras.optimizers.X().name (first instance in a process)
+    import kilnflow as kf
+    expected = {"SGD": "sgd", "Adam": "adam", "AdamW": "adam_w", "RMSprop": "rm_sprop",
+                "Adagrad": "adagrad", "Adadelta": "adadelta", "Adamax": "adamax",
+                "Nadam": "nadam", "Ftrl": "ftrl", "Lion": "lion", "Lamb": "lamb",
+                "Adafactor": "adafactor"}
+    for cls, name in expected.items():
+        assert getattr(kf.keras.optimizers, cls)().name == name

@@ -337,7 +337,7 @@ class SGD(Optimizer):
     """
 
     def __init__(self, learning_rate: Any = 0.01, momentum: float = 0.0,
-                 nesterov: bool = False, name: str = "SGD", **kwargs: Any):
+                 nesterov: bool = False, name: str = "sgd", **kwargs: Any):
         super().__init__(learning_rate, name=name, **kwargs)
         if not 0 <= momentum <= 1:
             raise ValueError(f"`momentum` must be in [0, 1], got {momentum}")
@@ -411,7 +411,7 @@ class AdamW(Adam):
 
     def __init__(self, learning_rate: Any = 0.001, weight_decay: float = 0.004,
                  beta_1: float = 0.9, beta_2: float = 0.999, epsilon: float = 1e-7,
-                 amsgrad: bool = False, name: str = "adamw", **kwargs: Any):
+                 amsgrad: bool = False, name: str = "adam_w", **kwargs: Any):
         if weight_decay is None:
             raise ValueError("AdamW needs a weight_decay value")
         super().__init__(learning_rate, beta_1, beta_2, epsilon, amsgrad, name=name,
@@ -423,7 +423,7 @@ class RMSprop(Optimizer):
     (centered: v - mean(g)**2; with momentum the increment goes through a momentum slot)."""
 
     def __init__(self, learning_rate: Any = 0.001, rho: float = 0.9, momentum: float = 0.0,
-                 epsilon: float = 1e-7, centered: bool = False, name: str = "rmsprop",
+                 epsilon: float = 1e-7, centered: bool = False, name: str = "rm_sprop",
                  **kwargs: Any):
         super().__init__(learning_rate, name=name, **kwargs)
         self.rho, self.momentum = float(rho), float(momentum)
