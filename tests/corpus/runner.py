@@ -13,6 +13,8 @@ import io
 import pathlib
 import re
 
+from kilnflow import keras
+
 HERE = pathlib.Path(__file__).parent
 PROGRAMS = HERE / "programs"
 EXPECTED = HERE / "expected"
@@ -44,6 +46,7 @@ def run_program(name: str) -> str:
     source = path.read_text()
     if KILNFLOW_IMPORT not in source:
         raise ValueError(f"{path} must import kilnflow as tf")
+    keras.backend.clear_session()  # as in a fresh process: dense, adam, ... unnumbered
     out = io.StringIO()
     namespace = {"__name__": "__main__", "__file__": str(path)}
     with contextlib.redirect_stdout(out):

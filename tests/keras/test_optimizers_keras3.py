@@ -162,4 +162,19 @@ def test_default_names_are_keras_3s_snake_case_class_names():
                 "Nadam": "nadam", "Ftrl": "ftrl", "Lion": "lion", "Lamb": "lamb",
                 "Adafactor": "adafactor"}
     for cls, name in expected.items():
+        kf.keras.backend.clear_session()
         assert getattr(kf.keras.optimizers, cls)().name == name
+
+
+def test_unnamed_optimizers_are_numbered_per_process_as_keras_3_does():
+    # recorded from Keras 3.15.1: Adam().name, Adam().name, SGD().name, Adam(name='x').name
+    # twice, then the slot paths of a third Adam
+    import kilnflow as kf
+    opts = kf.keras.optimizers
+    assert [opts.Adam().name, opts.Adam().name, opts.SGD().name] == ["adam", "adam_1", "sgd"]
+    assert [opts.Adam(name="x").name, opts.Adam(name="x").name] == ["x", "x"]
+    third = opts.Adam()
+    third.build([kf.keras.Variable(1.0)])
+    assert [v.path for v in third.variables] == [
+        "adam_2/iteration", "adam_2/learning_rate", "adam_2/variable_momentum",
+        "adam_2/variable_velocity"]

@@ -18,6 +18,7 @@ from kilnflow.distribute import hooks as distribute_hooks
 from kilnflow import dtypes as _dtypes
 from kilnflow.autodiff.tape import GradientTape
 from kilnflow.context import eager_mode
+from kilnflow.keras.backend import unique_object_name
 from kilnflow.keras.optimizers import schedules
 from kilnflow.module import Module, camel_to_snake
 from kilnflow.ops import array
@@ -60,7 +61,9 @@ class Optimizer(Module):
             if kwargs.get(key) is not None:  # refused rather than silently ignored
                 raise NotImplementedError(f"{type(self).__name__}({key}=...) is not "
                                           "supported yet")
-        super().__init__(name=name or camel_to_snake(type(self).__name__))
+        # Keras 3 numbers unnamed optimizers per process (adam, adam_1, ...), so the
+        # slot paths of two optimizers never collide.
+        super().__init__(name=name or unique_object_name(camel_to_snake(type(self).__name__)))
         self.use_ema = bool(kwargs.get("use_ema", False))
         self.ema_momentum = float(kwargs.get("ema_momentum", 0.99))
         self.ema_overwrite_frequency = kwargs.get("ema_overwrite_frequency")
@@ -337,7 +340,7 @@ class SGD(Optimizer):
     """
 
     def __init__(self, learning_rate: Any = 0.01, momentum: float = 0.0,
-                 nesterov: bool = False, name: str = "sgd", **kwargs: Any):
+                 nesterov: bool = False, name: Optional[str] = None, **kwargs: Any):
         super().__init__(learning_rate, name=name, **kwargs)
         if not 0 <= momentum <= 1:
             raise ValueError(f"`momentum` must be in [0, 1], got {momentum}")
@@ -370,7 +373,7 @@ class Adam(Optimizer):
     w -= lr * sqrt(1 - beta_2**t) / (1 - beta_1**t) * m / (sqrt(v) + epsilon)."""
 
     def __init__(self, learning_rate: Any = 0.001, beta_1: float = 0.9, beta_2: float = 0.999,
-                 epsilon: float = 1e-7, amsgrad: bool = False, name: str = "adam",
+                 epsilon: float = 1e-7, amsgrad: bool = False, name: Optional[str] = None,
                  **kwargs: Any):
         super().__init__(learning_rate, name=name, **kwargs)
         self.beta_1, self.beta_2 = float(beta_1), float(beta_2)
@@ -411,7 +414,7 @@ class AdamW(Adam):
 
     def __init__(self, learning_rate: Any = 0.001, weight_decay: float = 0.004,
                  beta_1: float = 0.9, beta_2: float = 0.999, epsilon: float = 1e-7,
-                 amsgrad: bool = False, name: str = "adam_w", **kwargs: Any):
+                 amsgrad: bool = False, name: Optional[str] = None, **kwargs: Any):
         if weight_decay is None:
             raise ValueError("AdamW needs a weight_decay value")
         super().__init__(learning_rate, beta_1, beta_2, epsilon, amsgrad, name=name,
@@ -423,7 +426,7 @@ class RMSprop(Optimizer):
     (centered: v - mean(g)**2; with momentum the increment goes through a momentum slot)."""
 
     def __init__(self, learning_rate: Any = 0.001, rho: float = 0.9, momentum: float = 0.0,
-                 epsilon: float = 1e-7, centered: bool = False, name: str = "rm_sprop",
+                 epsilon: float = 1e-7, centered: bool = False, name: Optional[str] = None,
                  **kwargs: Any):
         super().__init__(learning_rate, name=name, **kwargs)
         self.rho, self.momentum = float(rho), float(momentum)

@@ -2,7 +2,7 @@
 follows Keras 3's formula (written from its documentation), one slot per accumulator."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
 
 import numpy as np
 
@@ -17,7 +17,7 @@ class Adagrad(Optimizer):
     """accumulator += g**2; w -= lr * g / sqrt(accumulator + epsilon)."""
 
     def __init__(self, learning_rate: Any = 0.001, initial_accumulator_value: float = 0.1,
-                 epsilon: float = 1e-7, name: str = "adagrad", **kwargs: Any):
+                 epsilon: float = 1e-7, name: Optional[str] = None, **kwargs: Any):
         super().__init__(learning_rate, name=name, **kwargs)
         self.initial_accumulator_value = float(initial_accumulator_value)
         self.epsilon = float(epsilon)
@@ -42,7 +42,7 @@ class Adadelta(Optimizer):
     sqrt(E[g^2] + eps) * g; w += lr * dx."""
 
     def __init__(self, learning_rate: Any = 0.001, rho: float = 0.95, epsilon: float = 1e-7,
-                 name: str = "adadelta", **kwargs: Any):
+                 name: Optional[str] = None, **kwargs: Any):
         super().__init__(learning_rate, name=name, **kwargs)
         self.rho, self.epsilon = float(rho), float(epsilon)
 
@@ -71,7 +71,7 @@ class Adamax(Optimizer):
     w -= lr * m / ((1 - beta_1**t) (u + epsilon))."""
 
     def __init__(self, learning_rate: Any = 0.001, beta_1: float = 0.9, beta_2: float = 0.999,
-                 epsilon: float = 1e-7, name: str = "adamax", **kwargs: Any):
+                 epsilon: float = 1e-7, name: Optional[str] = None, **kwargs: Any):
         super().__init__(learning_rate, name=name, **kwargs)
         self.beta_1, self.beta_2, self.epsilon = float(beta_1), float(beta_2), float(epsilon)
 
@@ -100,7 +100,7 @@ class Nadam(Optimizer):
     u_t = beta_1 (1 - 0.5 * 0.96**t), whose running product is kept in a variable."""
 
     def __init__(self, learning_rate: Any = 0.001, beta_1: float = 0.9, beta_2: float = 0.999,
-                 epsilon: float = 1e-7, name: str = "nadam", **kwargs: Any):
+                 epsilon: float = 1e-7, name: Optional[str] = None, **kwargs: Any):
         super().__init__(learning_rate, name=name, **kwargs)
         self.beta_1, self.beta_2, self.epsilon = float(beta_1), float(beta_2), float(epsilon)
         with eager_mode():
@@ -155,7 +155,7 @@ class Ftrl(Optimizer):
                  l1_regularization_strength: float = 0.0,
                  l2_regularization_strength: float = 0.0,
                  l2_shrinkage_regularization_strength: float = 0.0, beta: float = 0.0,
-                 name: str = "ftrl", **kwargs: Any):
+                 name: Optional[str] = None, **kwargs: Any):
         super().__init__(learning_rate, name=name, **kwargs)
         if learning_rate_power > 0:
             raise ValueError(f"`learning_rate_power` needs to be negative or zero, got "
@@ -202,7 +202,7 @@ class Lion(Optimizer):
     m = beta_2 m + (1 - beta_2) g."""
 
     def __init__(self, learning_rate: Any = 0.001, beta_1: float = 0.9, beta_2: float = 0.99,
-                 name: str = "lion", **kwargs: Any):
+                 name: Optional[str] = None, **kwargs: Any):
         super().__init__(learning_rate, name=name, **kwargs)
         if beta_1 <= 0 or beta_1 > 1:
             raise ValueError(f"Argument `beta_1` must be in the [0, 1] range. Otherwise, the "

@@ -20,7 +20,7 @@ class Lamb(Optimizer):
     either norm is 0): w -= ratio * lr * m_hat / (sqrt(v_hat) + epsilon)."""
 
     def __init__(self, learning_rate: Any = 0.001, beta_1: float = 0.9, beta_2: float = 0.999,
-                 epsilon: float = 1e-7, name: str = "lamb", **kwargs: Any):
+                 epsilon: float = 1e-7, name: Optional[str] = None, **kwargs: Any):
         super().__init__(learning_rate, name=name, **kwargs)
         self.beta_1, self.beta_2, self.epsilon = float(beta_1), float(beta_2), float(epsilon)
 
@@ -64,7 +64,7 @@ class Adafactor(Optimizer):
     def __init__(self, learning_rate: Any = 0.001, beta_2_decay: float = -0.8,
                  epsilon_1: float = 1e-30, epsilon_2: float = 1e-3,
                  clip_threshold: float = 1.0, relative_step: bool = True,
-                 name: str = "adafactor", **kwargs: Any):
+                 name: Optional[str] = None, **kwargs: Any):
         super().__init__(learning_rate, name=name, **kwargs)
         self.beta_2_decay, self.epsilon_1 = float(beta_2_decay), float(epsilon_1)
         self.epsilon_2, self.clip_threshold = float(epsilon_2), float(clip_threshold)
