@@ -44,6 +44,7 @@ def chrome_trace(recorder: Any) -> Dict[str, Any]:
     pid = os.getpid()
     origin = recorder.start_ns
     names = {t.ident: t.name for t in threading.enumerate()}
+    names.update(getattr(recorder, "threads", {}))
     events: List[dict] = []
     for tid in sorted({e[3] for e in recorder.events}):
         events.append({"name": "thread_name", "ph": "M", "pid": pid, "tid": tid,

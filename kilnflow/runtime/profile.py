@@ -18,7 +18,7 @@ import functools
 import threading
 import time
 import weakref
-from typing import Any, Callable, List, Optional
+from typing import Any, Callable, Iterable, Iterator, List, Optional
 
 from kilnflow.runtime import codegen, loader
 
@@ -47,12 +47,16 @@ class Recorder:
         self.events: list = []
         self.dropped = 0
         self.graphs: dict = {}      # function name -> optimized graph, in first-run order
+        self.threads: dict = {}     # thread id -> name, taken while it runs (it may end)
         self.start_ns = clock()
         self.stop_ns: Optional[int] = None
 
     def add(self, site: Site, start: int, end: int) -> None:
         if len(self.events) < MAX_EVENTS:
-            self.events.append((site, start, end, threading.get_ident()))
+            tid = threading.get_ident()
+            if tid not in self.threads:
+                self.threads[tid] = threading.current_thread().name
+            self.events.append((site, start, end, tid))
         else:
             self.dropped += 1
 
@@ -92,6 +96,33 @@ def host_task(fn: Callable, name: str) -> Callable:
         finally:
             record_op(site, start, clock())
     return timed
+
+
+_host_sites: dict = {}
+
+
+def host_range(name: str, type_: str, start: int) -> None:
+    """Record [start, now] on this thread as a `type_` range called `name` (tf.data's
+    GetNext and its prefetch thread). Callers test recording() first: off costs that."""
+    site = _host_sites.get((name, type_))
+    if site is None:
+        site = _host_sites[(name, type_)] = Site(name, type_, None, "")
+    record_op(site, start, clock())
+
+
+def timed_items(items: Iterable, name: str, type_: str = "tf.data") -> Iterator:
+    """`items`, each one's production recorded as a `name` range while a profile records
+    (a background producer's thread shows as its own row of the trace)."""
+    source = iter(items)
+    while True:
+        start = clock() if _active else 0
+        try:
+            item = next(source)
+        except StopIteration:
+            return
+        if start and _active:
+            host_range(name, type_, start)
+        yield item
 
 
 class _Probe:

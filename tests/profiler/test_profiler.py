@@ -164,3 +164,27 @@ def test_function_option_records_its_own_op_timings(tmp_path):
     assert sum(e[0].type == "function" for e in experimental.last_profile().events) == 1
     assert sum(e[0].type == "function" for e in recorder.events) == 4
     assert f.get_concrete_function(x)._fn is not f.get_concrete_function(x)._plain_fn
+
+
+def test_tf_data_shows_on_the_timeline_with_its_prefetch_thread(tmp_path):
+    dataset = kf.data.Dataset.range(12).map(lambda v: v * 2).batch(3).prefetch(2)
+
+    @kf.function
+    def total(batch):
+        return kf.reduce_sum(batch)
+
+    experimental.start(str(tmp_path))
+    sums = [int(total(b)) for b in dataset]
+    path = experimental.stop()
+    assert sum(sums) == 132
+    events = json.load(open(path))["traceEvents"]
+    data = [e for e in events if e.get("cat") == "tf.data"]
+    get_next = [e for e in data if e["name"] == "Iterator::GetNext"]
+    produced = [e for e in data if e["name"] == "Prefetch::produce"]
+    assert len(get_next) == 5 and len(produced) == 4          # 4 batches, then the end
+    calls = [e for e in events if e.get("cat") == "function" and "total" in e["name"]]
+    assert len(calls) == 4
+    assert {e["tid"] for e in get_next} == {e["tid"] for e in calls}
+    assert {e["tid"] for e in produced}.isdisjoint({e["tid"] for e in calls})
+    names = {e["args"]["name"] for e in events if e["ph"] == "M"}
+    assert "kf.data.prefetch" in names
