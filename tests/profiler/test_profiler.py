@@ -188,3 +188,37 @@ def test_tf_data_shows_on_the_timeline_with_its_prefetch_thread(tmp_path):
     assert {e["tid"] for e in produced}.isdisjoint({e["tid"] for e in calls})
     names = {e["args"]["name"] for e in events if e["ph"] == "M"}
     assert "kf.data.prefetch" in names
+
+
+def test_long_loops_are_aggregated_in_the_trace_short_ones_kept(tmp_path):
+    @kf.function
+    def count(n):
+        i = kf.constant(0)
+        total = kf.constant(0.0)
+        while i < n:
+            total += kf.cast(i, kf.float32) * 0.5
+            i += 1
+        return total
+
+    count(kf.constant(2))
+    experimental.start(str(tmp_path))
+    count(kf.constant(3))
+    count(kf.constant(1000))
+    path = experimental.stop()
+    recorder = experimental.last_profile()
+    events = [e for e in json.load(open(path))["traceEvents"] if e["ph"] == "X"]
+    loops = [e for e in events if e["cat"] in ("While", "StatelessWhile")]
+    assert len(loops) == 2
+    assert "folded_records" not in loops[0]["args"]
+    assert loops[1]["args"]["folded_records"] > 2000
+    adds = [e for e in events if e["cat"] == "AddV2" and e["name"].startswith("add")]
+    counted = sorted(e["args"].get("calls", 1) for e in adds)
+    assert counted[-1] == 1000 and len(adds) < 20                # 3 kept, 1000 folded
+    long_loop = loops[1]
+    inside = [e for e in events if e["ts"] >= long_loop["ts"] and e is not long_loop
+              and e["ts"] + e["dur"] <= long_loop["ts"] + long_loop["dur"] + 1e-3]
+    assert sum(e["dur"] for e in inside) <= long_loop["dur"] + 1e-3
+    raw_adds = [e for e in recorder.events if e[0].type == "AddV2"]
+    assert len(raw_adds) == 1003                       # the recorder and table keep all
+    row = next(r for r in op_table(recorder) if r[1] == "AddV2")
+    assert row[3] == 1003
