@@ -101,9 +101,20 @@ def _value(kind: str, data: np.ndarray, params: dict) -> tuple:
 
 
 def summary_proto(kind: str, tag: str, data: Any, params: dict) -> Any:
-    """A tensorboard Summary proto holding one value."""
+    """A tensorboard Summary proto holding one value (raw_pb: the given protos' values)."""
     from tensorboard.compat.proto import summary_pb2
     from tensorboard.util import tensor_util
+    if kind == "raw_pb":
+        summary = summary_pb2.Summary()
+        for serialized in np.asarray(data, object).ravel():
+            summary.MergeFromString(serialized)
+        return summary
+    if kind == "raw":
+        meta = summary_pb2.SummaryMetadata.FromString(params.get("metadata") or b"")
+        summary = summary_pb2.Summary()
+        summary.value.add(tag=tag, metadata=meta,
+                          tensor=tensor_util.make_tensor_proto(np.asarray(data)))
+        return summary
     metadata, array, extra = _value(kind, np.asarray(data), params)
     meta = metadata.create_summary_metadata(display_name=None,
                                             description=params.get("description") or "",

@@ -225,3 +225,70 @@ def test_graph_def_of_a_loop_passes_tensorboards_graph_preparation():
     assert any(n.op == "Mul" for n in body.node_def)
     const = next(n for n in proto.node if n.op == "Const")
     assert const.attr["value"].tensor.int_val == [0]
+
+
+def test_tags_carry_the_name_scope_eagerly_and_in_functions(tmp_path):
+    # TF 2.21 writes train/loss, train/inner/h and fn/s for this program
+    writer = kf.summary.create_file_writer(str(tmp_path))
+
+    @kf.function
+    def f(x):
+        with kf.name_scope("fn"):
+            kf.summary.scalar("s", x)
+        return x
+
+    with writer.as_default(step=1):
+        with kf.name_scope("train"):
+            kf.summary.scalar("loss", 1.0)
+            with kf.name_scope("inner"):
+                kf.summary.histogram("h", [1.0, 2.0])
+        f(kf.constant(2.0))
+        f(kf.constant(3.0))
+    writer.close()
+    acc = _load(str(tmp_path))
+    assert sorted(acc.Tags()["tensors"]) == ["fn/s", "train/inner/h", "train/loss"]
+    assert [float(v) for _, v in _values(acc, "fn/s")] == [2.0, 3.0]
+
+
+def test_write_write_raw_pb_summary_scope_and_graph(tmp_path):
+    from tensorboard.compat.proto import summary_pb2
+    from tensorboard.plugins.scalar import metadata as scalar_metadata
+    writer = kf.summary.create_file_writer(str(tmp_path))
+    meta = scalar_metadata.create_summary_metadata(display_name="", description="")
+    calls = []
+
+    def lazy():
+        calls.append(1)
+        return kf.constant(4.0)
+
+    @kf.function
+    def g(x):
+        return x * 2.0
+
+    assert not bool(kf.summary.write("nowhere", lazy, step=0)) and not calls
+    assert not bool(kf.summary.graph(g.get_concrete_function(kf.constant(1.0)).graph))
+    with writer.as_default(step=3):
+        with kf.name_scope("outer"):
+            assert bool(kf.summary.write("raw", kf.constant([1, 2])))   # tag as given
+            assert bool(kf.summary.write("lazy", lazy, metadata=meta))
+            with kf.summary.experimental.summary_scope("sc") as (tag, scope):
+                assert (tag, scope) == ("outer/sc", "outer/sc/")
+            with kf.summary.experimental.summary_scope(None, "dflt") as (tag, scope):
+                assert (tag, scope) == ("outer/dflt", "outer/dflt/")
+        with kf.summary.record_if(False):
+            assert not bool(kf.summary.write("skipped", lazy))
+        other = summary_pb2.Summary()
+        other.value.add(tag="pb", simple_value=1.5)
+        assert bool(kf.summary.experimental.write_raw_pb(other.SerializeToString(), step=5))
+        assert bool(kf.summary.graph(g.get_concrete_function(kf.constant(1.0)).graph))
+        with pytest.raises(ValueError, match="graph_data"):
+            kf.summary.graph("not a graph")
+    assert calls == [1]
+    writer.close()
+    acc = _load(str(tmp_path))
+    assert _values(acc, "raw")[0][0] == 3
+    np.testing.assert_array_equal(_values(acc, "raw")[0][1], [1, 2])
+    assert "lazy" in acc.PluginTagToContent("scalars")
+    pb = acc.Tensors("pb")      # the loader migrates simple_value to a scalar tensor
+    assert [(e.step, float(tensor_util.make_ndarray(e.tensor_proto))) for e in pb] == [(5, 1.5)]
+    assert any(n.op == "Mul" for n in acc.Graph().node)
