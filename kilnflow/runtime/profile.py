@@ -48,6 +48,7 @@ class Recorder:
         self.dropped = 0
         self.graphs: dict = {}      # function name -> optimized graph, in first-run order
         self.threads: dict = {}     # thread id -> name, taken while it runs (it may end)
+        self.traced: dict = {}      # function name -> its graph as traced (before passes)
         self.start_ns = clock()
         self.stop_ns: Optional[int] = None
 
@@ -174,10 +175,13 @@ def profiled_twin(owner: Any) -> Callable:
     fn = loader.load(source, globals_, f"{owner.name} profiled")
     site = Site(owner.name, "function", None, owner.name, pinned)
     name = owner.name
+    traced = getattr(owner, "traced_graph", graph)
 
     def run(*arrays: Any) -> Any:
         for recorder in _active:
-            recorder.graphs.setdefault(name, graph)
+            if name not in recorder.graphs:
+                recorder.graphs[name] = graph
+                recorder.traced[name] = traced
         if pinned is not None:
             pinned.graphs.setdefault(name, graph)
         start = clock()

@@ -1,5 +1,6 @@
 """kf.summary writes real TensorBoard event files: read back here with TensorBoard's own
 loader (tags, steps, values, plugin), eagerly and from inside kf.function (at run time)."""
+import glob
 import os
 import subprocess
 import sys
@@ -142,7 +143,17 @@ def test_bad_input_names_the_summary(tmp_path):
     writer.close()
 
 
-def test_graph_trace_export_shows_the_traced_function(tmp_path):
+def _run_metadata(acc, tag):
+    from tensorboard.compat.proto import config_pb2
+    raw = tensor_util.make_ndarray(acc.Tensors(tag)[0].tensor_proto).reshape(-1)[0]
+    return config_pb2.RunMetadata.FromString(raw)
+
+
+@pytest.mark.parametrize("profiled", [False, True])
+def test_graph_trace_export_shows_the_traced_function(tmp_path, profiled):
+    # TF 2.21 writes one summary tagged with the trace's name, plugin
+    # graph_run_metadata_graph (graph_run_metadata when profiled), content b"1", holding a
+    # RunMetadata whose function_graphs are the functions run
     writer = kf.summary.create_file_writer(str(tmp_path))
 
     @kf.function
@@ -153,13 +164,18 @@ def test_graph_trace_export_shows_the_traced_function(tmp_path):
             y = y * 2.0
         return y
 
-    kf.summary.trace_on(graph=True, profiler=True)
+    kf.summary.trace_on(graph=True, profiler=profiled,
+                        profiler_outdir=str(tmp_path) if profiled else None)
     model(kf.ones([1, 3]))
     with writer.as_default():
         kf.summary.trace_export("model_trace", step=0)
     writer.close()
     acc = _load(str(tmp_path))
-    graph = acc.Graph()
+    plugin = "graph_run_metadata" if profiled else "graph_run_metadata_graph"
+    assert acc.PluginTagToContent(plugin) == {"model_trace": b"1"}
+    meta = _run_metadata(acc, "model_trace")
+    assert len(meta.function_graphs) == 1
+    graph = meta.function_graphs[0].pre_optimization_graph
     types = {n.op for n in graph.node}
     names = [n.name for n in graph.node]
     assert "MatMul" in types and "Relu" in types
@@ -170,12 +186,25 @@ def test_graph_trace_export_shows_the_traced_function(tmp_path):
     if_node = next(n for n in graph.node if n.op in ("If", "StatelessIf"))
     bodies = {f.signature.name for f in graph.library.function}
     assert if_node.attr["then_branch"].func.name in bodies
-    from tensorboard.compat.proto import config_pb2
-    from tensorboard.plugins.graph import metadata
-    assert "model_trace" in acc.PluginTagToContent(metadata.PLUGIN_NAME_TAGGED_RUN_METADATA)
-    raw = tensor_util.make_ndarray(acc.Tensors("model_trace")[0].tensor_proto)[0]
-    stats = config_pb2.RunMetadata.FromString(raw).step_stats.dev_stats[0].node_stats
-    assert "MatMul" in {s.node_name.split("/")[-1] for s in stats}
+    assert meta.function_graphs[0].post_optimization_graph.node
+    stats = meta.step_stats.dev_stats
+    if profiled:
+        assert "MatMul" in {s.node_name.split("/")[-1] for s in stats[0].node_stats}
+        assert glob.glob(str(tmp_path / "plugins" / "profile" / "*" / "*.trace.json"))
+    else:
+        assert not stats
+    from tensorboard.plugins.graph import graph_util
+    graph_util.merge_graph_defs([g.pre_optimization_graph for g in meta.function_graphs])
+
+
+def test_graph_false_and_no_profiler_writes_nothing(tmp_path):
+    writer = kf.summary.create_file_writer(str(tmp_path))
+    kf.summary.trace_on(graph=False)
+    kf.function(lambda x: x + 1.0)(kf.constant(1.0))
+    with writer.as_default():
+        kf.summary.trace_export("none", step=1)
+    writer.close()
+    assert "none" not in _load(str(tmp_path)).Tags()["tensors"]
 
 
 def test_without_tensorboard_the_error_names_the_extra(tmp_path):
