@@ -1,23 +1,27 @@
 """kf.debugging.compare_modes: run a function the eager way and compiled on the same
 inputs and name the first op of the compiled graph whose outputs differ.
 
-The reference runs the traced graph op by op with the same kernels eager execution uses;
-the compiled code runs with every op's outputs observed (runtime/profile.py). Random ops
-take the compiled run's draws in the reference; variables are restored between runs, so
-the function's effects happen once. A difference inside a fused group is looked for again
+The reference runs the traced graph op by op with the same kernels eager execution uses
+(cond / while bodies too, by the graph interpreter); the compiled code runs with every
+op's outputs observed (runtime/profile.py). Random ops take the compiled run's draws in
+the reference, in the order they were drawn (inside branches and loop bodies too);
+variables are restored between runs, so the function's effects happen once. A difference inside a fused group is looked for again
 with fusion off, to name the member op. enable_compare_modes does it on every call.
 """
 from __future__ import annotations
 
+import contextlib
 import warnings
-from typing import Any, Callable, Dict, Optional
+from collections import deque
+from typing import Any, Callable, Dict, Iterator, Optional
 
 import numpy as np
 
 from kilnflow.function.api import Function, function
 from kilnflow.function.trace_key import make_key
 from kilnflow.passes import pipeline
-from kilnflow.runtime import profile
+from kilnflow.core.opdef import REGISTRY
+from kilnflow.runtime import interpreter, profile
 
 
 def unfused(graph: Any) -> Any:
@@ -69,22 +73,45 @@ def _handles(graph: Any) -> list:
             if hasattr(v, "value") and hasattr(v, "dtype") and hasattr(v, "trainable")]
 
 
-def _reference(graph: Any, arrays: list, draws: Dict[str, list]) -> Dict[str, tuple]:
-    """Every op's (inputs, outputs) from its kernel, in graph order, as eager runs them."""
+@contextlib.contextmanager
+def _replaying(draws: deque) -> Iterator[None]:
+    """While open, random kernels return the compiled run's draws (oldest first) when the
+    next one was drawn by an op of their type, else draw anew."""
+    saved = {}
+    for opdef in REGISTRY.values():
+        if opdef.random:
+            saved[opdef] = opdef.kernel
+            opdef.kernel = _replay(opdef, opdef.kernel, draws)
+    try:
+        yield
+    finally:
+        for opdef, kernel in saved.items():
+            opdef.kernel = kernel
+
+
+def _replay(opdef: Any, kernel: Callable, draws: deque) -> Callable:
+    def run(*arrays: Any, **attrs: Any) -> Any:
+        if draws and draws[0][0] == opdef.name:
+            outputs = draws.popleft()[1]
+            return list(outputs) if opdef.multi_output else outputs[0]
+        return kernel(*arrays, **attrs)
+    return run
+
+
+def _reference(graph: Any, arrays: list, draws: deque) -> Dict[str, tuple]:
+    """Every op's (inputs, outputs) from its kernel, in graph order, as eager runs them;
+    ops with bodies (cond, while) run them op by op through the graph interpreter."""
     env: Dict[int, Any] = {id(t): a for t, a in zip(graph.inputs, arrays)}
     values: Dict[str, tuple] = {}
-    for op in graph.operations:
-        if op.outputs and id(op.outputs[0]) in env:
-            continue
-        args = [env[id(t)] for t in op.inputs]
-        if op.opdef.random and op.name in draws:
-            result = draws[op.name]
-        else:
-            out = op.opdef.kernel(*args, **op.attrs)
-            result = list(out) if op.opdef.multi_output else [out]
-        for t, value in zip(op.outputs, result):
-            env[id(t)] = value
-        values[op.name] = (args, [np.array(r, copy=True) for r in result])
+    with _replaying(draws):
+        for op in graph.operations:
+            if op.outputs and id(op.outputs[0]) in env:
+                continue
+            args = [env[id(t)] for t in op.inputs]
+            result = interpreter.evaluate([op], list(op.inputs), list(op.outputs), args)
+            for t, value in zip(op.outputs, result):
+                env[id(t)] = value
+            values[op.name] = (args, [np.array(r, copy=True) for r in result])
     return values
 
 
@@ -103,9 +130,16 @@ def _first_difference(graph: Any, concrete: Any, arrays: list, handles: list, sa
     (compiled) or None, the compiled outputs); variables are left as the compiled run
     left them."""
     seen: Dict[str, list] = {}
+    draws: deque = deque()   # (op type, outputs) of every random op run, in order
+    top = {id(op) for op in graph.operations}
 
     def observe(site: Any, outputs: tuple) -> None:
-        seen.setdefault(site.name, [np.array(o, copy=True) for o in outputs])
+        copies = [np.array(o, copy=True) for o in outputs]
+        if id(site.op) in top:   # an op of the function itself, not of a body
+            seen.setdefault(site.name, copies)
+        opdef = REGISTRY.get(site.type)
+        if opdef is not None and opdef.random:
+            draws.append((site.type, copies))
 
     for h, value in zip(handles, saved):
         h.value = np.array(value, copy=True)
@@ -113,7 +147,7 @@ def _first_difference(graph: Any, concrete: Any, arrays: list, handles: list, sa
     after = [h.value for h in handles]
     for h, value in zip(handles, saved):
         h.value = np.array(value, copy=True)
-    reference = _reference(concrete.traced_graph, [a.copy() for a in arrays], seen)
+    reference = _reference(concrete.traced_graph, [a.copy() for a in arrays], draws)
     for h, value in zip(handles, after):   # the function's effects happen once
         h.value = value
     for op in graph.operations:

@@ -29,15 +29,16 @@ MAX_EVENTS = 2_000_000  # a long profile keeps its first events, then counts the
 class Site:
     """What one record is about: an op of a graph, a whole function call, or a range."""
 
-    __slots__ = ("name", "type", "location", "function", "pinned")
+    __slots__ = ("name", "type", "location", "function", "pinned", "op")
 
     def __init__(self, name: str, type_: str, location: Any = None, function: str = "",
-                 pinned: Optional["Recorder"] = None):
+                 pinned: Optional["Recorder"] = None, op: Any = None):
         self.name = name
         self.type = type_
         self.location = location   # (file, line) of the user code that created the op
         self.function = function   # the compiled function it belongs to
         self.pinned = pinned       # the recorder of a kf.function(experimental_profile=True)
+        self.op = op               # the graph op (of the function or of a body), if any
 
 
 class Recorder:
@@ -142,7 +143,7 @@ class _Probe:
         emitter.lines.append(f"{indent}{start} = {emitter.global_ref(clock, 'clock')}()")
 
     def after(self, op: Any, emitter: Any, indent: str, env: dict) -> None:
-        site = Site(op.name, op.type, op.location, self.function, self.pinned)
+        site = Site(op.name, op.type, op.location, self.function, self.pinned, op)
         if self.observe is not None:  # values too (check_numerics, compare_modes)
             outs = "".join(env[id(t)] + ", " for t in op.outputs)
             emitter.lines.append(f"{indent}{emitter.global_ref(self.observe, 'observe')}("

@@ -103,3 +103,32 @@ def test_compare_modes_on_every_call_warns_at_the_planted_op(wrong_op):
     np.testing.assert_allclose(value.numpy(), np.cos([0.5, 1.0]).sum(), rtol=1e-6)
     assert f.get_concrete_function(kf.constant([0.25, 0.5]))._fn is \
         f.get_concrete_function(kf.constant([0.25, 0.5]))._plain_fn
+
+
+def test_random_draws_inside_branches_loops_and_layers_are_shared():
+    @kf.function
+    def branch(x):
+        y = x
+        if kf.reduce_sum(x) > 0:
+            y = x + kf.random.normal([3])
+        return y * 2.0
+
+    @kf.function
+    def loop(x):
+        i = kf.constant(0)
+        while i < 3:
+            x = x + kf.random.uniform([3])
+            i += 1
+        return x
+
+    dropout = kf.keras.layers.Dropout(0.5)
+    gen = kf.random.Generator.from_seed(1)
+
+    @kf.function
+    def layers(x):
+        return dropout(x, training=True) + gen.normal([4]) + kf.random.shuffle(kf.range(4.0))
+
+    for f, x in ((branch, kf.constant([1.0, 2.0, 3.0])), (loop, kf.constant([1.0, 2.0, 3.0])),
+                 (layers, kf.ones([4, 4]))):
+        report = kf.debugging.compare_modes(f, x)
+        assert report.equal, str(report)
