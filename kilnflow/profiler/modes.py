@@ -74,14 +74,15 @@ def _handles(graph: Any) -> list:
 
 
 @contextlib.contextmanager
-def _replaying(draws: deque) -> Iterator[None]:
+def _replaying(draws: deque, log: Optional[list] = None) -> Iterator[None]:
     """While open, random kernels return the compiled run's draws (oldest first) when the
-    next one was drawn by an op of their type, else draw anew."""
+    next one was drawn by an op of their type, else draw anew; with `log`, every kernel
+    call appends (op type, inputs, outputs) to it."""
     saved = {}
-    for opdef in REGISTRY.values():
-        if opdef.random:
+    for opdef in list(REGISTRY.values()):
+        if opdef.random or (log is not None and opdef.name not in ("Const", "Placeholder")):
             saved[opdef] = opdef.kernel
-            opdef.kernel = _replay(opdef, opdef.kernel, draws)
+            opdef.kernel = _replay(opdef, opdef.kernel, draws, log)
     try:
         yield
     finally:
@@ -89,12 +90,18 @@ def _replaying(draws: deque) -> Iterator[None]:
             opdef.kernel = kernel
 
 
-def _replay(opdef: Any, kernel: Callable, draws: deque) -> Callable:
+def _replay(opdef: Any, kernel: Callable, draws: deque, log: Optional[list]) -> Callable:
     def run(*arrays: Any, **attrs: Any) -> Any:
-        if draws and draws[0][0] == opdef.name:
+        if opdef.random and draws and draws[0][0] == opdef.name:
             outputs = draws.popleft()[1]
-            return list(outputs) if opdef.multi_output else outputs[0]
-        return kernel(*arrays, **attrs)
+            out = list(outputs) if opdef.multi_output else outputs[0]
+        else:
+            out = kernel(*arrays, **attrs)
+        if log is not None:
+            results = list(out) if opdef.multi_output else [out]
+            log.append((opdef.name, [np.array(a, copy=True) for a in arrays],
+                        [np.array(r, copy=True) for r in results]))
+        return out
     return run
 
 
@@ -160,6 +167,46 @@ def _first_difference(graph: Any, concrete: Any, arrays: list, handles: list, sa
     return None, outputs
 
 
+def _inside_bodies(concrete: Any, arrays: list, handles: list, saved: list, rtol: float,
+                   atol: float) -> Optional[tuple]:
+    """The first differing op anywhere, cond / while bodies included: the traced graph run
+    compiled (unfused) and by the interpreter, their op executions matched in order."""
+    graph = unfused(concrete.traced_graph)
+    compiled: list = []
+    draws: deque = deque()
+
+    def observe(site: Any, outputs: tuple) -> None:
+        copies = [np.array(o, copy=True) for o in outputs]
+        compiled.append((site.op, copies))
+        opdef = REGISTRY.get(site.type)
+        if opdef is not None and opdef.random:
+            draws.append((site.type, copies))
+
+    for h, value in zip(handles, saved):
+        h.value = np.array(value, copy=True)
+    after = [h.value for h in handles]
+    try:
+        profile.observed(graph, concrete.name, observe)(*[a.copy() for a in arrays])
+        after = [h.value for h in handles]
+        for h, value in zip(handles, saved):
+            h.value = np.array(value, copy=True)
+        log: list = []
+        with _replaying(draws, log):
+            interpreter.evaluate_graph(graph, [a.copy() for a in arrays])
+    except Exception:  # noqa: BLE001 - the search is best effort; the outer report stands
+        return None
+    finally:
+        for h, value in zip(handles, after):
+            h.value = value
+    for (op, got), (kind, inputs, want) in zip(compiled, log):
+        if op is None or op.type != kind:
+            return None   # the runs took different paths: no reliable match
+        for w, g in zip(want, got):
+            if _differs(w, g, rtol, atol):
+                return op, w, g, inputs
+    return None
+
+
 def compare_modes(f: Callable, *args: Any, rtol: float = 1e-5, atol: float = 1e-6,
                   **kwargs: Any) -> ModeComparison:
     """Run `f` (a kf.function or a Python function) the eager way and compiled on the same
@@ -190,6 +237,12 @@ def _compare_flat(concrete: Any, arrays: list, rtol: float, atol: float) -> tupl
         member, outputs = _first_difference(unfused(concrete.traced_graph), concrete,
                                             arrays, handles, saved, rtol, atol)
         found = member or found
+    if found is not None and any(hasattr(v, "graph") and hasattr(v, "run")
+                                 for v in found[0].attrs.values()):   # which op inside?
+        after = [h.value for h in handles]
+        found = _inside_bodies(concrete, arrays, handles, saved, rtol, atol) or found
+        for h, value in zip(handles, after):
+            h.value = value
     return found, outputs
 
 

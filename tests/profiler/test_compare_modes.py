@@ -132,3 +132,20 @@ def test_random_draws_inside_branches_loops_and_layers_are_shared():
                  (layers, kf.ones([4, 4]))):
         report = kf.debugging.compare_modes(f, x)
         assert report.equal, str(report)
+
+
+def test_a_planted_difference_inside_a_loop_body_is_named(wrong_op):
+    @kf.function
+    def f(x):
+        i = kf.constant(0)
+        while i < 2:
+            x = bind(wrong_op, (x * 0.5,))  # <in the loop>
+            i += 1
+        return x
+
+    report = kf.debugging.compare_modes(f, kf.constant([0.25, 0.5]))
+    assert not report.equal
+    assert report.op_type == "TestPlantedSin", str(report)
+    text = open(__file__).read().splitlines()[report.location[1] - 1]
+    assert "<in the loop>" in text
+    np.testing.assert_allclose(report.inputs[0], [0.125, 0.25])
