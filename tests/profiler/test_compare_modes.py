@@ -85,6 +85,8 @@ def test_logger_and_verbosity():
     try:
         assert kf.debugging.get_verbosity() == 3
         assert logging.getLogger("kilnflow.autograph").level == logging.DEBUG
+        kf.autograph.set_verbosity(2)
+        assert kf.autograph.get_verbosity() == 2
     finally:
         kf.debugging.set_verbosity(0)
 
