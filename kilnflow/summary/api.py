@@ -113,6 +113,7 @@ def audio(name: str, data: Any, sample_rate: Any, step: Any = None, max_outputs:
 
 def _hashable(value: np.ndarray) -> Any:
     """A nested tuple of strings (op attrs are hashable)."""
+    value = np.asarray(value, object)
     if value.ndim == 0:
         item = value[()]
         return item.decode("utf-8") if isinstance(item, bytes) else str(item)

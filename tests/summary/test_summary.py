@@ -93,7 +93,7 @@ def test_image_text_audio(tmp_path):
     pil = pytest.importorskip("PIL.Image")
     import io
     decoded = np.asarray(pil.open(io.BytesIO(img[2])))
-    np.testing.assert_array_equal(decoded, (images[0] * 255 + 0.5).astype(np.uint8))
+    np.testing.assert_array_equal(decoded, (images[0] * 255.5).astype(np.uint8))  # as TF
     assert _values(acc, "notes")[0][1] == b"loss is **down**"
     wav = _values(acc, "beep")[0][1]
     assert wav.shape == (1,) and wav[0].startswith(b"RIFF")  # labels dropped on load
@@ -321,3 +321,56 @@ def test_write_write_raw_pb_summary_scope_and_graph(tmp_path):
     pb = acc.Tensors("pb")      # the loader migrates simple_value to a scalar tensor
     assert [(e.step, float(tensor_util.make_ndarray(e.tensor_proto))) for e in pb] == [(5, 1.5)]
     assert any(n.op == "Mul" for n in acc.Graph().node)
+
+
+def test_encodings_match_tf(tmp_path):
+    """Images (float, float > 1, uint8, int32, uint16, int8), text, audio, histograms
+    (ints, empty, constant) and int scalars decode to what TF 2.21 writes for the same
+    calls (data/encodings_tf.txt, printed by this program run under TF)."""
+    import io
+    import wave
+    pil = pytest.importorskip("PIL.Image")
+    from tensorboard.backend.event_processing.event_file_loader import RawEventFileLoader
+    from tensorboard.compat.proto import event_pb2
+    writer = kf.summary.create_file_writer(str(tmp_path))
+    rng = np.random.default_rng(0)
+    img = rng.random((2, 3, 4, 3)).astype("float32")
+    img[0, 0, 0] = [0.5, 1.0, 0.0]
+    img[0, 0, 1] = [-0.2, 1.7, 0.999]
+    gray = (rng.random((1, 2, 2, 1)) * 300).astype("float64")
+    aud = np.sin(np.linspace(0, 20, 50)).reshape(1, 25, 2).astype("float32") * 1.2
+    with writer.as_default(step=0):
+        kf.summary.image("img", img)
+        kf.summary.image("gray", gray)
+        kf.summary.image("u8", (img * 255).astype("uint8"), max_outputs=1)
+        kf.summary.image("i32", (np.arange(16).reshape(1, 2, 2, 4) * 2**27).astype("int32"))
+        kf.summary.image("u16", (np.arange(12).reshape(1, 2, 2, 3) * 5000).astype("uint16"))
+        kf.summary.image("i8", (np.arange(12).reshape(1, 2, 2, 3) * 10 - 20).astype("int8"))
+        kf.summary.text("t", [["a", "b"], ["c", "d"]])
+        kf.summary.text("t1", kf.constant("x"))
+        kf.summary.audio("a", aud, 8000)
+        kf.summary.histogram("hi", np.arange(10, dtype="int32"), buckets=3)
+        kf.summary.histogram("he", np.array([], "float32"))
+        kf.summary.histogram("hc", np.full(4, 2.0), buckets=2)
+        kf.summary.scalar("si", 3)
+    writer.close()
+    lines = []
+    for path in sorted(glob.glob(str(tmp_path / "events*"))):
+        for record in RawEventFileLoader(path).Load():
+            for v in event_pb2.Event.FromString(record).summary.value:
+                a = tensor_util.make_ndarray(v.tensor)
+                lines.append(f"{v.tag} {v.metadata.plugin_data.plugin_name} "
+                             f"{v.metadata.plugin_data.content} {a.dtype} {a.shape}")
+                if v.tag in ("img", "gray", "u8", "i32", "u16", "i8"):
+                    first = np.asarray(pil.open(io.BytesIO(a[2]))).tolist()
+                    lines.append(f"  dims {a[:2].tolist()} {first[:2]}")
+                elif v.tag == "a":
+                    wav = wave.open(io.BytesIO(a[0][0]))
+                    frames = np.frombuffer(wav.readframes(5), "<i2").tolist()
+                    lines.append(f"  wav {wav.getnchannels()} {wav.getsampwidth()} "
+                                 f"{wav.getframerate()} {frames} {a[0][1]}")
+                else:
+                    lines.append(f"   {a.tolist()}")
+    expected = open(os.path.join(os.path.dirname(__file__), "data",
+                                 "encodings_tf.txt")).read().splitlines()
+    assert lines == expected
