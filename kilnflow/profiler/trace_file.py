@@ -96,7 +96,11 @@ def chrome_trace(recorder: Any) -> Dict[str, Any]:
             args["source"] = _where(site)
         if calls > 1:
             args["calls" if site.type not in _LOOPS else "folded_records"] = calls
-        events.append({"name": site.name, "cat": site.type, "ph": "X", "pid": pid,
+        name = site.name
+        if site.type == "trace" and name.endswith("#") and name.count("#") == 2:
+            name, _, meta = name[:-1].partition("#")   # Trace("train", step_num=1)
+            args.update(item.split("=", 1) for item in meta.split(",") if "=" in item)
+        events.append({"name": name, "cat": site.type, "ph": "X", "pid": pid,
                        "tid": tid, "ts": (start - origin) / 1000.0,
                        "dur": (end - start) / 1000.0, "args": args})
     return {"traceEvents": events, "displayTimeUnit": "ms",

@@ -49,6 +49,8 @@ def test_mlp_train_step_profile_is_a_chrome_trace_covering_its_wall_time(tmp_pat
     events = [e for e in trace["traceEvents"] if e["ph"] == "X"]
     kinds = {e["cat"] for e in events}
     assert {"function", "trace", "MatMul"} <= kinds
+    train = next(e for e in events if e["cat"] == "trace")
+    assert train["name"] == "train" and train["args"]["step_num"] == "1"
     matmul = next(e for e in events if e["cat"] == "MatMul")
     assert matmul["args"]["source"].startswith(__file__ + ":")   # the user's line
     assert matmul["dur"] >= 0 and "ts" in matmul
