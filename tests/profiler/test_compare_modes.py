@@ -96,12 +96,12 @@ def test_compare_modes_on_every_call_warns_at_the_planted_op(wrong_op):
     def f(x):
         return kf.reduce_sum(bind(wrong_op, (x * 2.0,)))
 
-    kf.debugging.enable_compare_modes()
+    kf.config.experimental.enable_compare_modes()        # the kf.config switch
     try:
         with pytest.warns(kf.debugging.ModeMismatchWarning, match="TestPlantedSin"):
             value = f(kf.constant([0.25, 0.5]))
     finally:
-        kf.debugging.disable_compare_modes()
+        kf.config.experimental.disable_compare_modes()
     np.testing.assert_allclose(value.numpy(), np.cos([0.5, 1.0]).sum(), rtol=1e-6)
     assert f.get_concrete_function(kf.constant([0.25, 0.5]))._fn is \
         f.get_concrete_function(kf.constant([0.25, 0.5]))._plain_fn
