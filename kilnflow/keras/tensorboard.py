@@ -38,6 +38,7 @@ class TensorBoard(Callback):
     log_dir: root folder (`train/` and `validation/` below it). histogram_freq: every how
     many epochs to write weight histograms `<weight path>/histogram` (0: never).
     write_graph: write the model's config (tag `keras`) and the train step's graph.
+    write_images: with the histograms, each weight as an image (`<weight path>/image`).
     update_freq: 'epoch', 'batch' or N: write `batch_*` scalars every N batches; as in
     Keras, while N is an int every summary of the run is gated on the optimizer's
     iteration count being a multiple of N (epoch summaries included). profile_batch: a
@@ -59,6 +60,7 @@ class TensorBoard(Callback):
         self.histogram_freq = int(histogram_freq)
         self.write_steps_per_second = write_steps_per_second
         self.write_graph = write_graph
+        self.write_images = write_images
         self.update_freq = 1 if update_freq == "batch" else update_freq
         self._profile_start, self._profile_stop = _profile_range(profile_batch)
         self._writers: dict = {}
@@ -186,6 +188,25 @@ class TensorBoard(Callback):
             for weight in layer.weights:
                 name = getattr(weight, "path", weight.name).replace(":", "_")
                 summary.histogram(name + "/histogram", np.asarray(weight.numpy()))
+                if self.write_images:
+                    self._log_weight_as_image(np.asarray(weight.numpy()), name + "/image")
+
+    @staticmethod
+    def _log_weight_as_image(weight: np.ndarray, tag: str) -> None:
+        """A bias as a 1-row image, a Dense kernel as one (wide side across), a conv
+        kernel as one image per output channel; other shapes are skipped, as in Keras."""
+        image = np.squeeze(weight)
+        if image.ndim == 1:
+            image = image.reshape(1, image.shape[0], 1, 1)
+        elif image.ndim == 2:
+            if image.shape[0] > image.shape[1]:
+                image = image.T
+            image = image.reshape(1, image.shape[0], image.shape[1], 1)
+        elif image.ndim == 3:   # channels_last: every output channel its own image
+            image = np.transpose(image, (2, 0, 1))
+            image = image.reshape(image.shape + (1,))
+        if image.ndim == 4 and image.shape[-1] in (1, 3, 4):
+            summary.image(tag, image)
 
     def _learning_rate(self) -> Optional[float]:
         optimizer = getattr(self.model, "optimizer", None)

@@ -99,6 +99,9 @@ def test_files_tags_and_steps_as_keras_3_writes_them(tmp_path, run):
         _load(str(tmp_path / "train")).Tensors("keras")[0].tensor_proto).item()) \
         if run["kwargs"].get("write_graph", True) else None
     assert config is None or config["class_name"] == "Sequential"
+    if run["kwargs"].get("write_images"):   # a [3, 4] kernel: 1 image 4 wide, 3 high
+        kernel = _load(str(tmp_path / "train")).Tensors("sequential/dense/kernel/image")[0]
+        assert tensor_util.make_ndarray(kernel.tensor_proto)[:2].tolist() == [b"4", b"3"]
 
 
 def test_bad_arguments_raise():
