@@ -209,7 +209,8 @@ def _profiler_namespace() -> dict:
         return kf.function(step, experimental_profile=profiled)
 
     ns: Dict[str, Any] = {"x": x, "bx": bx, "by": by}
-    for name, profiled in (("never", False), ("after", False), ("on", True)):
+    for name, profiled in (("never", False), ("never2", False), ("after", False),
+                           ("on", True)):
         ns[f"f_{name}"] = kf.function(lambda t: t + 1, experimental_profile=profiled)
         ns[f"mlp_{name}"] = mlp_step(profiled)
         ns[f"f_{name}"](x)
@@ -228,12 +229,14 @@ def _profiler_namespace() -> dict:
 
 PROFILER_STEPS = [
     ("x + 1 on [16]: never profiled", "f_never(x)"),
+    ("x + 1 on [16]: never profiled, a second copy (the noise floor)", "f_never2(x)"),
     ("x + 1 on [16]: after a kf.profiler start/stop (profiling off)", "f_after(x)"),
     ("x + 1 on [16]: profiling on (experimental_profile=True)", "f_on(x)"),
 ]
 
 PROFILER_MLP_STEPS = [
     ("MLP train step [64,128]: never profiled", "mlp_never(bx, by)"),
+    ("MLP train step [64,128]: never profiled, a second copy", "mlp_never2(bx, by)"),
     ("MLP train step [64,128]: after a kf.profiler start/stop (off)", "mlp_after(bx, by)"),
     ("MLP train step [64,128]: profiling on (experimental_profile=True)", "mlp_on(bx, by)"),
 ]
