@@ -68,19 +68,35 @@ class ModeComparison:
                 f"{self.compiled_value!r}\n  inputs:\n{shown}")
 
 
+def _is_handle(value: Any) -> bool:
+    return hasattr(value, "value") and hasattr(value, "dtype") and hasattr(value, "trainable")
+
+
 def _handles(graph: Any) -> list:
-    return [v for op in graph.operations for v in op.attrs.values()
-            if hasattr(v, "value") and hasattr(v, "dtype") and hasattr(v, "trainable")]
+    return [v for op in graph.operations for v in op.attrs.values() if _is_handle(v)]
+
+
+def _replayed(op: Any) -> bool:
+    """Ops whose outputs the reference takes from the compiled run, in order, instead of
+    running them again: random ops (same draws) and stateful ops whose effects are outside
+    the function's variables (print, summaries, iterators, py_function), which so happen
+    once. Variable ops and ops with bodies run in both (variables are restored)."""
+    if op is None:
+        return False
+    if op.opdef.random:
+        return True
+    return op.opdef.stateful and not any(
+        _is_handle(v) or (hasattr(v, "graph") and hasattr(v, "run")) for v in op.attrs.values())
 
 
 @contextlib.contextmanager
 def _replaying(draws: deque, log: Optional[list] = None) -> Iterator[None]:
-    """While open, random kernels return the compiled run's draws (oldest first) when the
-    next one was drawn by an op of their type, else draw anew; with `log`, every kernel
-    call appends (op type, inputs, outputs) to it."""
+    """While open, stateful kernels return the compiled run's outputs (oldest first) when
+    the next one recorded (see _replayed) is of their type, else run; with `log`, every
+    kernel call appends (op type, inputs, outputs) to it."""
     saved = {}
     for opdef in list(REGISTRY.values()):
-        if opdef.random or (log is not None and opdef.name not in ("Const", "Placeholder")):
+        if opdef.stateful or (log is not None and opdef.name not in ("Const", "Placeholder")):
             saved[opdef] = opdef.kernel
             opdef.kernel = _replay(opdef, opdef.kernel, draws, log)
     try:
@@ -92,7 +108,7 @@ def _replaying(draws: deque, log: Optional[list] = None) -> Iterator[None]:
 
 def _replay(opdef: Any, kernel: Callable, draws: deque, log: Optional[list]) -> Callable:
     def run(*arrays: Any, **attrs: Any) -> Any:
-        if opdef.random and draws and draws[0][0] == opdef.name:
+        if draws and draws[0][0] == opdef.name:
             outputs = draws.popleft()[1]
             out = list(outputs) if opdef.multi_output else outputs[0]
         else:
@@ -144,8 +160,7 @@ def _first_difference(graph: Any, concrete: Any, arrays: list, handles: list, sa
         copies = [np.array(o, copy=True) for o in outputs]
         if id(site.op) in top:   # an op of the function itself, not of a body
             seen.setdefault(site.name, copies)
-        opdef = REGISTRY.get(site.type)
-        if opdef is not None and opdef.random:
+        if _replayed(site.op):
             draws.append((site.type, copies))
 
     for h, value in zip(handles, saved):
@@ -178,8 +193,7 @@ def _inside_bodies(concrete: Any, arrays: list, handles: list, saved: list, rtol
     def observe(site: Any, outputs: tuple) -> None:
         copies = [np.array(o, copy=True) for o in outputs]
         compiled.append((site.op, copies))
-        opdef = REGISTRY.get(site.type)
-        if opdef is not None and opdef.random:
+        if _replayed(site.op):
             draws.append((site.type, copies))
 
     for h, value in zip(handles, saved):

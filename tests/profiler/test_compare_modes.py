@@ -151,3 +151,25 @@ def test_a_planted_difference_inside_a_loop_body_is_named(wrong_op):
     text = open(__file__).read().splitlines()[report.location[1] - 1]
     assert "<in the loop>" in text
     np.testing.assert_allclose(report.inputs[0], [0.125, 0.25])
+
+
+def test_outside_effects_happen_once_and_iterators_agree(capsys):
+    import sys
+
+    @kf.function
+    def shout(x):
+        kf.print("hello", x, output_stream=sys.stdout)
+        return x * 2.0
+
+    assert kf.debugging.compare_modes(shout, kf.constant(1.0)).equal
+    assert capsys.readouterr().out.count("hello") == 1          # printed once
+
+    it = iter(kf.data.Dataset.range(10))
+
+    @kf.function
+    def take():
+        return next(it) * 2
+
+    report = kf.debugging.compare_modes(take)
+    assert report.equal, str(report)
+    assert int(next(it)) == 1                                  # read once
