@@ -4,9 +4,11 @@ inputs and name the first op of the compiled graph whose outputs differ.
 The reference runs the traced graph op by op with the same kernels eager execution uses
 (cond / while bodies too, by the graph interpreter); the compiled code runs with every
 op's outputs observed (runtime/profile.py). Random ops take the compiled run's draws in
-the reference, in the order they were drawn (inside branches and loop bodies too);
-variables are restored between runs, so the function's effects happen once. A difference inside a fused group is looked for again
-with fusion off, to name the member op. enable_compare_modes does it on every call.
+the reference, in the order they were drawn (inside branches and loop bodies too), and
+so do stateful ops with outside effects (print, summaries, iterators); variables are
+restored between runs, so the function's effects happen once. A difference inside a fused
+group is looked for again with fusion off, to name the member op, and one in a cond /
+while op inside its bodies. enable_compare_modes does it on every call.
 """
 from __future__ import annotations
 
@@ -17,10 +19,10 @@ from typing import Any, Callable, Dict, Iterator, Optional
 
 import numpy as np
 
+from kilnflow.core.opdef import REGISTRY
 from kilnflow.function.api import Function, function
 from kilnflow.function.trace_key import make_key
 from kilnflow.passes import pipeline
-from kilnflow.core.opdef import REGISTRY
 from kilnflow.runtime import interpreter, profile
 
 
@@ -153,7 +155,7 @@ def _first_difference(graph: Any, concrete: Any, arrays: list, handles: list, sa
     (compiled) or None, the compiled outputs); variables are left as the compiled run
     left them."""
     seen: Dict[str, list] = {}
-    draws: deque = deque()   # (op type, outputs) of every random op run, in order
+    draws: deque = deque()   # (op type, outputs) of every replayed op run, in order
     top = {id(op) for op in graph.operations}
 
     def observe(site: Any, outputs: tuple) -> None:
