@@ -2,6 +2,7 @@
 
     python -m benchmarks.profile_overhead            # step table + cProfile, ~1 minute
     python -m benchmarks.profile_overhead --no-cprofile
+    python -m benchmarks.profile_overhead --profiler   # profiling off vs on, ~1 minute
 
 The step table times each piece of `kf.add(x, y)` and of a cached `f(x)` (f = x + 1
 under @kf.function) on [16] float32 by itself, in interleaved rounds, and prints the
@@ -19,7 +20,7 @@ import statistics
 import sys
 import timeit
 import warnings
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 
 def _namespace() -> dict:
@@ -178,16 +179,89 @@ def print_cprofile(stmt: str, ns: dict, calls: int = 100000, top: int = 14) -> N
     print("\n".join(line for line in out.getvalue().splitlines()[4:] if line.strip()))
 
 
+def _profiler_namespace() -> dict:
+    """Twins of one function and of an MLP train step: never profiled, profiled once by
+    kf.profiler (start/stop, then the plain code is back), and always profiled
+    (kf.function(experimental_profile=True): the cost while a profile records)."""
+    import tempfile
+
+    import numpy as np
+
+    import kilnflow as kf
+
+    rng = np.random.default_rng(0)
+    x = kf.constant(np.linspace(-1, 1, 16, dtype=np.float32))
+    bx = rng.standard_normal((64, 128)).astype("float32")
+    by = rng.integers(0, 10, 64).astype("int32")
+
+    def mlp_step(profiled: bool) -> Any:
+        model = kf.keras.Sequential([kf.keras.layers.Dense(128, activation="relu"),
+                                     kf.keras.layers.Dense(10)])
+        opt = kf.keras.optimizers.SGD(0.01)
+        loss_fn = kf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+
+        def step(a, b):
+            with kf.GradientTape() as tape:
+                loss = loss_fn(b, model(a, training=True))
+            grads = tape.gradient(loss, model.trainable_variables)
+            opt.apply_gradients(zip(grads, model.trainable_variables))
+            return loss
+        return kf.function(step, experimental_profile=profiled)
+
+    ns: Dict[str, Any] = {"x": x, "bx": bx, "by": by}
+    for name, profiled in (("never", False), ("never2", False), ("after", False),
+                           ("on", True)):
+        ns[f"f_{name}"] = kf.function(lambda t: t + 1, experimental_profile=profiled)
+        ns[f"mlp_{name}"] = mlp_step(profiled)
+        ns[f"f_{name}"](x)
+        ns[f"mlp_{name}"](bx, by)
+    with tempfile.TemporaryDirectory() as logdir:   # a profile runs "after" twins once
+        kf.profiler.experimental.start(logdir)
+        ns["f_after"](x)
+        ns["mlp_after"](bx, by)
+        kf.profiler.experimental.stop(save=False)
+    for name in ("f", "mlp"):
+        args = (x,) if name == "f" else (bx, by)
+        concrete = ns[f"{name}_after"].get_concrete_function(*args)
+        assert concrete._fn is concrete._plain_fn, "profile left the twin in place"
+    return ns
+
+
+PROFILER_STEPS = [
+    ("x + 1 on [16]: never profiled", "f_never(x)"),
+    ("x + 1 on [16]: never profiled, a second copy (the noise floor)", "f_never2(x)"),
+    ("x + 1 on [16]: after a kf.profiler start/stop (profiling off)", "f_after(x)"),
+    ("x + 1 on [16]: profiling on (experimental_profile=True)", "f_on(x)"),
+]
+
+PROFILER_MLP_STEPS = [
+    ("MLP train step [64,128]: never profiled", "mlp_never(bx, by)"),
+    ("MLP train step [64,128]: never profiled, a second copy", "mlp_never2(bx, by)"),
+    ("MLP train step [64,128]: after a kf.profiler start/stop (off)", "mlp_after(bx, by)"),
+    ("MLP train step [64,128]: profiling on (experimental_profile=True)", "mlp_on(bx, by)"),
+]
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.profile_overhead",
                                      description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--no-cprofile", action="store_true")
     parser.add_argument("--rounds", type=int, default=40)
+    parser.add_argument("--profiler", action="store_true",
+                        help="only the profiling off/on table")
     argv = list(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(argv)
     from benchmarks import run
     run._reexec_pinned(argv, "benchmarks.profile_overhead")
+    if args.profiler:
+        ns = _profiler_namespace()
+        print_table("kf.profiler: call cost with profiling off and on",
+                    step_table(PROFILER_STEPS, ns, rounds=args.rounds))
+        print_table("kf.profiler: MLP train step with profiling off and on",
+                    step_table(PROFILER_MLP_STEPS, ns, number=50,
+                               rounds=max(1, args.rounds // 2)))
+        return 0
     ns = _namespace()
     print_table("eager dispatch: kf.add on [16] float32", step_table(EAGER_STEPS, ns,
                                                                    rounds=args.rounds))

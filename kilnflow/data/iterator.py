@@ -14,6 +14,7 @@ from kilnflow.context import ctx
 from kilnflow.data import structure
 from kilnflow.ops import iterator as iterator_ops
 from kilnflow.ops.convert import convert_to_tensor
+from kilnflow.runtime import profile
 from kilnflow.shapes import TensorSpec
 
 
@@ -130,7 +131,12 @@ class HostIterator:
     def next_or_none(self) -> _Opt[list]:
         """The next flat element, or None at the end."""
         with self._lock:  # one consumer at a time: generators are not reentrant
-            return next(self._source, None)
+            if not profile.recording():
+                return next(self._source, None)
+            start = profile.clock()   # a profile records: tf.data shows on its timeline
+            flat = next(self._source, None)
+            profile.host_range("Iterator::GetNext", "tf.data", start)
+            return flat
 
     def next_flat(self) -> Tuple[bool, list]:
         flat = self.next_or_none()

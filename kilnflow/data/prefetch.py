@@ -15,6 +15,7 @@ from typing import Any, Callable, Iterator
 from kilnflow import errors
 from kilnflow.data.dataset import Dataset, as_count
 from kilnflow.data.options import AUTOTUNE
+from kilnflow.runtime import profile
 
 
 class Prefetch(Dataset):
@@ -94,7 +95,7 @@ def background(items: Iterator, size: int) -> Iterator:
     def produce() -> None:
         end: Any = (None,)
         try:
-            for item in items:
+            for item in profile.timed_items(items, "Prefetch::produce"):
                 with cond:
                     while len(ready) >= size and not state["stop"]:
                         cond.wait()

@@ -107,8 +107,9 @@ def _check_numerics_kernel(x: Any, *, message: str) -> Any:
     return x
 
 
+# stateful as in TF: an unused check_numerics in a function still runs (and raises)
 CHECK_NUMERICS = defop("CheckNumerics", shape=rules.same_as(0), kernel=_check_numerics_kernel,
-                       dtypes=_dtypes.FLOATS, grad=lambda op, dy: [dy])
+                       dtypes=_dtypes.FLOATS, grad=lambda op, dy: [dy], stateful=True)
 
 
 def check_numerics(tensor: Any, message: str, name: Optional[str] = None) -> Tensor:

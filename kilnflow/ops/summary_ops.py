@@ -21,7 +21,7 @@ from kilnflow.ops.math import cast
 from kilnflow.shapes import TensorSpec
 from kilnflow.tensor import Tensor
 
-KINDS = ("scalar", "histogram", "image", "text", "audio")
+KINDS = ("scalar", "histogram", "image", "text", "audio", "raw", "raw_pb")  # raw: summary.write
 
 
 def _rule(data: Any, step: Any, record: Any, *, writer: Any, kind: str, tag: str,

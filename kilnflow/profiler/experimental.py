@@ -87,7 +87,10 @@ class Trace:
 
     def __exit__(self, *exc: Any) -> None:
         if self._start:
-            site = profile.Site(self.name, "trace", None, "")
+            name = self.name
+            if self.kwargs:   # TF's TraceMe encoding, decoded into the event's args
+                name += "#" + ",".join(f"{k}={v}" for k, v in self.kwargs.items()) + "#"
+            site = profile.Site(name, "trace", None, "")
             profile.record_op(site, self._start, profile.clock())
             self._start = 0
 

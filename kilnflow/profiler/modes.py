@@ -1,23 +1,29 @@
 """kf.debugging.compare_modes: run a function the eager way and compiled on the same
 inputs and name the first op of the compiled graph whose outputs differ.
 
-The reference runs the traced graph op by op with the same kernels eager execution uses;
-the compiled code runs with every op's outputs observed (runtime/profile.py). Random ops
-take the compiled run's draws in the reference; variables are restored between runs, so
-the function's effects happen once. A difference inside a fused group is looked for again
-with fusion off, to name the member op. enable_compare_modes does it on every call.
+The reference runs the traced graph op by op with the same kernels eager execution uses
+(cond / while bodies too, by the graph interpreter); the compiled code runs with every
+op's outputs observed (runtime/profile.py). Random ops take the compiled run's draws in
+the reference, in the order they were drawn (inside branches and loop bodies too), and
+so do stateful ops with outside effects (print, summaries, iterators); variables are
+restored between runs, so the function's effects happen once. A difference inside a fused
+group is looked for again with fusion off, to name the member op, and one in a cond /
+while op inside its bodies. enable_compare_modes does it on every call.
 """
 from __future__ import annotations
 
+import contextlib
 import warnings
-from typing import Any, Callable, Dict, Optional
+from collections import deque
+from typing import Any, Callable, Dict, Iterator, Optional
 
 import numpy as np
 
+from kilnflow.core.opdef import REGISTRY
 from kilnflow.function.api import Function, function
 from kilnflow.function.trace_key import make_key
 from kilnflow.passes import pipeline
-from kilnflow.runtime import profile
+from kilnflow.runtime import interpreter, profile
 
 
 def unfused(graph: Any) -> Any:
@@ -64,27 +70,73 @@ class ModeComparison:
                 f"{self.compiled_value!r}\n  inputs:\n{shown}")
 
 
+def _is_handle(value: Any) -> bool:
+    return hasattr(value, "value") and hasattr(value, "dtype") and hasattr(value, "trainable")
+
+
 def _handles(graph: Any) -> list:
-    return [v for op in graph.operations for v in op.attrs.values()
-            if hasattr(v, "value") and hasattr(v, "dtype") and hasattr(v, "trainable")]
+    return [v for op in graph.operations for v in op.attrs.values() if _is_handle(v)]
 
 
-def _reference(graph: Any, arrays: list, draws: Dict[str, list]) -> Dict[str, tuple]:
-    """Every op's (inputs, outputs) from its kernel, in graph order, as eager runs them."""
+def _replayed(op: Any) -> bool:
+    """Ops whose outputs the reference takes from the compiled run, in order, instead of
+    running them again: random ops (same draws) and stateful ops whose effects are outside
+    the function's variables (print, summaries, iterators, py_function), which so happen
+    once. Variable ops and ops with bodies run in both (variables are restored)."""
+    if op is None:
+        return False
+    if op.opdef.random:
+        return True
+    return op.opdef.stateful and not any(
+        _is_handle(v) or (hasattr(v, "graph") and hasattr(v, "run")) for v in op.attrs.values())
+
+
+@contextlib.contextmanager
+def _replaying(draws: deque, log: Optional[list] = None) -> Iterator[None]:
+    """While open, stateful kernels return the compiled run's outputs (oldest first) when
+    the next one recorded (see _replayed) is of their type, else run; with `log`, every
+    kernel call appends (op type, inputs, outputs) to it."""
+    saved = {}
+    for opdef in list(REGISTRY.values()):
+        if opdef.stateful or (log is not None and opdef.name not in ("Const", "Placeholder")):
+            saved[opdef] = opdef.kernel
+            opdef.kernel = _replay(opdef, opdef.kernel, draws, log)
+    try:
+        yield
+    finally:
+        for opdef, kernel in saved.items():
+            opdef.kernel = kernel
+
+
+def _replay(opdef: Any, kernel: Callable, draws: deque, log: Optional[list]) -> Callable:
+    def run(*arrays: Any, **attrs: Any) -> Any:
+        if draws and draws[0][0] == opdef.name:
+            outputs = draws.popleft()[1]
+            out = list(outputs) if opdef.multi_output else outputs[0]
+        else:
+            out = kernel(*arrays, **attrs)
+        if log is not None:
+            results = list(out) if opdef.multi_output else [out]
+            log.append((opdef.name, [np.array(a, copy=True) for a in arrays],
+                        [np.array(r, copy=True) for r in results]))
+        return out
+    return run
+
+
+def _reference(graph: Any, arrays: list, draws: deque) -> Dict[str, tuple]:
+    """Every op's (inputs, outputs) from its kernel, in graph order, as eager runs them;
+    ops with bodies (cond, while) run them op by op through the graph interpreter."""
     env: Dict[int, Any] = {id(t): a for t, a in zip(graph.inputs, arrays)}
     values: Dict[str, tuple] = {}
-    for op in graph.operations:
-        if op.outputs and id(op.outputs[0]) in env:
-            continue
-        args = [env[id(t)] for t in op.inputs]
-        if op.opdef.random and op.name in draws:
-            result = draws[op.name]
-        else:
-            out = op.opdef.kernel(*args, **op.attrs)
-            result = list(out) if op.opdef.multi_output else [out]
-        for t, value in zip(op.outputs, result):
-            env[id(t)] = value
-        values[op.name] = (args, [np.array(r, copy=True) for r in result])
+    with _replaying(draws):
+        for op in graph.operations:
+            if op.outputs and id(op.outputs[0]) in env:
+                continue
+            args = [env[id(t)] for t in op.inputs]
+            result = interpreter.evaluate([op], list(op.inputs), list(op.outputs), args)
+            for t, value in zip(op.outputs, result):
+                env[id(t)] = value
+            values[op.name] = (args, [np.array(r, copy=True) for r in result])
     return values
 
 
@@ -103,9 +155,15 @@ def _first_difference(graph: Any, concrete: Any, arrays: list, handles: list, sa
     (compiled) or None, the compiled outputs); variables are left as the compiled run
     left them."""
     seen: Dict[str, list] = {}
+    draws: deque = deque()   # (op type, outputs) of every replayed op run, in order
+    top = {id(op) for op in graph.operations}
 
     def observe(site: Any, outputs: tuple) -> None:
-        seen.setdefault(site.name, [np.array(o, copy=True) for o in outputs])
+        copies = [np.array(o, copy=True) for o in outputs]
+        if id(site.op) in top:   # an op of the function itself, not of a body
+            seen.setdefault(site.name, copies)
+        if _replayed(site.op):
+            draws.append((site.type, copies))
 
     for h, value in zip(handles, saved):
         h.value = np.array(value, copy=True)
@@ -113,7 +171,7 @@ def _first_difference(graph: Any, concrete: Any, arrays: list, handles: list, sa
     after = [h.value for h in handles]
     for h, value in zip(handles, saved):
         h.value = np.array(value, copy=True)
-    reference = _reference(concrete.traced_graph, [a.copy() for a in arrays], seen)
+    reference = _reference(concrete.traced_graph, [a.copy() for a in arrays], draws)
     for h, value in zip(handles, after):   # the function's effects happen once
         h.value = value
     for op in graph.operations:
@@ -124,6 +182,45 @@ def _first_difference(graph: Any, concrete: Any, arrays: list, handles: list, sa
             if _differs(want, got, rtol, atol):
                 return (op, want, got, inputs), outputs
     return None, outputs
+
+
+def _inside_bodies(concrete: Any, arrays: list, handles: list, saved: list, rtol: float,
+                   atol: float) -> Optional[tuple]:
+    """The first differing op anywhere, cond / while bodies included: the traced graph run
+    compiled (unfused) and by the interpreter, their op executions matched in order."""
+    graph = unfused(concrete.traced_graph)
+    compiled: list = []
+    draws: deque = deque()
+
+    def observe(site: Any, outputs: tuple) -> None:
+        copies = [np.array(o, copy=True) for o in outputs]
+        compiled.append((site.op, copies))
+        if _replayed(site.op):
+            draws.append((site.type, copies))
+
+    for h, value in zip(handles, saved):
+        h.value = np.array(value, copy=True)
+    after = [h.value for h in handles]
+    try:
+        profile.observed(graph, concrete.name, observe)(*[a.copy() for a in arrays])
+        after = [h.value for h in handles]
+        for h, value in zip(handles, saved):
+            h.value = np.array(value, copy=True)
+        log: list = []
+        with _replaying(draws, log):
+            interpreter.evaluate_graph(graph, [a.copy() for a in arrays])
+    except Exception:  # noqa: BLE001 - the search is best effort; the outer report stands
+        return None
+    finally:
+        for h, value in zip(handles, after):
+            h.value = value
+    for (op, got), (kind, inputs, want) in zip(compiled, log):
+        if op is None or op.type != kind:
+            return None   # the runs took different paths: no reliable match
+        for w, g in zip(want, got):
+            if _differs(w, g, rtol, atol):
+                return op, w, g, inputs
+    return None
 
 
 def compare_modes(f: Callable, *args: Any, rtol: float = 1e-5, atol: float = 1e-6,
@@ -156,6 +253,12 @@ def _compare_flat(concrete: Any, arrays: list, rtol: float, atol: float) -> tupl
         member, outputs = _first_difference(unfused(concrete.traced_graph), concrete,
                                             arrays, handles, saved, rtol, atol)
         found = member or found
+    if found is not None and any(hasattr(v, "graph") and hasattr(v, "run")
+                                 for v in found[0].attrs.values()):   # which op inside?
+        after = [h.value for h in handles]
+        found = _inside_bodies(concrete, arrays, handles, saved, rtol, atol) or found
+        for h, value in zip(handles, after):
+            h.value = value
     return found, outputs
 
 

@@ -39,20 +39,68 @@ def _where(site: Any) -> str:
     return f"{site.location[0]}:{site.location[1]}" if site.location else ""
 
 
+LOOP_DETAIL = 256   # a loop whose ops made more records than this is shown aggregated
+_LOOPS = ("While", "StatelessWhile")
+
+
+def aggregate_loops(events: List[tuple], limit: int = LOOP_DETAIL) -> List[tuple]:
+    """(site, start, end, tid, count) records to draw: every record as is, except inside a
+    loop op that holds more than `limit` records (its iterations): those become one record
+    per op with its summed self time and call count, laid end to end from the loop's
+    start (they fit: self times never exceed the loop's duration); `count` is an op's
+    number of calls, or the number of records a loop's row stands for."""
+    selfs = self_times(events)
+    order = sorted(range(len(events)), key=lambda i: (events[i][3], events[i][1], -events[i][2]))
+    out: List[tuple] = []
+    k = 0
+    while k < len(order):
+        i = order[k]
+        site, start, end, tid = events[i]
+        inner = k + 1
+        while inner < len(order) and events[order[inner]][3] == tid and \
+                events[order[inner]][1] < end:
+            inner += 1
+        if site.type not in _LOOPS or inner - k - 1 <= limit:
+            out.append((site, start, end, tid, 1))
+            k += 1
+            continue
+        sums: Dict[int, list] = {}
+        for j in order[k + 1:inner]:
+            row = sums.setdefault(id(events[j][0]), [events[j][0], 0, 0])
+            row[1] += selfs[j]
+            row[2] += 1
+        out.append((site, start, end, tid, inner - k - 1))
+        cursor = start
+        for inner_site, total, count in sorted(sums.values(), key=lambda r: -r[1]):
+            out.append((inner_site, cursor, cursor + total, tid, count))
+            cursor += total
+        k = inner
+    return out
+
+
 def chrome_trace(recorder: Any) -> Dict[str, Any]:
-    """The Chrome trace event format: one complete ('X') event per record, in µs."""
+    """The Chrome trace event format: one complete ('X') event per record, in µs; the
+    iterations of long loops aggregated (aggregate_loops: an op's `args.calls` counts
+    them)."""
     pid = os.getpid()
     origin = recorder.start_ns
     names = {t.ident: t.name for t in threading.enumerate()}
+    names.update(getattr(recorder, "threads", {}))
     events: List[dict] = []
     for tid in sorted({e[3] for e in recorder.events}):
         events.append({"name": "thread_name", "ph": "M", "pid": pid, "tid": tid,
                        "args": {"name": names.get(tid, f"thread {tid}")}})
-    for site, start, end, tid in recorder.events:
-        args = {"type": site.type, "function": site.function}
+    for site, start, end, tid, calls in aggregate_loops(recorder.events):
+        args: Dict[str, Any] = {"type": site.type, "function": site.function}
         if site.location:
             args["source"] = _where(site)
-        events.append({"name": site.name, "cat": site.type, "ph": "X", "pid": pid,
+        if calls > 1:
+            args["calls" if site.type not in _LOOPS else "folded_records"] = calls
+        name = site.name
+        if site.type == "trace" and name.endswith("#") and name.count("#") == 2:
+            name, _, meta = name[:-1].partition("#")   # Trace("train", step_num=1)
+            args.update(item.split("=", 1) for item in meta.split(",") if "=" in item)
+        events.append({"name": name, "cat": site.type, "ph": "X", "pid": pid,
                        "tid": tid, "ts": (start - origin) / 1000.0,
                        "dur": (end - start) / 1000.0, "args": args})
     return {"traceEvents": events, "displayTimeUnit": "ms",

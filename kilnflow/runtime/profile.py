@@ -18,7 +18,7 @@ import functools
 import threading
 import time
 import weakref
-from typing import Any, Callable, List, Optional
+from typing import Any, Callable, Iterable, Iterator, List, Optional
 
 from kilnflow.runtime import codegen, loader
 
@@ -29,15 +29,16 @@ MAX_EVENTS = 2_000_000  # a long profile keeps its first events, then counts the
 class Site:
     """What one record is about: an op of a graph, a whole function call, or a range."""
 
-    __slots__ = ("name", "type", "location", "function", "pinned")
+    __slots__ = ("name", "type", "location", "function", "pinned", "op")
 
     def __init__(self, name: str, type_: str, location: Any = None, function: str = "",
-                 pinned: Optional["Recorder"] = None):
+                 pinned: Optional["Recorder"] = None, op: Any = None):
         self.name = name
         self.type = type_
         self.location = location   # (file, line) of the user code that created the op
         self.function = function   # the compiled function it belongs to
         self.pinned = pinned       # the recorder of a kf.function(experimental_profile=True)
+        self.op = op               # the graph op (of the function or of a body), if any
 
 
 class Recorder:
@@ -47,12 +48,17 @@ class Recorder:
         self.events: list = []
         self.dropped = 0
         self.graphs: dict = {}      # function name -> optimized graph, in first-run order
+        self.threads: dict = {}     # thread id -> name, taken while it runs (it may end)
+        self.traced: dict = {}      # function name -> its graph as traced (before passes)
         self.start_ns = clock()
         self.stop_ns: Optional[int] = None
 
     def add(self, site: Site, start: int, end: int) -> None:
         if len(self.events) < MAX_EVENTS:
-            self.events.append((site, start, end, threading.get_ident()))
+            tid = threading.get_ident()
+            if tid not in self.threads:
+                self.threads[tid] = threading.current_thread().name
+            self.events.append((site, start, end, tid))
         else:
             self.dropped += 1
 
@@ -94,6 +100,33 @@ def host_task(fn: Callable, name: str) -> Callable:
     return timed
 
 
+_host_sites: dict = {}
+
+
+def host_range(name: str, type_: str, start: int) -> None:
+    """Record [start, now] on this thread as a `type_` range called `name` (tf.data's
+    GetNext and its prefetch thread). Callers test recording() first: off costs that."""
+    site = _host_sites.get((name, type_))
+    if site is None:
+        site = _host_sites[(name, type_)] = Site(name, type_, None, "")
+    record_op(site, start, clock())
+
+
+def timed_items(items: Iterable, name: str, type_: str = "tf.data") -> Iterator:
+    """`items`, each one's production recorded as a `name` range while a profile records
+    (a background producer's thread shows as its own row of the trace)."""
+    source = iter(items)
+    while True:
+        start = clock() if _active else 0
+        try:
+            item = next(source)
+        except StopIteration:
+            return
+        if start and _active:
+            host_range(name, type_, start)
+        yield item
+
+
 class _Probe:
     """Adds `t = clock()` before an op's statement and `record_op(site, t, clock())` after."""
 
@@ -110,7 +143,7 @@ class _Probe:
         emitter.lines.append(f"{indent}{start} = {emitter.global_ref(clock, 'clock')}()")
 
     def after(self, op: Any, emitter: Any, indent: str, env: dict) -> None:
-        site = Site(op.name, op.type, op.location, self.function, self.pinned)
+        site = Site(op.name, op.type, op.location, self.function, self.pinned, op)
         if self.observe is not None:  # values too (check_numerics, compare_modes)
             outs = "".join(env[id(t)] + ", " for t in op.outputs)
             emitter.lines.append(f"{indent}{emitter.global_ref(self.observe, 'observe')}("
@@ -143,10 +176,13 @@ def profiled_twin(owner: Any) -> Callable:
     fn = loader.load(source, globals_, f"{owner.name} profiled")
     site = Site(owner.name, "function", None, owner.name, pinned)
     name = owner.name
+    traced = getattr(owner, "traced_graph", graph)
 
     def run(*arrays: Any) -> Any:
         for recorder in _active:
-            recorder.graphs.setdefault(name, graph)
+            if name not in recorder.graphs:
+                recorder.graphs[name] = graph
+                recorder.traced[name] = traced
         if pinned is not None:
             pinned.graphs.setdefault(name, graph)
         start = clock()

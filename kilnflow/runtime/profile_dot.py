@@ -124,4 +124,9 @@ def to_svg(graph: Any, timings: Optional[Dict[str, int]] = None) -> str:
     except ImportError:
         raise ImportError("to_svg() renders with Graphviz: `pip install graphviz` and "
                           "install the Graphviz `dot` binary (to_dot() needs neither)") from None
-    return graphviz.Source(to_dot(graph, timings)).pipe(format="svg").decode("utf-8")
+    try:
+        return graphviz.Source(to_dot(graph, timings)).pipe(format="svg").decode("utf-8")
+    except getattr(graphviz, "ExecutableNotFound", OSError) as exc:
+        raise RuntimeError(f"to_svg() needs the Graphviz `dot` binary on PATH (the `graphviz` "
+                           f"Python package is installed; to_dot() needs neither): {exc}") \
+            from None

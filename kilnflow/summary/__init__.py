@@ -2,6 +2,8 @@
 (create_file_writer raises an ImportError naming it otherwise). Re-exports only."""
 from kilnflow.summary import experimental as experimental
 from kilnflow.summary.api import audio as audio
+from kilnflow.summary.api import graph as graph
+from kilnflow.summary.api import write as write
 from kilnflow.summary.api import histogram as histogram
 from kilnflow.summary.api import image as image
 from kilnflow.summary.api import scalar as scalar

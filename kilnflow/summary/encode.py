@@ -51,8 +51,11 @@ def encode_png(image: np.ndarray) -> bytes:
 
 
 def encode_wav(samples: np.ndarray, sample_rate: int) -> bytes:
-    """[frames, channels] floats in [-1, 1] as 16-bit PCM WAV bytes."""
-    pcm = (np.clip(samples, -1.0, 1.0) * 32767).astype("<i2")
+    """[frames, channels] floats in [-1, 1] as 16-bit PCM WAV bytes (TF's encode_wav:
+    scaled by 32768, rounded half away from zero, saturated to the int16 range)."""
+    scaled = np.clip(np.asarray(samples, np.float64), -1.0, 1.0) * 32768.0
+    rounded = np.sign(scaled) * np.floor(np.abs(scaled) + 0.5)
+    pcm = np.clip(rounded, -32768, 32767).astype("<i2")
     buffer = io.BytesIO()
     with wave.open(buffer, "wb") as out:
         out.setnchannels(pcm.shape[1])
@@ -63,10 +66,17 @@ def encode_wav(samples: np.ndarray, sample_rate: int) -> bytes:
 
 
 def _to_uint8(images: np.ndarray) -> np.ndarray:
+    """As TF's convert_image_dtype(..., uint8, saturate=True): floats in [0, 1] scaled by
+    255.5 and truncated; wider integers shifted down, narrower ones scaled up."""
     if images.dtype == np.uint8:
         return images
-    if images.dtype.kind == "f":  # TF's convert_image_dtype: [0, 1] -> [0, 255], saturating
-        return (np.clip(images, 0.0, 1.0) * 255.0 + 0.5).astype(np.uint8)
+    if images.dtype.kind == "f":
+        return np.clip(images.astype(np.float64) * 255.5, 0.0, 255.0).astype(np.uint8)
+    if images.dtype.kind in "iu":
+        top = int(np.iinfo(images.dtype).max) + 1
+        values = images.astype(np.int64)
+        values = values // (top // 256) if top > 256 else values * (256 // top)
+        return np.clip(values, 0, 255).astype(np.uint8)
     return np.clip(images, 0, 255).astype(np.uint8)
 
 
@@ -101,9 +111,20 @@ def _value(kind: str, data: np.ndarray, params: dict) -> tuple:
 
 
 def summary_proto(kind: str, tag: str, data: Any, params: dict) -> Any:
-    """A tensorboard Summary proto holding one value."""
+    """A tensorboard Summary proto holding one value (raw_pb: the given protos' values)."""
     from tensorboard.compat.proto import summary_pb2
     from tensorboard.util import tensor_util
+    if kind == "raw_pb":
+        summary = summary_pb2.Summary()
+        for serialized in np.asarray(data, object).ravel():
+            summary.MergeFromString(serialized)
+        return summary
+    if kind == "raw":
+        meta = summary_pb2.SummaryMetadata.FromString(params.get("metadata") or b"")
+        summary = summary_pb2.Summary()
+        summary.value.add(tag=tag, metadata=meta,
+                          tensor=tensor_util.make_tensor_proto(np.asarray(data)))
+        return summary
     metadata, array, extra = _value(kind, np.asarray(data), params)
     meta = metadata.create_summary_metadata(display_name=None,
                                             description=params.get("description") or "",

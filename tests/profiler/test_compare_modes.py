@@ -85,6 +85,8 @@ def test_logger_and_verbosity():
     try:
         assert kf.debugging.get_verbosity() == 3
         assert logging.getLogger("kilnflow.autograph").level == logging.DEBUG
+        kf.autograph.set_verbosity(2)
+        assert kf.autograph.get_verbosity() == 2
     finally:
         kf.debugging.set_verbosity(0)
 
@@ -94,12 +96,80 @@ def test_compare_modes_on_every_call_warns_at_the_planted_op(wrong_op):
     def f(x):
         return kf.reduce_sum(bind(wrong_op, (x * 2.0,)))
 
-    kf.debugging.enable_compare_modes()
+    kf.config.experimental.enable_compare_modes()        # the kf.config switch
     try:
         with pytest.warns(kf.debugging.ModeMismatchWarning, match="TestPlantedSin"):
             value = f(kf.constant([0.25, 0.5]))
     finally:
-        kf.debugging.disable_compare_modes()
+        kf.config.experimental.disable_compare_modes()
     np.testing.assert_allclose(value.numpy(), np.cos([0.5, 1.0]).sum(), rtol=1e-6)
     assert f.get_concrete_function(kf.constant([0.25, 0.5]))._fn is \
         f.get_concrete_function(kf.constant([0.25, 0.5]))._plain_fn
+
+
+def test_random_draws_inside_branches_loops_and_layers_are_shared():
+    @kf.function
+    def branch(x):
+        y = x
+        if kf.reduce_sum(x) > 0:
+            y = x + kf.random.normal([3])
+        return y * 2.0
+
+    @kf.function
+    def loop(x):
+        i = kf.constant(0)
+        while i < 3:
+            x = x + kf.random.uniform([3])
+            i += 1
+        return x
+
+    dropout = kf.keras.layers.Dropout(0.5)
+    gen = kf.random.Generator.from_seed(1)
+
+    @kf.function
+    def layers(x):
+        return dropout(x, training=True) + gen.normal([4]) + kf.random.shuffle(kf.range(4.0))
+
+    for f, x in ((branch, kf.constant([1.0, 2.0, 3.0])), (loop, kf.constant([1.0, 2.0, 3.0])),
+                 (layers, kf.ones([4, 4]))):
+        report = kf.debugging.compare_modes(f, x)
+        assert report.equal, str(report)
+
+
+def test_a_planted_difference_inside_a_loop_body_is_named(wrong_op):
+    @kf.function
+    def f(x):
+        i = kf.constant(0)
+        while i < 2:
+            x = bind(wrong_op, (x * 0.5,))  # <in the loop>
+            i += 1
+        return x
+
+    report = kf.debugging.compare_modes(f, kf.constant([0.25, 0.5]))
+    assert not report.equal
+    assert report.op_type == "TestPlantedSin", str(report)
+    text = open(__file__).read().splitlines()[report.location[1] - 1]
+    assert "<in the loop>" in text
+    np.testing.assert_allclose(report.inputs[0], [0.125, 0.25])
+
+
+def test_outside_effects_happen_once_and_iterators_agree(capsys):
+    import sys
+
+    @kf.function
+    def shout(x):
+        kf.print("hello", x, output_stream=sys.stdout)
+        return x * 2.0
+
+    assert kf.debugging.compare_modes(shout, kf.constant(1.0)).equal
+    assert capsys.readouterr().out.count("hello") == 1          # printed once
+
+    it = iter(kf.data.Dataset.range(10))
+
+    @kf.function
+    def take():
+        return next(it) * 2
+
+    report = kf.debugging.compare_modes(take)
+    assert report.equal, str(report)
+    assert int(next(it)) == 1                                  # read once

@@ -59,3 +59,33 @@ def test_svg_needs_graphviz():
             assert "<svg" in graph.to_svg()
         except Exception as exc:  # the Python package without the `dot` binary
             pytest.skip(f"graphviz binary missing: {exc}")
+
+
+def test_svg_through_the_graphviz_package_and_a_missing_binary_named(monkeypatch):
+    import sys
+    import types
+    fake = types.ModuleType("graphviz")
+
+    class ExecutableNotFound(RuntimeError):
+        pass
+
+    class Source:
+        binary = True
+
+        def __init__(self, text):
+            self.text = text
+
+        def pipe(self, format):
+            if not Source.binary:
+                raise ExecutableNotFound("failed to execute 'dot'")
+            assert format == "svg" and self.text.startswith("digraph")
+            return b"<svg>" + self.text.encode() + b"</svg>"
+
+    fake.Source, fake.ExecutableNotFound = Source, ExecutableNotFound
+    monkeypatch.setitem(sys.modules, "graphviz", fake)
+    graph = _traced().graph
+    svg = graph.to_svg()
+    assert svg.startswith("<svg>digraph") and "MatMul" in svg
+    Source.binary = False
+    with pytest.raises(RuntimeError, match="Graphviz `dot` binary"):
+        graph.to_svg()

@@ -1,5 +1,6 @@
 """kf.summary writes real TensorBoard event files: read back here with TensorBoard's own
 loader (tags, steps, values, plugin), eagerly and from inside kf.function (at run time)."""
+import glob
 import os
 import subprocess
 import sys
@@ -92,7 +93,7 @@ def test_image_text_audio(tmp_path):
     pil = pytest.importorskip("PIL.Image")
     import io
     decoded = np.asarray(pil.open(io.BytesIO(img[2])))
-    np.testing.assert_array_equal(decoded, (images[0] * 255 + 0.5).astype(np.uint8))
+    np.testing.assert_array_equal(decoded, (images[0] * 255.5).astype(np.uint8))  # as TF
     assert _values(acc, "notes")[0][1] == b"loss is **down**"
     wav = _values(acc, "beep")[0][1]
     assert wav.shape == (1,) and wav[0].startswith(b"RIFF")  # labels dropped on load
@@ -142,7 +143,17 @@ def test_bad_input_names_the_summary(tmp_path):
     writer.close()
 
 
-def test_graph_trace_export_shows_the_traced_function(tmp_path):
+def _run_metadata(acc, tag):
+    from tensorboard.compat.proto import config_pb2
+    raw = tensor_util.make_ndarray(acc.Tensors(tag)[0].tensor_proto).reshape(-1)[0]
+    return config_pb2.RunMetadata.FromString(raw)
+
+
+@pytest.mark.parametrize("profiled", [False, True])
+def test_graph_trace_export_shows_the_traced_function(tmp_path, profiled):
+    # TF 2.21 writes one summary tagged with the trace's name, plugin
+    # graph_run_metadata_graph (graph_run_metadata when profiled), content b"1", holding a
+    # RunMetadata whose function_graphs are the functions run
     writer = kf.summary.create_file_writer(str(tmp_path))
 
     @kf.function
@@ -153,13 +164,18 @@ def test_graph_trace_export_shows_the_traced_function(tmp_path):
             y = y * 2.0
         return y
 
-    kf.summary.trace_on(graph=True, profiler=True)
+    kf.summary.trace_on(graph=True, profiler=profiled,
+                        profiler_outdir=str(tmp_path) if profiled else None)
     model(kf.ones([1, 3]))
     with writer.as_default():
         kf.summary.trace_export("model_trace", step=0)
     writer.close()
     acc = _load(str(tmp_path))
-    graph = acc.Graph()
+    plugin = "graph_run_metadata" if profiled else "graph_run_metadata_graph"
+    assert acc.PluginTagToContent(plugin) == {"model_trace": b"1"}
+    meta = _run_metadata(acc, "model_trace")
+    assert len(meta.function_graphs) == 1
+    graph = meta.function_graphs[0].pre_optimization_graph
     types = {n.op for n in graph.node}
     names = [n.name for n in graph.node]
     assert "MatMul" in types and "Relu" in types
@@ -170,12 +186,25 @@ def test_graph_trace_export_shows_the_traced_function(tmp_path):
     if_node = next(n for n in graph.node if n.op in ("If", "StatelessIf"))
     bodies = {f.signature.name for f in graph.library.function}
     assert if_node.attr["then_branch"].func.name in bodies
-    from tensorboard.compat.proto import config_pb2
-    from tensorboard.plugins.graph import metadata
-    assert "model_trace" in acc.PluginTagToContent(metadata.PLUGIN_NAME_TAGGED_RUN_METADATA)
-    raw = tensor_util.make_ndarray(acc.Tensors("model_trace")[0].tensor_proto)[0]
-    stats = config_pb2.RunMetadata.FromString(raw).step_stats.dev_stats[0].node_stats
-    assert "MatMul" in {s.node_name.split("/")[-1] for s in stats}
+    assert meta.function_graphs[0].post_optimization_graph.node
+    stats = meta.step_stats.dev_stats
+    if profiled:
+        assert "MatMul" in {s.node_name.split("/")[-1] for s in stats[0].node_stats}
+        assert glob.glob(str(tmp_path / "plugins" / "profile" / "*" / "*.trace.json"))
+    else:
+        assert not stats
+    from tensorboard.plugins.graph import graph_util
+    graph_util.merge_graph_defs([g.pre_optimization_graph for g in meta.function_graphs])
+
+
+def test_graph_false_and_no_profiler_writes_nothing(tmp_path):
+    writer = kf.summary.create_file_writer(str(tmp_path))
+    kf.summary.trace_on(graph=False)
+    kf.function(lambda x: x + 1.0)(kf.constant(1.0))
+    with writer.as_default():
+        kf.summary.trace_export("none", step=1)
+    writer.close()
+    assert "none" not in _load(str(tmp_path)).Tags()["tensors"]
 
 
 def test_without_tensorboard_the_error_names_the_extra(tmp_path):
@@ -225,3 +254,123 @@ def test_graph_def_of_a_loop_passes_tensorboards_graph_preparation():
     assert any(n.op == "Mul" for n in body.node_def)
     const = next(n for n in proto.node if n.op == "Const")
     assert const.attr["value"].tensor.int_val == [0]
+
+
+def test_tags_carry_the_name_scope_eagerly_and_in_functions(tmp_path):
+    # TF 2.21 writes train/loss, train/inner/h and fn/s for this program
+    writer = kf.summary.create_file_writer(str(tmp_path))
+
+    @kf.function
+    def f(x):
+        with kf.name_scope("fn"):
+            kf.summary.scalar("s", x)
+        return x
+
+    with writer.as_default(step=1):
+        with kf.name_scope("train"):
+            kf.summary.scalar("loss", 1.0)
+            with kf.name_scope("inner"):
+                kf.summary.histogram("h", [1.0, 2.0])
+        f(kf.constant(2.0))
+        f(kf.constant(3.0))
+    writer.close()
+    acc = _load(str(tmp_path))
+    assert sorted(acc.Tags()["tensors"]) == ["fn/s", "train/inner/h", "train/loss"]
+    assert [float(v) for _, v in _values(acc, "fn/s")] == [2.0, 3.0]
+
+
+def test_write_write_raw_pb_summary_scope_and_graph(tmp_path):
+    from tensorboard.compat.proto import summary_pb2
+    from tensorboard.plugins.scalar import metadata as scalar_metadata
+    writer = kf.summary.create_file_writer(str(tmp_path))
+    meta = scalar_metadata.create_summary_metadata(display_name="", description="")
+    calls = []
+
+    def lazy():
+        calls.append(1)
+        return kf.constant(4.0)
+
+    @kf.function
+    def g(x):
+        return x * 2.0
+
+    assert not bool(kf.summary.write("nowhere", lazy, step=0)) and not calls
+    assert not bool(kf.summary.graph(g.get_concrete_function(kf.constant(1.0)).graph))
+    with writer.as_default(step=3):
+        with kf.name_scope("outer"):
+            assert bool(kf.summary.write("raw", kf.constant([1, 2])))   # tag as given
+            assert bool(kf.summary.write("lazy", lazy, metadata=meta))
+            with kf.summary.experimental.summary_scope("sc") as (tag, scope):
+                assert (tag, scope) == ("outer/sc", "outer/sc/")
+            with kf.summary.experimental.summary_scope(None, "dflt") as (tag, scope):
+                assert (tag, scope) == ("outer/dflt", "outer/dflt/")
+        with kf.summary.record_if(False):
+            assert not bool(kf.summary.write("skipped", lazy))
+        other = summary_pb2.Summary()
+        other.value.add(tag="pb", simple_value=1.5)
+        assert bool(kf.summary.experimental.write_raw_pb(other.SerializeToString(), step=5))
+        assert bool(kf.summary.graph(g.get_concrete_function(kf.constant(1.0)).graph))
+        with pytest.raises(ValueError, match="graph_data"):
+            kf.summary.graph("not a graph")
+    assert calls == [1]
+    writer.close()
+    acc = _load(str(tmp_path))
+    assert _values(acc, "raw")[0][0] == 3
+    np.testing.assert_array_equal(_values(acc, "raw")[0][1], [1, 2])
+    assert "lazy" in acc.PluginTagToContent("scalars")
+    pb = acc.Tensors("pb")      # the loader migrates simple_value to a scalar tensor
+    assert [(e.step, float(tensor_util.make_ndarray(e.tensor_proto))) for e in pb] == [(5, 1.5)]
+    assert any(n.op == "Mul" for n in acc.Graph().node)
+
+
+def test_encodings_match_tf(tmp_path):
+    """Images (float, float > 1, uint8, int32, uint16, int8), text, audio, histograms
+    (ints, empty, constant) and int scalars decode to what TF 2.21 writes for the same
+    calls (data/encodings_tf.txt, printed by this program run under TF)."""
+    import io
+    import wave
+    pil = pytest.importorskip("PIL.Image")
+    from tensorboard.backend.event_processing.event_file_loader import RawEventFileLoader
+    from tensorboard.compat.proto import event_pb2
+    writer = kf.summary.create_file_writer(str(tmp_path))
+    rng = np.random.default_rng(0)
+    img = rng.random((2, 3, 4, 3)).astype("float32")
+    img[0, 0, 0] = [0.5, 1.0, 0.0]
+    img[0, 0, 1] = [-0.2, 1.7, 0.999]
+    gray = (rng.random((1, 2, 2, 1)) * 300).astype("float64")
+    aud = np.sin(np.linspace(0, 20, 50)).reshape(1, 25, 2).astype("float32") * 1.2
+    with writer.as_default(step=0):
+        kf.summary.image("img", img)
+        kf.summary.image("gray", gray)
+        kf.summary.image("u8", (img * 255).astype("uint8"), max_outputs=1)
+        kf.summary.image("i32", (np.arange(16).reshape(1, 2, 2, 4) * 2**27).astype("int32"))
+        kf.summary.image("u16", (np.arange(12).reshape(1, 2, 2, 3) * 5000).astype("uint16"))
+        kf.summary.image("i8", (np.arange(12).reshape(1, 2, 2, 3) * 10 - 20).astype("int8"))
+        kf.summary.text("t", [["a", "b"], ["c", "d"]])
+        kf.summary.text("t1", kf.constant("x"))
+        kf.summary.audio("a", aud, 8000)
+        kf.summary.histogram("hi", np.arange(10, dtype="int32"), buckets=3)
+        kf.summary.histogram("he", np.array([], "float32"))
+        kf.summary.histogram("hc", np.full(4, 2.0), buckets=2)
+        kf.summary.scalar("si", 3)
+    writer.close()
+    lines = []
+    for path in sorted(glob.glob(str(tmp_path / "events*"))):
+        for record in RawEventFileLoader(path).Load():
+            for v in event_pb2.Event.FromString(record).summary.value:
+                a = tensor_util.make_ndarray(v.tensor)
+                lines.append(f"{v.tag} {v.metadata.plugin_data.plugin_name} "
+                             f"{v.metadata.plugin_data.content} {a.dtype} {a.shape}")
+                if v.tag in ("img", "gray", "u8", "i32", "u16", "i8"):
+                    first = np.asarray(pil.open(io.BytesIO(a[2]))).tolist()
+                    lines.append(f"  dims {a[:2].tolist()} {first[:2]}")
+                elif v.tag == "a":
+                    wav = wave.open(io.BytesIO(a[0][0]))
+                    frames = np.frombuffer(wav.readframes(5), "<i2").tolist()
+                    lines.append(f"  wav {wav.getnchannels()} {wav.getsampwidth()} "
+                                 f"{wav.getframerate()} {frames} {a[0][1]}")
+                else:
+                    lines.append(f"   {a.tolist()}")
+    expected = open(os.path.join(os.path.dirname(__file__), "data",
+                                 "encodings_tf.txt")).read().splitlines()
+    assert lines == expected

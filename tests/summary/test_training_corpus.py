@@ -397,3 +397,21 @@ def test_dead_work_on_state_and_inputs_still_warns():
 
     with pytest.warns(PrunedComputationWarning, match="MatMul"):
         step(X)
+
+
+def test_unused_checks_run_and_are_not_reported():
+    # TF 2.21 runs an unused check_numerics inside tf.function (it raises on NaN)
+    v = kf.Variable(1.0)
+
+    @kf.function
+    def checked(x):
+        kf.debugging.check_numerics(x, "bad input")
+        kf.debugging.assert_positive(x + 10.0)
+        v.assign_add(1.0)
+        return x * 2.0
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrunedComputationWarning)
+        np.testing.assert_allclose(checked(kf.constant([1.0])).numpy(), [2.0])
+        with pytest.raises(kf.errors.InvalidArgumentError, match="bad input.*NaN"):
+            checked(kf.constant([float("nan")]))
