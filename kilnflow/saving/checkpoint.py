@@ -311,6 +311,8 @@ def _match(root: Any, ckpt: OpenCheckpoint) -> tuple:
         for entry in waiting_slots.pop(path, []):
             restore_slot(entry, var)
 
+    by_name = _ByName(graph, status, value_of, restore_slot) \
+        if isinstance(ckpt, TFCheckpoint) else None
     for entry in ckpt.index["variables"]:
         path = entry["path"]
 
@@ -319,12 +321,62 @@ def _match(root: Any, ckpt: OpenCheckpoint) -> tuple:
             status._matched(path, var)
             owner_ready(path, var)
 
+        if path not in graph.variables and by_name is not None and ckpt.full_names and \
+                by_name.place(path, ckpt.full_names.get(path), consume):
+            continue
         place(graph, path, path, consume, status)
     for entries in list(waiting_slots.values()):
         for entry in entries:
             if entry["owner"] not in status._pending:
                 status.unexpected.append(entry["path"])
     return status
+
+
+# Keras 3's words for the slots kilnflow's optimizers call m, v, vhat, u (as Keras 3 names
+# its slot variables: '<optimizer>/<variable path, _ for />_<word>')
+_SLOT_WORDS = {"momentum": "m", "velocity": "v", "velocity_hat": "vhat", "norm": "u"}
+
+
+class _ByName:
+    """Matching a TF-written value by its variable's own name (Keras 3 variable paths), for
+    values whose object path does not exist here: TF keys a Keras model's weights by the
+    shortest path to them, which goes through the optimizer (optimizer/_trainable_variables/0),
+    and Keras 3 optimizers keep their slots in a plain list (optimizer/_variables/2)."""
+
+    def __init__(self, graph: ObjectGraph, status: CheckpointLoadStatus, value_of: Callable,
+                 restore_slot: Callable):
+        self.status, self.value_of, self.restore_slot = status, value_of, restore_slot
+        counts: Dict[str, list] = {}
+        live = list(graph.variables.values()) + [s[4] for s in graph.slots]
+        for var in live:
+            name = getattr(var, "path", None)
+            if isinstance(name, str):
+                counts.setdefault(name, []).append(var)
+        self.variables = {n: vs[0] for n, vs in counts.items() if len(vs) == 1}
+        self.owners = {n.replace("/", "_"): (p, v) for p, v in graph.variables.items()
+                       for n in [getattr(v, "path", None)]
+                       if isinstance(n, str) and len(counts.get(n, ())) == 1}
+        self.optimizers = {getattr(o, "name", None): p for p, o in graph.objects.items()
+                           if callable(getattr(o, "_restore_slot", None))}
+
+    def place(self, path: str, name: Any, consume: Callable) -> bool:
+        if not isinstance(name, str):
+            return False
+        var = self.variables.get(name)
+        if var is not None:
+            consume(var)
+            return True
+        optimizer, _, rest = name.partition("/")
+        if optimizer not in self.optimizers or not rest:
+            return False
+        for base in sorted(self.owners, key=len, reverse=True):  # the longest owner name
+            if rest.startswith(base + "_"):
+                owner_path, owner = self.owners[base]
+                word = rest[len(base) + 1:]
+                self.restore_slot({"optimizer": self.optimizers[optimizer], "path": path,
+                                   "slot": _SLOT_WORDS.get(word, word)}, owner)
+                return True
+        return False
 
 
 def place(graph: ObjectGraph, path: str, full: str, consume: Callable,

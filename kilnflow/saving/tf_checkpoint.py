@@ -27,6 +27,7 @@ TABLE_MAGIC = 0xDB4775248B80FB57
 FOOTER_BYTES = 48
 MAX_INDEX_BYTES = 1 << 30
 SLOT_MARK = "/.OPTIMIZER_SLOT/"
+OBJECT_GRAPH_KEY = "_CHECKPOINTABLE_OBJECT_GRAPH"
 # TF DataType enum -> kilnflow dtype name (DT_STRING handled apart)
 _TF_DTYPES = {1: "float32", 2: "float64", 3: "int32", 4: "uint8", 5: "int16", 6: "int8",
               8: "complex64", 9: "int64", 10: "bool", 14: "bfloat16", 17: "uint16",
@@ -302,6 +303,43 @@ class TFCheckpoint:
             self._key_of[entry["path"]] = key
         self.index = {"format": "tensorflow", "version": 2, "variables": variables,
                       "slots": slots, "objects": {}}
+        self._names: Any = None
+
+    @property
+    def full_names(self) -> Dict[str, str]:
+        """Object path -> variable name (read on first use; a graph that does not parse is
+        ignored: it only helps match values whose object path does not exist here, and
+        those are then reported as unexpected by the restore's status)."""
+        if self._names is None:
+            try:
+                self._names = self._full_names()
+            except CheckpointError:
+                self._names = {}
+        return self._names
+
+    def _full_names(self) -> Dict[str, str]:
+        """Object path -> the variable's own name, from the serialized object graph
+        (TrackableObjectGraph: nodes(1) -> attributes(2) -> full_name(2), checkpoint_key(3)).
+        Keras 3 names its variables by layer path ('sequential/dense/kernel'), which is how
+        a value reached through another object (a TF-written Keras model's weights are keyed
+        under optimizer/_trainable_variables/N) finds its kilnflow variable."""
+        info = self._tensors.get(OBJECT_GRAPH_KEY)
+        if info is None or info["dtype"] != "string" or info["shape"] != []:
+            return {}
+        raw = self.tensor(OBJECT_GRAPH_KEY).reshape(-1)[0]
+        what = "the serialized object graph"
+        by_key: Dict[str, str] = {}
+        if not isinstance(raw, bytes):
+            return {}
+        for node in _fields(raw, self.index_path, what).get(1, []):
+            attributes = _fields(node, self.index_path, what).get(2, []) \
+                if isinstance(node, bytes) else []
+            for attribute in (a for a in attributes if isinstance(a, bytes)):
+                f = _fields(attribute, self.index_path, what)
+                name, key = f.get(2, [b""])[0], f.get(3, [b""])[0]
+                if isinstance(name, bytes) and isinstance(key, bytes) and name:
+                    by_key[key.decode("utf-8", "replace")] = name.decode("utf-8", "replace")
+        return {path: by_key[key] for path, key in self._key_of.items() if key in by_key}
 
     def _entry(self, key: str, value: bytes, shards: int) -> dict:
         where = f"the entry of {key!r}"
