@@ -40,6 +40,48 @@ def _fail(path: str, problem: str) -> SavedModelError:
     return SavedModelError(f"{path}: {problem}")
 
 
+# saved_model.json is sealed: {"sha256": "<64 hex of DOC>", "saved_model": DOC}, so a
+# damaged byte anywhere in the graphs is an error naming the file, not a model that
+# quietly computes something else. (Files written before the seal are read unsealed.)
+_SEAL_HEAD, _SEAL_MID = b'{"sha256": "', b'", "saved_model": '
+_SEAL_BODY = len(_SEAL_HEAD) + 64 + len(_SEAL_MID)
+
+
+def seal(document: dict) -> bytes:
+    """The bytes of saved_model.json holding `document` with its checksum."""
+    body = json.dumps(document).encode("utf-8")
+    return _SEAL_HEAD + hashlib.sha256(body).hexdigest().encode("ascii") + _SEAL_MID + \
+        body + b"}"
+
+
+def _unseal(raw: bytes, path: str) -> bytes:
+    if not raw.startswith(_SEAL_HEAD):
+        return raw  # an unsealed (older) file: parsed and validated as it is
+    digest = raw[len(_SEAL_HEAD):len(_SEAL_HEAD) + 64]
+    if raw[len(_SEAL_HEAD) + 64:_SEAL_BODY] != _SEAL_MID or not raw.endswith(b"}"):
+        raise _fail(path, "damaged: the checksum wrapper is malformed (truncated?)")
+    body = raw[_SEAL_BODY:-1]
+    if hashlib.sha256(body).hexdigest().encode("ascii") != digest:
+        raise _fail(path, "damaged: its content does not match the sha256 it was saved "
+                          "with (a changed or lost byte)")
+    return body
+
+
+def read_document(export_dir: str) -> dict:
+    """The parsed saved_model.json of `export_dir` (checksum verified, not validated)."""
+    path = os.path.join(os.fspath(export_dir), GRAPH_FILE)
+    raw = _unseal(fileio.read_regular_file(path, MAX_JSON_BYTES, "SavedModel graph file"),
+                  path)
+    return fileio.loads_json(raw, path, lambda problem: _fail(path, problem),
+                             max_depth=MAX_JSON_DEPTH)
+
+
+def write_document(export_dir: str, document: dict) -> None:
+    """Replace `export_dir`'s saved_model.json with `document`, sealed (for tools and tests
+    that edit a saved model; load() still validates every field)."""
+    fileio.write_atomically(os.path.join(os.fspath(export_dir), GRAPH_FILE), seal(document))
+
+
 def _signatures_of(obj: Any, signatures: Any) -> Dict[str, ConcreteFunction]:
     if isinstance(signatures, dict):
         return {k: _concrete(v) for k, v in signatures.items()}
@@ -203,7 +245,7 @@ def save(obj: Any, export_dir: str, signatures: Any = None, options: Any = None)
                     "weights_sha256": digest, "signatures": signature_entries}
         if tree is not None:
             document["root"] = tree
-        return json.dumps(document).encode("utf-8")
+        return seal(document)
 
     os.makedirs(export_dir, exist_ok=True)
     # saved_model.json names the weights it was written with (and their hash), and is
@@ -255,9 +297,7 @@ def load(export_dir: str, tags: Any = None, options: Any = None) -> LoadedModel:
     graph_path = os.path.join(export_dir, GRAPH_FILE)
     if not os.path.isfile(graph_path):
         raise _fail(graph_path, "not found: is this a SavedModel directory?")
-    raw = fileio.read_regular_file(graph_path, MAX_JSON_BYTES, "SavedModel graph file")
-    document = fileio.loads_json(raw, graph_path, lambda problem: _fail(graph_path, problem),
-                                 max_depth=MAX_JSON_DEPTH)
+    document = read_document(export_dir)
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         raise _fail(graph_path, "not a kilnflow SavedModel (wrong 'format')")
     if document.get("version") != VERSION:

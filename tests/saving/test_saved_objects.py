@@ -162,10 +162,9 @@ def test_loads_in_a_fresh_process_without_the_class(saved):
 
 def test_a_tree_naming_a_missing_variable_is_refused(saved):
     import json
-    path = os.path.join(saved[1], saved_model.GRAPH_FILE)
-    document = json.load(open(path))
+    document = saved_model.read_document(saved[1])
     document["root"]["children"]["v"] = {"variable": "variable_999"}
-    json.dump(document, open(path, "w"))
+    saved_model.write_document(saved[1], document)
     with pytest.raises(saved_model.SavedModelError, match="variable_999"):
         kf.saved_model.load(saved[1])
 
