@@ -34,6 +34,7 @@ import numpy as np
 
 from kilnflow import dtypes as _dtypes
 from kilnflow import errors
+from kilnflow.context import executing_eagerly
 from kilnflow.module import add_attach_hook, leaves_with_paths
 from kilnflow.saving import fileio, safetensors
 from kilnflow.saving.checkpoint_file import (FORMAT, VERSION, CheckpointError, OpenCheckpoint,
@@ -190,6 +191,10 @@ class CheckpointLoadStatus:
         self._attachments: dict = {}  # id(holder) -> values waiting for an attribute of it
         self._restored_paths: set = set()
         self._file: Any = None  # the open checkpoint, while values wait for variables
+        # a restore building a compat.v1 graph: its values are assigned again by
+        # run_restore_ops, so running the initializers first does not lose them
+        self._graph_mode = not executing_eagerly()
+        self._assigned: Dict[str, Variable] = {}
 
     def _matched(self, path: str, var: Variable) -> None:
         self.matched.append(path)
@@ -198,6 +203,8 @@ class CheckpointLoadStatus:
         self._pending.pop(path, None)
         if path in self.unexpected:
             self.unexpected.remove(path)
+        if self._graph_mode:
+            self._assigned[path] = var
 
     def wait(self, path: str, what: str) -> None:
         """`path`'s value waits for its variable to be created (`what`: variable or slot)."""
@@ -244,7 +251,17 @@ class CheckpointLoadStatus:
         return self
 
     def run_restore_ops(self, session: Any = None) -> None:
-        """Nothing to run: values were put into the variables when restore() returned."""
+        """Eagerly, nothing to run: values went into the variables when restore() returned.
+        For a restore made while building a compat.v1 graph, the values are assigned again
+        (read from the checkpoint), as TF's restore ops would, so they win over initializers
+        a Session ran in between."""
+        if not self._assigned:
+            return
+        ckpt = TFCheckpoint(self._source) if is_tf_checkpoint(self._source) \
+            else OpenCheckpoint(self._source)
+        with ckpt:
+            for path, var in self._assigned.items():
+                assign_value(var, ckpt.view(path), path, self._source)
 
     def initialize_or_restore(self, session: Any = None) -> None:
         """Run, in `session`, the initializers of the compat.v1 graph variables the checkpoint

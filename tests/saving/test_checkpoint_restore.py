@@ -161,3 +161,22 @@ def test_waiting_values_come_from_the_file_as_it_was_at_restore(tmp_path):
     os.remove(path + ".safetensors")
     np.testing.assert_allclose(lazy(x).numpy(), expected, rtol=1e-6)
     status.assert_consumed()
+
+
+def test_run_restore_ops_after_the_initializers_in_a_session(tmp_path):
+    """TF1's pattern: restore while building the graph, run the initializers, then the
+    restore ops: the checkpoint's values win (they were lost to the initializers before)."""
+    prefix = Checkpoint(v=kf.Variable([5.0, 6.0])).write(str(tmp_path / "c"))
+    v1 = kf.compat.v1
+    with kf.Graph().as_default():
+        v = kf.Variable([1.0, 2.0])
+        status = Checkpoint(v=v).restore(prefix)
+        with v1.Session() as sess:
+            sess.run(v1.global_variables_initializer())
+            status.run_restore_ops(sess)
+            assert sess.run(v.read_value()).tolist() == [5.0, 6.0]
+    eager = kf.Variable([1.0, 2.0])
+    status = Checkpoint(v=eager).restore(prefix)
+    eager.assign([7.0, 8.0])
+    status.run_restore_ops()  # eagerly a no-op, as TF's: later assignments stay
+    assert eager.numpy().tolist() == [7.0, 8.0]
