@@ -119,6 +119,25 @@ def _open_regular(path: str, what: str) -> int:
     return fd
 
 
+def open_regular(path: str, what: str = "file") -> int:
+    """A read-only descriptor of the regular file `path` (the caller closes it); FIFOs,
+    devices and directories raise a named error before anything is read."""
+    return _open_regular(path, what)
+
+
+def pread_into(fd: int, buffer: Any, offset: int, path: str, what: str) -> None:
+    """Fill `buffer` (a writable bytes-like object) from `fd` at `offset`; a file that ends
+    early (truncated since it was checked) is a DataLossError naming it."""
+    view = memoryview(buffer).cast("B")
+    done = 0
+    while done < len(view):
+        n = os.preadv(fd, [view[done:]], offset + done)
+        if n <= 0:
+            raise errors.DataLossError(f"{path}: the {what} ended after {offset + done} "
+                                       "bytes while being read (truncated?)")
+        done += n
+
+
 def read_regular_file(path: str, limit: int, what: str = "file") -> bytes:
     """The bytes of the regular file `path`, refusing anything larger than `limit` bytes, and
     never reading past the size the file had when it was opened."""
