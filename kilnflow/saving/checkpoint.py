@@ -355,10 +355,9 @@ _SLOT_WORDS = {"momentum": "m", "velocity": "v", "velocity_hat": "vhat", "norm":
 
 
 class _ByName:
-    """Matching a TF-written value by its variable's own name (Keras 3 variable paths), for
-    values whose object path does not exist here: TF keys a Keras model's weights by the
-    shortest path to them, which goes through the optimizer (optimizer/_trainable_variables/0),
-    and Keras 3 optimizers keep their slots in a plain list (optimizer/_variables/2)."""
+    """A TF-written value matched by its variable's name (Keras 3 paths) when its object path
+    does not exist here: TF keys a Keras model's weights by the shortest path to them, via the
+    optimizer (optimizer/_trainable_variables/0); Keras 3 slots sit in optimizer/_variables."""
 
     def __init__(self, graph: ObjectGraph, status: CheckpointLoadStatus, value_of: Callable,
                  restore_slot: Callable):

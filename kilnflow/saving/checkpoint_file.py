@@ -155,12 +155,18 @@ class OpenCheckpoint:
         self.prefix = split_prefix(prefix)
         self.index = read_index(self.prefix)
         self.index_path = self.prefix + ".json"
-        self.path = fileio.resolve_data_file(os.path.dirname(self.prefix),
-                                             self.index["tensors"])
-        if not os.path.exists(self.path):
-            raise errors.NotFoundError(f"{self.path}: the checkpoint's tensors file is "
-                                       f"missing (named by {self.index_path})")
-        self._data = fileio.map_regular_file(self.path, "checkpoint tensors file")
+        try:  # opened once: a concurrent save's renames cannot swap it under the reads
+            self.path, fd = fileio.open_data_file(os.path.dirname(self.prefix),
+                                                  self.index["tensors"],
+                                                  "checkpoint tensors file")
+        except errors.NotFoundError:
+            raise errors.NotFoundError(
+                f"{os.path.join(os.path.dirname(self.prefix), self.index['tensors'])}: the "
+                f"checkpoint's tensors file is missing (named by {self.index_path})") from None
+        try:
+            self._data = fileio.map_descriptor(fd)
+        finally:
+            os.close(fd)
         try:
             self._open()
         except BaseException:

@@ -100,9 +100,29 @@ def resolve_data_file(directory: str, named: str) -> str:
     return path
 
 
-def _open_regular(path: str, what: str) -> int:
-    """A read-only descriptor of the regular file `path`; FIFOs, devices (a link to
-    /dev/zero) and directories are refused before anything is read."""
+def open_data_file(directory: str, named: str, what: str) -> "tuple[str, int]":
+    """(path, fd) of the data file an index names, opened once (later reads see this file
+    whatever a concurrent save renames; `<name>.next` may have its final name by now)."""
+    path = os.path.join(directory, named)
+    try:
+        return path, open_regular(path, what)
+    except errors.NotFoundError:
+        if not named.endswith(STAGED_SUFFIX):
+            raise
+    path = path[:-len(STAGED_SUFFIX)]
+    return path, open_regular(path, what)
+
+
+def map_descriptor(fd: int) -> Any:
+    """The open regular file `fd` mapped read-only (b"" when empty); fd may close after."""
+    if os.fstat(fd).st_size == 0:
+        return b""
+    return mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
+
+
+def open_regular(path: str, what: str = "file") -> int:
+    """A read-only descriptor of the regular file `path` (the caller closes it); FIFOs,
+    devices (a link to /dev/zero) and directories are refused before anything is read."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except FileNotFoundError:
@@ -119,15 +139,8 @@ def _open_regular(path: str, what: str) -> int:
     return fd
 
 
-def open_regular(path: str, what: str = "file") -> int:
-    """A read-only descriptor of the regular file `path` (the caller closes it); FIFOs,
-    devices and directories raise a named error before anything is read."""
-    return _open_regular(path, what)
-
-
 def pread_into(fd: int, buffer: Any, offset: int, path: str, what: str) -> None:
-    """Fill `buffer` (a writable bytes-like object) from `fd` at `offset`; a file that ends
-    early (truncated since it was checked) is a DataLossError naming it."""
+    """Fill `buffer` from `fd` at `offset`; a file ending early is a DataLossError."""
     view = memoryview(buffer).cast("B")
     done = 0
     while done < len(view):
@@ -141,7 +154,7 @@ def pread_into(fd: int, buffer: Any, offset: int, path: str, what: str) -> None:
 def read_regular_file(path: str, limit: int, what: str = "file") -> bytes:
     """The bytes of the regular file `path`, refusing anything larger than `limit` bytes, and
     never reading past the size the file had when it was opened."""
-    fd = _open_regular(path, what)
+    fd = open_regular(path, what)
     try:
         size = os.fstat(fd).st_size
         if size > limit:
@@ -162,11 +175,9 @@ def read_regular_file(path: str, limit: int, what: str = "file") -> bytes:
 def map_regular_file(path: str, what: str = "file") -> Any:
     """The regular file `path` memory-mapped read-only (b"" when empty): bytes are paged in
     as they are used, so a loader holds no second copy of the file."""
-    fd = _open_regular(path, what)
+    fd = open_regular(path, what)
     try:
-        if os.fstat(fd).st_size == 0:
-            return b""
-        return mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
+        return map_descriptor(fd)
     finally:
         os.close(fd)  # the mapping keeps its own reference to the file
 

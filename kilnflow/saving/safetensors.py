@@ -263,15 +263,15 @@ def load_file(path: str, with_metadata: bool = False, verify_checksum: bool = Tr
     path = os.fspath(path)
     fd = fileio.open_regular(path, "safetensors file")
     try:
-        return _read_tensors(fd, path, with_metadata, verify_checksum)
+        return read_tensors(fd, path, with_metadata, verify_checksum)
     finally:
         os.close(fd)
 
 
-def _read_tensors(fd: int, path: str, with_metadata: bool, verify_checksum: bool) -> Any:
-    """load_file's work: the header is read and checked against the file's size first, then
-    each tensor's bytes are read straight into its new array (no mapping, no second copy:
-    peak memory is the tensors themselves)."""
+def read_tensors(fd: int, path: str, with_metadata: bool = False,
+                 verify_checksum: bool = True) -> Any:
+    """load_file from an open file: the header checked against the file's size, then each
+    tensor read straight into its new array (no mapping, no second copy)."""
     size = os.fstat(fd).st_size
     head = bytearray(min(size, 8))
     fileio.pread_into(fd, head, 0, path, "safetensors file")

@@ -255,17 +255,24 @@ def save(obj: Any, export_dir: str, signatures: Any = None, options: Any = None)
                         os.path.join(export_dir, GRAPH_FILE), document_for)
 
 
-def _load_weights(path: str, sha256: Any, graph_path: str) -> Dict[str, np.ndarray]:
-    """The weights file's tensors, checked against the hash saved_model.json recorded."""
-    if sha256 is not None:
-        mapped = fileio.map_regular_file(path, "SavedModel weights file")
-        try:
-            if not isinstance(sha256, str) or hashlib.sha256(mapped).hexdigest() != sha256:
-                raise _fail(path, f"does not match the weights {graph_path} was saved with "
-                                  "(modified, or from another save)")
-        finally:
-            safetensors.close_mapping(mapped)
-    return safetensors.load_file(path, verify_checksum=sha256 is None)
+def _load_weights(directory: str, name: str, sha256: Any,
+                  graph_path: str) -> Dict[str, np.ndarray]:
+    """The weights file's tensors, checked against the hash saved_model.json recorded. The
+    file is opened once: the bytes hashed are the bytes loaded."""
+    path, fd = fileio.open_data_file(directory, name, "SavedModel weights file")
+    try:
+        if sha256 is not None:
+            mapped = fileio.map_descriptor(fd)
+            try:
+                if not isinstance(sha256, str) or \
+                        hashlib.sha256(mapped).hexdigest() != sha256:
+                    raise _fail(path, f"does not match the weights {graph_path} was saved "
+                                      "with (modified, or from another save)")
+            finally:
+                safetensors.close_mapping(mapped)
+        return safetensors.read_tensors(fd, path, verify_checksum=sha256 is None)
+    finally:
+        os.close(fd)
 
 
 class LoadedModel(saved_objects.LoadedObject):
@@ -291,10 +298,36 @@ def contains_saved_model(export_dir: str) -> bool:
     return os.path.isfile(os.path.join(os.fspath(export_dir), GRAPH_FILE))
 
 
+def _identity(path: str) -> Any:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_ino, st.st_mtime_ns, st.st_size
+
+
+READ_ATTEMPTS = 5
+
+
 def load(export_dir: str, tags: Any = None, options: Any = None) -> LoadedModel:
-    """Loads a SavedModel written by saved_model.save, validating every file."""
+    """Loads a SavedModel written by saved_model.save, validating every file.
+
+    A save replacing the model while it is read (its graph file renamed over between our
+    reading it and its weights) makes the read start again: the result is the old model or
+    the new one, never an error or a mix."""
     export_dir = os.fspath(export_dir)
     graph_path = os.path.join(export_dir, GRAPH_FILE)
+    for attempt in range(READ_ATTEMPTS):
+        before = _identity(graph_path)
+        try:
+            return _load_once(export_dir, graph_path)
+        except (SavedModelError, errors.NotFoundError):
+            if attempt + 1 == READ_ATTEMPTS or _identity(graph_path) in (before, None):
+                raise  # unchanged under us: the files are what is wrong (else: read again)
+    raise AssertionError("unreachable")
+
+
+def _load_once(export_dir: str, graph_path: str) -> LoadedModel:
     if not os.path.isfile(graph_path):
         raise _fail(graph_path, "not found: is this a SavedModel directory?")
     document = read_document(export_dir)
@@ -308,8 +341,9 @@ def load(export_dir: str, tags: Any = None, options: Any = None) -> LoadedModel:
             or weights_name in ("", ".", ".."):
         raise _fail(graph_path, f"the weights file name {weights_name!r} must be a plain file "
                                 "name in the same directory")
-    weights_path = fileio.resolve_data_file(export_dir, weights_name)
-    arrays = _load_weights(weights_path, document.get("weights_sha256"), graph_path)
+    weights_path = os.path.join(export_dir, weights_name)
+    arrays = _load_weights(export_dir, weights_name, document.get("weights_sha256"),
+                           graph_path)
     try:
         variables, handles = [], {}
         for entry in document["variables"]:

@@ -307,9 +307,8 @@ class TFCheckpoint:
 
     @property
     def full_names(self) -> Dict[str, str]:
-        """Object path -> variable name (read on first use; a graph that does not parse is
-        ignored: it only helps match values whose object path does not exist here, and
-        those are then reported as unexpected by the restore's status)."""
+        """Object path -> variable name, read on first use (a graph that does not parse only
+        leaves values without a live object path unmatched: the status reports them)."""
         if self._names is None:
             try:
                 self._names = self._full_names()
@@ -326,11 +325,9 @@ class TFCheckpoint:
         info = self._tensors.get(OBJECT_GRAPH_KEY)
         if info is None or info["dtype"] != "string" or info["shape"] != []:
             return {}
-        raw = self.tensor(OBJECT_GRAPH_KEY).reshape(-1)[0]
+        raw = bytes(self.tensor(OBJECT_GRAPH_KEY).reshape(-1)[0])
         what = "the serialized object graph"
         by_key: Dict[str, str] = {}
-        if not isinstance(raw, bytes):
-            return {}
         for node in _fields(raw, self.index_path, what).get(1, []):
             attributes = _fields(node, self.index_path, what).get(2, []) \
                 if isinstance(node, bytes) else []

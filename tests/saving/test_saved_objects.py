@@ -188,3 +188,47 @@ def test_side_effects_run_when_a_loaded_function_is_replayed_under_a_tape(tmp_pa
         y = loaded(kf.constant(3.0))
     assert float(tape.gradient(y, loaded.w).numpy()) == 3.0
     assert float(loaded.calls.numpy()) == 2.0
+
+
+_SAVER = """
+import sys, numpy as np
+sys.path.insert(0, {root!r})
+import kilnflow as kf
+class Scale(kf.Module):
+    def __init__(self, factor, size):
+        super().__init__()
+        self.w = kf.Variable(np.full(size, factor, np.float32))
+    @kf.function(input_signature=[kf.TensorSpec([None], kf.float32)])
+    def __call__(self, x):
+        return x * self.w[0]
+models = [Scale(2.0, 200_000), Scale(3.0, 100_000)]
+print("ready", flush=True)
+for i in range(200):
+    kf.saved_model.save(models[i % 2], {path!r})
+"""
+
+
+def test_readers_during_saves_see_the_old_model_or_the_new(tmp_path):
+    """One process saves two different models over the same directory again and again while
+    this one loads it: every load gives one model's answer (the JSON names its weights by
+    sha256, and a read that raced a save starts again)."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    path = str(tmp_path / "model")
+    code = _SAVER.format(root=root, path=path)
+    writer = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE)
+    try:
+        assert writer.stdout.readline().strip() == b"ready"
+        x = np.ones(1, np.float32)
+        loads = 0
+        while writer.poll() is None:
+            if not kf.saved_model.contains_saved_model(path):
+                continue
+            assert float(kf.saved_model.load(path)(x).numpy()[0]) in (2.0, 3.0)
+            loads += 1
+        assert writer.returncode == 0, writer.stderr.read().decode()
+        assert loads > 5
+    finally:
+        if writer.poll() is None:
+            writer.kill()
+            writer.wait()
