@@ -363,12 +363,10 @@ class _ByName:
                  restore_slot: Callable):
         self.status, self.value_of, self.restore_slot = status, value_of, restore_slot
         counts: Dict[str, list] = {}
-        live = list(graph.variables.values()) + [s[4] for s in graph.slots]
-        for var in live:
-            name = getattr(var, "path", None)
-            if isinstance(name, str):
-                counts.setdefault(name, []).append(var)
-        self.variables = {n: vs[0] for n, vs in counts.items() if len(vs) == 1}
+        for var in list(graph.variables.values()) + [s[4] for s in graph.slots]:
+            counts.setdefault(getattr(var, "path", None), []).append(var)
+        self.variables = {n: vs[0] for n, vs in counts.items()
+                          if len(vs) == 1 and isinstance(n, str)}
         self.owners = {n.replace("/", "_"): (p, v) for p, v in graph.variables.items()
                        for n in [getattr(v, "path", None)]
                        if isinstance(n, str) and len(counts.get(n, ())) == 1}

@@ -145,19 +145,22 @@ class SaveOptions:
     """Options for saved_model.save (TF's; accepted and recorded, none changes the files)."""
 
     def __init__(self, namespace_whitelist: Any = None, save_debug_info: bool = False,
-                 function_aliases: Any = None, experimental_io_device: Any = None,
-                 experimental_variable_policy: Any = None, **kwargs: Any):
+                 function_aliases: Any = None, experimental_debug_stripper: bool = False,
+                 experimental_io_device: Any = None, experimental_variable_policy: Any = None,
+                 experimental_custom_gradients: bool = True,
+                 experimental_image_format: bool = False, experimental_skip_saver: bool = False,
+                 experimental_sharding_callback: Any = None, extra_tags: Any = None):
         self.namespace_whitelist = namespace_whitelist
         self.save_debug_info = save_debug_info
         self.function_aliases = function_aliases or {}
         self.experimental_io_device = experimental_io_device
         self.experimental_variable_policy = experimental_variable_policy
+        self.extra_tags = extra_tags
 
 
 class LoadOptions:
-    """Options for saved_model.load (TF's): accepted and recorded. kilnflow loads every
-    function and variable on the CPU; `allow_partial_checkpoint` is the one that changes
-    nothing here because a kilnflow saved model always holds all its variables."""
+    """Options for saved_model.load (TF's): accepted and recorded. kilnflow loads all on the
+    CPU, and a kilnflow saved model always holds all its variables."""
 
     def __init__(self, allow_partial_checkpoint: bool = False,
                  experimental_io_device: Any = None, experimental_skip_checkpoint: bool = False,

@@ -232,3 +232,23 @@ def test_readers_during_saves_see_the_old_model_or_the_new(tmp_path):
         if writer.poll() is None:
             writer.kill()
             writer.wait()
+
+
+def test_save_and_load_options_take_tfs_arguments(tmp_path):
+    """SaveOptions/LoadOptions accept TF 2.21's arguments (names as inspect.signature gives
+    them there), refuse others as TF does, and change nothing in kilnflow's files."""
+    options = kf.saved_model.SaveOptions(
+        namespace_whitelist=None, save_debug_info=True, function_aliases={"f": None},
+        experimental_debug_stripper=False, experimental_io_device="/job:localhost",
+        experimental_variable_policy=None, experimental_custom_gradients=True,
+        experimental_image_format=False, experimental_skip_saver=False,
+        experimental_sharding_callback=None, extra_tags=None)
+    with pytest.raises(TypeError):
+        kf.saved_model.SaveOptions(no_such_option=True)
+    path = str(tmp_path / "m")
+    kf.saved_model.save(Outer(), path, options=options)
+    loaded = kf.saved_model.load(path, options=kf.saved_model.LoadOptions(
+        allow_partial_checkpoint=False, experimental_io_device=None,
+        experimental_skip_checkpoint=False, experimental_variable_policy=None,
+        experimental_load_function_aliases=False))
+    assert kf.saved_model.contains_saved_model(path) and loaded.variables
