@@ -258,7 +258,7 @@ def save(obj: Any, export_dir: str, signatures: Any = None, options: Any = None)
                         os.path.join(export_dir, GRAPH_FILE), document_for)
 
 
-def _load_weights(directory: str, name: str, sha256: Any,
+def load_weights(directory: str, name: str, sha256: Any,
                   graph_path: str) -> Dict[str, np.ndarray]:
     """The weights file's tensors, checked against the hash saved_model.json recorded. The
     file is opened once: the bytes hashed are the bytes loaded."""
@@ -345,7 +345,7 @@ def _load_once(export_dir: str, graph_path: str) -> LoadedModel:
         raise _fail(graph_path, f"the weights file name {weights_name!r} must be a plain file "
                                 "name in the same directory")
     weights_path = os.path.join(export_dir, weights_name)
-    arrays = _load_weights(export_dir, weights_name, document.get("weights_sha256"),
+    arrays = load_weights(export_dir, weights_name, document.get("weights_sha256"),
                            graph_path)
     try:
         variables, handles = [], {}
