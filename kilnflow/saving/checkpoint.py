@@ -328,7 +328,7 @@ def _match(root: Any, ckpt: OpenCheckpoint) -> tuple:
         for entry in waiting_slots.pop(path, []):
             restore_slot(entry, var)
 
-    by_name = _ByName(graph, status, value_of, restore_slot) \
+    by_name = _ByName(graph, ckpt, restore_slot) \
         if isinstance(ckpt, TFCheckpoint) else None
     for entry in ckpt.index["variables"]:
         path = entry["path"]
@@ -355,39 +355,57 @@ _SLOT_WORDS = {"momentum": "m", "velocity": "v", "velocity_hat": "vhat", "norm":
 
 
 class _ByName:
-    """A TF-written value matched by its variable's name (Keras 3 paths) when its object path
-    does not exist here: TF keys a Keras model's weights by the shortest path to them, via the
-    optimizer (optimizer/_trainable_variables/0); Keras 3 slots sit in optimizer/_variables."""
+    """A TF-written value whose object path does not exist here: TF keys a Keras model's
+    weights by the shortest path to them, through the optimizer
+    (optimizer/_trainable_variables/0), and Keras 3 keeps slots in optimizer/_variables/N.
+    Matched by the variable's name in TF's object graph (Keras 3 paths: kilnflow's Keras
+    variables carry the same), else by position among the weights of the root's child it
+    sits under (TF's depth-first order is a Keras model's weight order) when every shape
+    and dtype agrees; slots follow their owner."""
 
-    def __init__(self, graph: ObjectGraph, status: CheckpointLoadStatus, value_of: Callable,
-                 restore_slot: Callable):
-        self.status, self.value_of, self.restore_slot = status, value_of, restore_slot
+    def __init__(self, graph: ObjectGraph, ckpt: Any, restore_slot: Callable):
+        self.restore_slot = restore_slot
         counts: Dict[str, list] = {}
         for var in list(graph.variables.values()) + [s[4] for s in graph.slots]:
             counts.setdefault(getattr(var, "path", None), []).append(var)
         self.variables = {n: vs[0] for n, vs in counts.items()
                           if len(vs) == 1 and isinstance(n, str)}
-        self.owners = {n.replace("/", "_"): (p, v) for p, v in graph.variables.items()
-                       for n in [getattr(v, "path", None)]
-                       if isinstance(n, str) and len(counts.get(n, ())) == 1}
+        self.position: Dict[str, Variable] = {}
+        for child, obj in graph.objects.items():
+            weights, paths = getattr(obj, "weights", None), ckpt.paths_under(child)
+            if "/" not in child and isinstance(weights, list) and len(weights) == len(paths) \
+                    and all(isinstance(w, Variable) and ckpt.entries[p]["dtype"] == w.dtype.name
+                            and ckpt.entries[p]["shape"] == w.shape.as_list()
+                            for p, w in zip(paths, weights)):
+                self.position.update(zip(paths, weights))
+        named = {}
+        for p, n in ckpt.full_names.items():
+            named.setdefault(n, []).append(p)
+        self.tf_paths = {n: ps[0] for n, ps in named.items() if len(ps) == 1}
         self.optimizers = {getattr(o, "name", None): p for p, o in graph.objects.items()
                            if callable(getattr(o, "_restore_slot", None))}
+        self.optimizers.update({p: p for p in self.optimizers.values() if "/" not in p})
+
+    def variable(self, path: Any, name: Any) -> Any:
+        var = self.variables.get(name)
+        return self.position.get(path) if var is None else var
 
     def place(self, path: str, name: Any, consume: Callable) -> bool:
-        if not isinstance(name, str):
-            return False
-        var = self.variables.get(name)
+        var = self.variable(path, name)
         if var is not None:
             consume(var)
             return True
-        optimizer, _, rest = name.partition("/")
-        if optimizer not in self.optimizers or not rest:
+        if not isinstance(name, str) or "/" not in name:
             return False
-        for base in sorted(self.owners, key=len, reverse=True):  # the longest owner name
-            if rest.startswith(base + "_"):
-                owner_path, owner = self.owners[base]
+        prefix, rest = name.split("/", 1)
+        optimizer = self.optimizers.get(path.split("/")[0]) or self.optimizers.get(prefix)
+        for owner_name in sorted(self.tf_paths, key=len, reverse=True):  # longest first
+            base = owner_name.replace("/", "_")
+            owner = self.variable(self.tf_paths[owner_name], owner_name) \
+                if rest.startswith(base + "_") else None
+            if owner is not None and optimizer is not None:
                 word = rest[len(base) + 1:]
-                self.restore_slot({"optimizer": self.optimizers[optimizer], "path": path,
+                self.restore_slot({"optimizer": optimizer, "path": path,
                                    "slot": _SLOT_WORDS.get(word, word)}, owner)
                 return True
         return False

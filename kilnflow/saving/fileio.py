@@ -70,7 +70,7 @@ def replace_pair(data_path: str, data: Union[bytes, Callable[[BinaryIO], None]],
     `index_for(name)` gives the index bytes that name the data file `name` (a basename). The
     steps: the data goes to `<data_path>.next`; the index is switched to name it; the data is
     renamed to its final name; the index is switched to the final name. Between the last two
-    steps the index names a file that is gone: `resolve_data_file` then finds the final one.
+    steps the index names a file that is gone: `open_data_file` then finds the final one.
     """
     staged = data_path + STAGED_SUFFIX
     write_atomically(staged, data)
@@ -90,14 +90,6 @@ def sha256_of(write: Callable[[BinaryIO], None]) -> str:
 
     write(_Sink())  # type: ignore[arg-type]
     return digest.hexdigest()
-
-
-def resolve_data_file(directory: str, named: str) -> str:
-    """The path of the data file an index names, allowing for an interrupted `replace_pair`."""
-    path = os.path.join(directory, named)
-    if not os.path.exists(path) and named.endswith(STAGED_SUFFIX):
-        return path[:-len(STAGED_SUFFIX)]
-    return path
 
 
 def open_data_file(directory: str, named: str, what: str) -> "tuple[str, int]":

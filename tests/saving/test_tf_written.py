@@ -53,17 +53,23 @@ class Net(kf.Module):
         self.layers = [kf.Variable(np.int32(0)), {"b.c/d": kf.Variable(np.zeros(2, np.float32))}]
 
 
-def _model():
-    # Values TF keys through the optimizer find their variables by Keras 3 variable path,
-    # so the layers carry the names TF gave them (the first model of a fresh process)
+def _model(named=True):
+    # Values TF keys through the optimizer find their variables by Keras 3 variable path
+    # when the layers carry the names TF gave them (the first model of a fresh process),
+    # else by position among the model's weights
+    if not named:  # (as a model built after others in the same process: dense_7, ...)
+        return kf.keras.Sequential([kf.keras.Input((3,)), kf.keras.layers.Dense(2, name="a"),
+                                    kf.keras.layers.Dense(1, name="b")], name="other")
     return kf.keras.Sequential([kf.keras.Input((3,)), kf.keras.layers.Dense(2, name="dense"),
                                 kf.keras.layers.Dense(1, name="dense_1")], name="sequential")
 
 
-def test_module_and_keras_model_restore_from_tf(expected, tmp_path):
+@pytest.mark.parametrize("named", [True, False], ids=["tf_names", "other_names"])
+def test_module_and_keras_model_restore_from_tf(expected, tmp_path, named):
     directory = str(tmp_path / "copy")
     shutil.copytree(DATA, directory)  # the mapped files stay open while slots wait
-    net, model, opt = Net(), _model(), kf.keras.optimizers.Adam(0.1)
+    net, model, opt = Net(), _model(named), kf.keras.optimizers.Adam(0.1)
+    assert (model.weights[0].path == "sequential/dense/kernel") == named
     status = train.Checkpoint(net=net, model=model, optimizer=opt).restore(
         train.latest_checkpoint(directory))
     status.assert_existing_objects_matched()
