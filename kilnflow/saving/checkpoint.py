@@ -37,7 +37,8 @@ from kilnflow import errors
 from kilnflow.context import executing_eagerly
 from kilnflow.module import add_attach_hook, leaves_with_paths
 from kilnflow.saving import fileio, safetensors
-from kilnflow.saving.checkpoint_file import (FORMAT, VERSION, CheckpointError, OpenCheckpoint,
+from kilnflow.saving.checkpoint_file import (FORMAT, SAVE_ID, VERSION, CheckpointError,
+                                             OpenCheckpoint,
                                              escape, read_checkpoint, read_json, split_prefix,
                                              tf_key)
 from kilnflow.saving.tf_checkpoint import TFCheckpoint, is_tf_checkpoint
@@ -135,14 +136,17 @@ def write_checkpoint(root: Any, prefix: str, name_based: bool = False) -> str:
                              "optimizer": opt_path, "owner": owner_path, "slot": slot_name})
         tensors[tf_key(slot_entries[-1])] = value
     try:
-        write = safetensors.writer(tensors, {"format": FORMAT}, checksum=False)  # per tensor
+        save_id = os.urandom(16).hex()  # ties this index to this tensors file
+        write = safetensors.writer(tensors, {"format": FORMAT, SAVE_ID: save_id},
+                                   checksum=False)  # a sha256 per tensor, in the index
     except TypeError as exc:
         raise TypeError(f"Cannot write checkpoint {prefix}: {exc}") from None
     objects = {p: type(o).__name__ for p, o in graph.objects.items()}
 
     def index_for(tensors_name: str) -> bytes:
         index = {"format": FORMAT, "version": VERSION, "tensors": tensors_name,
-                 "variables": entries, "slots": slot_entries, "objects": objects}
+                 "variables": entries, "slots": slot_entries, "objects": objects,
+                 "save_id": save_id}
         if name_based:
             index["name_based"] = True
         return json.dumps(index, indent=1).encode("utf-8")

@@ -92,6 +92,15 @@ def sha256_of(write: Callable[[BinaryIO], None]) -> str:
     return digest.hexdigest()
 
 
+def identity(path: str) -> Any:
+    """(inode, mtime, size) of `path`, or None: changes when a save renames a file over it."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_ino, st.st_mtime_ns, st.st_size
+
+
 def open_data_file(directory: str, named: str, what: str) -> "tuple[str, int]":
     """(path, fd) of the data file an index names, opened once (later reads see this file
     whatever a concurrent save renames; `<name>.next` may have its final name by now)."""

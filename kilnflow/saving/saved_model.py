@@ -301,14 +301,6 @@ def contains_saved_model(export_dir: str) -> bool:
     return os.path.isfile(os.path.join(os.fspath(export_dir), GRAPH_FILE))
 
 
-def _identity(path: str) -> Any:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return st.st_ino, st.st_mtime_ns, st.st_size
-
-
 READ_ATTEMPTS = 5
 
 
@@ -321,11 +313,11 @@ def load(export_dir: str, tags: Any = None, options: Any = None) -> LoadedModel:
     export_dir = os.fspath(export_dir)
     graph_path = os.path.join(export_dir, GRAPH_FILE)
     for attempt in range(READ_ATTEMPTS):
-        before = _identity(graph_path)
+        before = fileio.identity(graph_path)
         try:
             return _load_once(export_dir, graph_path)
         except (SavedModelError, errors.NotFoundError):
-            if attempt + 1 == READ_ATTEMPTS or _identity(graph_path) in (before, None):
+            if attempt + 1 == READ_ATTEMPTS or fileio.identity(graph_path) in (before, None):
                 raise  # unchanged under us: the files are what is wrong (else: read again)
     raise AssertionError("unreachable")
 

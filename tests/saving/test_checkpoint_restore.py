@@ -183,3 +183,47 @@ def test_run_restore_ops_after_the_initializers_in_a_session(tmp_path):
     eager.assign([7.0, 8.0])
     status.run_restore_ops()  # eagerly a no-op, as TF's: later assignments stay
     assert eager.numpy().tolist() == [7.0, 8.0]
+
+
+_REWRITER = """
+import sys, numpy as np
+sys.path.insert(0, {root!r})
+import kilnflow as kf
+from kilnflow import train
+a, b = kf.Variable(np.zeros(100_000, np.float32)), kf.Variable(np.zeros(10, np.int64))
+root = train.Checkpoint(a=a, b=b)
+print("ready", flush=True)
+for i in range(150):
+    a.assign(np.full(100_000, i % 2 + 1, np.float32))
+    b.assign(np.full(10, i % 2 + 1, np.int64))
+    root.write({prefix!r})
+"""
+
+
+def test_readers_while_a_prefix_is_rewritten_get_one_save_whole(tmp_path):
+    """One process rewrites the same prefix again and again; every read here gets one save's
+    values for both variables (the index and the tensors file carry the same save id, and a
+    read that raced a rewrite starts again), never an error or a mix."""
+    import subprocess
+    import sys
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    prefix = str(tmp_path / "c")
+    Checkpoint(a=kf.Variable(np.full(100_000, 1.0, np.float32)),
+               b=kf.Variable(np.full(10, 1, np.int64))).write(prefix)
+    writer = subprocess.Popen([sys.executable, "-c", _REWRITER.format(root=root, prefix=prefix)],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        assert writer.stdout.readline().strip() == b"ready"
+        reads = 0
+        while writer.poll() is None:
+            a, b = kf.Variable(np.zeros(100_000, np.float32)), kf.Variable(np.zeros(10, np.int64))
+            Checkpoint(a=a, b=b).read(prefix).assert_consumed()
+            values = {float(x) for x in np.unique(a.numpy())} | {float(x) for x in b.numpy()}
+            assert values in ({1.0}, {2.0}), values
+            reads += 1
+        assert writer.returncode == 0, writer.stderr.read().decode()
+        assert reads > 5
+    finally:
+        if writer.poll() is None:
+            writer.kill()
+            writer.wait()
