@@ -306,7 +306,10 @@ class CheckpointReader:
             self._by_path = {e["path"]: self._entries[self._tf.key_of(e["path"])]
                              for e in self._tf.entries.values()}
             return
-        index, self._tensors = _ckpt.read_checkpoint(self._source)
+        # lazy, like TF's reader: the tensors file stays mapped and get_tensor copies one
+        # tensor (each checked against its sha256 when first read)
+        self._file = _ckpt.OpenCheckpoint(self._source)
+        index, self._tensors = self._file.index, {}
         if index.get("name_based"):  # a compat.v1 Saver's: keyed by TF1 variable names
             self._entries = {e["path"]: e for e in index["variables"]}
         else:
@@ -337,7 +340,9 @@ class CheckpointReader:
             value = self._tf.tensor(entry["key"])
             return value.copy() if value.dtype == object else \
                 value.astype(value.dtype.newbyteorder("="), copy=True)
-        value = self._tensors[entry["path"]]
+        value = self._tensors.get(entry["path"])
+        if value is None:
+            return self._file.copy(entry["path"])
         return value if isinstance(value, bytes) else value.copy()
 
 

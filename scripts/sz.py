@@ -108,6 +108,10 @@ CAPS["debug_tools"] = (300, "kf.debugging's reporting switches (issue 12): trace
                             "filtering, eager device-placement logging")
 CAPS["framework"] = (300, "TF's framework-level value classes that are neither ops nor "
                           "namespaces (issue 12: DeviceSpec)")
+# issue 15 audit: TF-written checkpoints matched through TF's object graph (names, then the
+# weights' order), sealed saved_model.json, concurrent-read safety (2.83k at the raise)
+CAPS["saving"] = (2_950, "checkpoints, saved models, the graph format, safe file I/O, ONNX "
+                         "export (~550), TF checkpoint reader and object graph (~400)")
 
 def code_lines(path: str) -> int:
     """Lines holding a token other than comments, newlines and indentation."""

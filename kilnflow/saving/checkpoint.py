@@ -34,9 +34,11 @@ import numpy as np
 
 from kilnflow import dtypes as _dtypes
 from kilnflow import errors
+from kilnflow.context import executing_eagerly
 from kilnflow.module import add_attach_hook, leaves_with_paths
 from kilnflow.saving import fileio, safetensors
-from kilnflow.saving.checkpoint_file import (FORMAT, VERSION, CheckpointError, OpenCheckpoint,
+from kilnflow.saving.checkpoint_file import (FORMAT, SAVE_ID, VERSION, CheckpointError,
+                                             OpenCheckpoint,
                                              escape, read_checkpoint, read_json, split_prefix,
                                              tf_key)
 from kilnflow.saving.tf_checkpoint import TFCheckpoint, is_tf_checkpoint
@@ -134,14 +136,17 @@ def write_checkpoint(root: Any, prefix: str, name_based: bool = False) -> str:
                              "optimizer": opt_path, "owner": owner_path, "slot": slot_name})
         tensors[tf_key(slot_entries[-1])] = value
     try:
-        write = safetensors.writer(tensors, {"format": FORMAT}, checksum=False)  # per tensor
+        save_id = os.urandom(16).hex()  # ties this index to this tensors file
+        write = safetensors.writer(tensors, {"format": FORMAT, SAVE_ID: save_id},
+                                   checksum=False)  # a sha256 per tensor, in the index
     except TypeError as exc:
         raise TypeError(f"Cannot write checkpoint {prefix}: {exc}") from None
     objects = {p: type(o).__name__ for p, o in graph.objects.items()}
 
     def index_for(tensors_name: str) -> bytes:
         index = {"format": FORMAT, "version": VERSION, "tensors": tensors_name,
-                 "variables": entries, "slots": slot_entries, "objects": objects}
+                 "variables": entries, "slots": slot_entries, "objects": objects,
+                 "save_id": save_id}
         if name_based:
             index["name_based"] = True
         return json.dumps(index, indent=1).encode("utf-8")
@@ -190,6 +195,10 @@ class CheckpointLoadStatus:
         self._attachments: dict = {}  # id(holder) -> values waiting for an attribute of it
         self._restored_paths: set = set()
         self._file: Any = None  # the open checkpoint, while values wait for variables
+        # a restore building a compat.v1 graph: its values are assigned again by
+        # run_restore_ops, so running the initializers first does not lose them
+        self._graph_mode = not executing_eagerly()
+        self._assigned: Dict[str, Variable] = {}
 
     def _matched(self, path: str, var: Variable) -> None:
         self.matched.append(path)
@@ -198,6 +207,8 @@ class CheckpointLoadStatus:
         self._pending.pop(path, None)
         if path in self.unexpected:
             self.unexpected.remove(path)
+        if self._graph_mode:
+            self._assigned[path] = var
 
     def wait(self, path: str, what: str) -> None:
         """`path`'s value waits for its variable to be created (`what`: variable or slot)."""
@@ -244,7 +255,17 @@ class CheckpointLoadStatus:
         return self
 
     def run_restore_ops(self, session: Any = None) -> None:
-        """Nothing to run: values were put into the variables when restore() returned."""
+        """Eagerly, nothing to run: values went into the variables when restore() returned.
+        For a restore made while building a compat.v1 graph, the values are assigned again
+        (read from the checkpoint), as TF's restore ops would, so they win over initializers
+        a Session ran in between."""
+        if not self._assigned:
+            return
+        ckpt = TFCheckpoint(self._source) if is_tf_checkpoint(self._source) \
+            else OpenCheckpoint(self._source)
+        with ckpt:
+            for path, var in self._assigned.items():
+                assign_value(var, ckpt.view(path), path, self._source)
 
     def initialize_or_restore(self, session: Any = None) -> None:
         """Run, in `session`, the initializers of the compat.v1 graph variables the checkpoint
@@ -311,6 +332,8 @@ def _match(root: Any, ckpt: OpenCheckpoint) -> tuple:
         for entry in waiting_slots.pop(path, []):
             restore_slot(entry, var)
 
+    by_name = _ByName(graph, ckpt, restore_slot) \
+        if isinstance(ckpt, TFCheckpoint) else None
     for entry in ckpt.index["variables"]:
         path = entry["path"]
 
@@ -319,12 +342,77 @@ def _match(root: Any, ckpt: OpenCheckpoint) -> tuple:
             status._matched(path, var)
             owner_ready(path, var)
 
+        if path not in graph.variables and by_name is not None and ckpt.full_names and \
+                by_name.place(path, ckpt.full_names.get(path), consume):
+            continue
         place(graph, path, path, consume, status)
     for entries in list(waiting_slots.values()):
         for entry in entries:
             if entry["owner"] not in status._pending:
                 status.unexpected.append(entry["path"])
     return status
+
+
+# Keras 3's words for the slots kilnflow's optimizers call m, v, vhat, u (as Keras 3 names
+# its slot variables: '<optimizer>/<variable path, _ for />_<word>')
+_SLOT_WORDS = {"momentum": "m", "velocity": "v", "velocity_hat": "vhat", "norm": "u"}
+
+
+class _ByName:
+    """A TF-written value whose object path does not exist here: TF keys a Keras model's
+    weights by the shortest path to them, through the optimizer
+    (optimizer/_trainable_variables/0), and Keras 3 keeps slots in optimizer/_variables/N.
+    Matched by the variable's name in TF's object graph (Keras 3 paths: kilnflow's Keras
+    variables carry the same), else by position among the weights of the root's child it
+    sits under (TF's depth-first order is a Keras model's weight order) when every shape
+    and dtype agrees; slots follow their owner."""
+
+    def __init__(self, graph: ObjectGraph, ckpt: Any, restore_slot: Callable):
+        self.restore_slot = restore_slot
+        counts: Dict[str, list] = {}
+        for var in list(graph.variables.values()) + [s[4] for s in graph.slots]:
+            counts.setdefault(getattr(var, "path", None), []).append(var)
+        self.variables = {n: vs[0] for n, vs in counts.items()
+                          if len(vs) == 1 and isinstance(n, str)}
+        self.position: Dict[str, Variable] = {}
+        for child, obj in graph.objects.items():
+            weights, paths = getattr(obj, "weights", None), ckpt.paths_under(child)
+            if "/" not in child and isinstance(weights, list) and len(weights) == len(paths) \
+                    and all(isinstance(w, Variable) and ckpt.entries[p]["dtype"] == w.dtype.name
+                            and ckpt.entries[p]["shape"] == w.shape.as_list()
+                            for p, w in zip(paths, weights)):
+                self.position.update(zip(paths, weights))
+        named = {}
+        for p, n in ckpt.full_names.items():
+            named.setdefault(n, []).append(p)
+        self.tf_paths = {n: ps[0] for n, ps in named.items() if len(ps) == 1}
+        self.optimizers = {getattr(o, "name", None): p for p, o in graph.objects.items()
+                           if callable(getattr(o, "_restore_slot", None))}
+        self.optimizers.update({p: p for p in self.optimizers.values() if "/" not in p})
+
+    def variable(self, path: Any, name: Any) -> Any:
+        var = self.variables.get(name)
+        return self.position.get(path) if var is None else var
+
+    def place(self, path: str, name: Any, consume: Callable) -> bool:
+        var = self.variable(path, name)
+        if var is not None:
+            consume(var)
+            return True
+        if not isinstance(name, str) or "/" not in name:
+            return False
+        prefix, rest = name.split("/", 1)
+        optimizer = self.optimizers.get(path.split("/")[0]) or self.optimizers.get(prefix)
+        for owner_name in sorted(self.tf_paths, key=len, reverse=True):  # longest first
+            base = owner_name.replace("/", "_")
+            owner = self.variable(self.tf_paths[owner_name], owner_name) \
+                if rest.startswith(base + "_") else None
+            if owner is not None and optimizer is not None:
+                word = rest[len(base) + 1:]
+                self.restore_slot({"optimizer": optimizer, "path": path,
+                                   "slot": _SLOT_WORDS.get(word, word)}, owner)
+                return True
+        return False
 
 
 def place(graph: ObjectGraph, path: str, full: str, consume: Callable,

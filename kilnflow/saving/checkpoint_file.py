@@ -26,6 +26,8 @@ FORMAT = "kilnflow-checkpoint"
 VERSION = 2
 READABLE_VERSIONS = (1, 2)  # 1: tensors keyed by object path, one sha256 of the file
 MAX_JSON_BYTES = 64 * 1024 * 1024
+SAVE_ID = "kilnflow.save_id"  # in the tensors file's metadata and the index: the same save
+READ_ATTEMPTS = 5
 SHA256 = re.compile(r"^[0-9a-f]{64}$")
 VALUE_SUFFIX = ".ATTRIBUTES/VARIABLE_VALUE"
 _DTYPE_NAMES = frozenset(d.name for d in _dtypes.ALL) | frozenset(
@@ -153,14 +155,30 @@ class OpenCheckpoint:
 
     def __init__(self, prefix: str):
         self.prefix = split_prefix(prefix)
-        self.index = read_index(self.prefix)
         self.index_path = self.prefix + ".json"
-        self.path = fileio.resolve_data_file(os.path.dirname(self.prefix),
-                                             self.index["tensors"])
-        if not os.path.exists(self.path):
-            raise errors.NotFoundError(f"{self.path}: the checkpoint's tensors file is "
-                                       f"missing (named by {self.index_path})")
-        self._data = fileio.map_regular_file(self.path, "checkpoint tensors file")
+        for attempt in range(READ_ATTEMPTS):  # again if a save replaced the index meanwhile
+            before = fileio.identity(self.index_path)
+            try:
+                return self._start_reading()
+            except (CheckpointError, errors.NotFoundError):
+                if attempt + 1 == READ_ATTEMPTS or \
+                        fileio.identity(self.index_path) in (before, None):
+                    raise
+
+    def _start_reading(self) -> None:
+        self.index = read_index(self.prefix)
+        try:  # opened once: a concurrent save's renames cannot swap it under the reads
+            self.path, fd = fileio.open_data_file(os.path.dirname(self.prefix),
+                                                  self.index["tensors"],
+                                                  "checkpoint tensors file")
+        except errors.NotFoundError:
+            raise errors.NotFoundError(
+                f"{os.path.join(os.path.dirname(self.prefix), self.index['tensors'])}: the "
+                f"checkpoint's tensors file is missing (named by {self.index_path})") from None
+        try:
+            self._data = fileio.map_descriptor(fd)
+        finally:
+            os.close(fd)
         try:
             self._open()
         except BaseException:
@@ -174,7 +192,10 @@ class OpenCheckpoint:
                 f"{self.path}: its sha256 does not match the one recorded in "
                 f"{self.index_path}; the file was modified, truncated or belongs to another "
                 "checkpoint")
-        header, _, self._start = safetensors.parse_header(self._data, self.path)
+        header, metadata, self._start = safetensors.parse_header(self._data, self.path)
+        if "save_id" in self.index and metadata.get(SAVE_ID) != self.index["save_id"]:
+            raise CheckpointError(f"{self.path}: written by another save than "
+                                  f"{self.index_path} (save ids differ)")
         safetensors.check_layout(header, len(self._data) - self._start, self.path)
         key_of = tf_key if version >= 2 else (lambda entry: entry["path"])
         self.entries: Dict[str, dict] = {}   # object path -> index entry

@@ -70,7 +70,7 @@ def replace_pair(data_path: str, data: Union[bytes, Callable[[BinaryIO], None]],
     `index_for(name)` gives the index bytes that name the data file `name` (a basename). The
     steps: the data goes to `<data_path>.next`; the index is switched to name it; the data is
     renamed to its final name; the index is switched to the final name. Between the last two
-    steps the index names a file that is gone: `resolve_data_file` then finds the final one.
+    steps the index names a file that is gone: `open_data_file` then finds the final one.
     """
     staged = data_path + STAGED_SUFFIX
     write_atomically(staged, data)
@@ -92,17 +92,38 @@ def sha256_of(write: Callable[[BinaryIO], None]) -> str:
     return digest.hexdigest()
 
 
-def resolve_data_file(directory: str, named: str) -> str:
-    """The path of the data file an index names, allowing for an interrupted `replace_pair`."""
+def identity(path: str) -> Any:
+    """(inode, mtime, size) of `path`, or None: changes when a save renames a file over it."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_ino, st.st_mtime_ns, st.st_size
+
+
+def open_data_file(directory: str, named: str, what: str) -> "tuple[str, int]":
+    """(path, fd) of the data file an index names, opened once (later reads see this file
+    whatever a concurrent save renames; `<name>.next` may have its final name by now)."""
     path = os.path.join(directory, named)
-    if not os.path.exists(path) and named.endswith(STAGED_SUFFIX):
-        return path[:-len(STAGED_SUFFIX)]
-    return path
+    try:
+        return path, open_regular(path, what)
+    except errors.NotFoundError:
+        if not named.endswith(STAGED_SUFFIX):
+            raise
+    path = path[:-len(STAGED_SUFFIX)]
+    return path, open_regular(path, what)
 
 
-def _open_regular(path: str, what: str) -> int:
-    """A read-only descriptor of the regular file `path`; FIFOs, devices (a link to
-    /dev/zero) and directories are refused before anything is read."""
+def map_descriptor(fd: int) -> Any:
+    """The open regular file `fd` mapped read-only (b"" when empty); fd may close after."""
+    if os.fstat(fd).st_size == 0:
+        return b""
+    return mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
+
+
+def open_regular(path: str, what: str = "file") -> int:
+    """A read-only descriptor of the regular file `path` (the caller closes it); FIFOs,
+    devices (a link to /dev/zero) and directories are refused before anything is read."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except FileNotFoundError:
@@ -119,10 +140,22 @@ def _open_regular(path: str, what: str) -> int:
     return fd
 
 
+def pread_into(fd: int, buffer: Any, offset: int, path: str, what: str) -> None:
+    """Fill `buffer` from `fd` at `offset`; a file ending early is a DataLossError."""
+    view = memoryview(buffer).cast("B")
+    done = 0
+    while done < len(view):
+        n = os.preadv(fd, [view[done:]], offset + done)
+        if n <= 0:
+            raise errors.DataLossError(f"{path}: the {what} ended after {offset + done} "
+                                       "bytes while being read (truncated?)")
+        done += n
+
+
 def read_regular_file(path: str, limit: int, what: str = "file") -> bytes:
     """The bytes of the regular file `path`, refusing anything larger than `limit` bytes, and
     never reading past the size the file had when it was opened."""
-    fd = _open_regular(path, what)
+    fd = open_regular(path, what)
     try:
         size = os.fstat(fd).st_size
         if size > limit:
@@ -143,11 +176,9 @@ def read_regular_file(path: str, limit: int, what: str = "file") -> bytes:
 def map_regular_file(path: str, what: str = "file") -> Any:
     """The regular file `path` memory-mapped read-only (b"" when empty): bytes are paged in
     as they are used, so a loader holds no second copy of the file."""
-    fd = _open_regular(path, what)
+    fd = open_regular(path, what)
     try:
-        if os.fstat(fd).st_size == 0:
-            return b""
-        return mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
+        return map_descriptor(fd)
     finally:
         os.close(fd)  # the mapping keeps its own reference to the file
 

@@ -251,7 +251,8 @@ def deserialize(data: bytes, source: str = "<bytes>", with_metadata: bool = Fals
 def load_file(path: str, with_metadata: bool = False, verify_checksum: bool = True) -> Any:
     """Read and validate a safetensors file: name -> ndarray (and metadata if asked).
 
-    The file is memory-mapped, so loading holds one copy of the weights, not two.
+    Each tensor is read straight into its array, so loading holds one copy of the weights,
+    not two (nor a mapping of the file beside them).
 
     >>> import numpy as np, tempfile, os
     >>> path = os.path.join(tempfile.mkdtemp(), "w.safetensors")
@@ -259,11 +260,44 @@ def load_file(path: str, with_metadata: bool = False, verify_checksum: bool = Tr
     >>> load_file(path)["w"].tolist()
     [0.0, 1.0, 2.0]
     """
-    mapped = fileio.map_regular_file(path, "safetensors file")
+    path = os.fspath(path)
+    fd = fileio.open_regular(path, "safetensors file")
     try:
-        return deserialize(mapped, path, with_metadata, verify_checksum)
+        return read_tensors(fd, path, with_metadata, verify_checksum)
     finally:
-        close_mapping(mapped)
+        os.close(fd)
+
+
+def read_tensors(fd: int, path: str, with_metadata: bool = False,
+                 verify_checksum: bool = True) -> Any:
+    """load_file from an open file: the header checked against the file's size, then each
+    tensor read straight into its new array (no mapping, no second copy)."""
+    size = os.fstat(fd).st_size
+    head = bytearray(min(size, 8))
+    fileio.pread_into(fd, head, 0, path, "safetensors file")
+    wanted = 8 + struct.unpack("<Q", head)[0] if len(head) == 8 else len(head)
+    first = bytearray(min(size, wanted, 8 + MAX_HEADER_BYTES + 1))  # never beyond the file
+    fileio.pread_into(fd, first, 0, path, "safetensors file")
+    header, metadata, start = parse_header(bytes(first), path)
+    check_layout(header, size - start, path)
+    expected = metadata.get(CHECKSUM_KEY) if verify_checksum else None
+    digest = hashlib.sha256() if expected is not None else None
+    arrays = {}
+    for key, info in sorted(header.items(), key=lambda kv: kv[1]["data_offsets"]):
+        dtype = DTYPES[info["dtype"]]
+        array = np.empty(info["shape"], dtype)
+        raw = array.reshape(-1).view(np.uint8)
+        fileio.pread_into(fd, raw, start + info["data_offsets"][0], path, "safetensors file")
+        if digest is not None:
+            digest.update(raw)
+        if info["dtype"] == "BOOL" and array.size and raw.max() > 1:
+            raise _fail(path, f"tensor {key!r}: BOOL values must be 0 or 1")
+        arrays[key] = array if dtype.isnative else array.astype(dtype.newbyteorder("="))
+    if digest is not None and digest.hexdigest() != expected:
+        raise _fail(path, "the data section does not match its recorded sha256 checksum "
+                          "(the file was modified or damaged)")
+    tensors = {key: arrays[key] for key in header}  # in the header's order
+    return (tensors, metadata) if with_metadata else tensors
 
 
 def close_mapping(mapped: Any) -> None:

@@ -40,6 +40,48 @@ def _fail(path: str, problem: str) -> SavedModelError:
     return SavedModelError(f"{path}: {problem}")
 
 
+# saved_model.json is sealed: {"sha256": "<64 hex of DOC>", "saved_model": DOC}, so a
+# damaged byte anywhere in the graphs is an error naming the file, not a model that
+# quietly computes something else. (Files written before the seal are read unsealed.)
+_SEAL_HEAD, _SEAL_MID = b'{"sha256": "', b'", "saved_model": '
+_SEAL_BODY = len(_SEAL_HEAD) + 64 + len(_SEAL_MID)
+
+
+def seal(document: dict) -> bytes:
+    """The bytes of saved_model.json holding `document` with its checksum."""
+    body = json.dumps(document).encode("utf-8")
+    return _SEAL_HEAD + hashlib.sha256(body).hexdigest().encode("ascii") + _SEAL_MID + \
+        body + b"}"
+
+
+def _unseal(raw: bytes, path: str) -> bytes:
+    if not raw.startswith(_SEAL_HEAD):
+        return raw  # an unsealed (older) file: parsed and validated as it is
+    digest = raw[len(_SEAL_HEAD):len(_SEAL_HEAD) + 64]
+    if raw[len(_SEAL_HEAD) + 64:_SEAL_BODY] != _SEAL_MID or not raw.endswith(b"}"):
+        raise _fail(path, "damaged: the checksum wrapper is malformed (truncated?)")
+    body = raw[_SEAL_BODY:-1]
+    if hashlib.sha256(body).hexdigest().encode("ascii") != digest:
+        raise _fail(path, "damaged: its content does not match the sha256 it was saved "
+                          "with (a changed or lost byte)")
+    return body
+
+
+def read_document(export_dir: str) -> dict:
+    """The parsed saved_model.json of `export_dir` (checksum verified, not validated)."""
+    path = os.path.join(os.fspath(export_dir), GRAPH_FILE)
+    raw = _unseal(fileio.read_regular_file(path, MAX_JSON_BYTES, "SavedModel graph file"),
+                  path)
+    return fileio.loads_json(raw, path, lambda problem: _fail(path, problem),
+                             max_depth=MAX_JSON_DEPTH)
+
+
+def write_document(export_dir: str, document: dict) -> None:
+    """Replace `export_dir`'s saved_model.json with `document`, sealed (for tools and tests
+    that edit a saved model; load() still validates every field)."""
+    fileio.write_atomically(os.path.join(os.fspath(export_dir), GRAPH_FILE), seal(document))
+
+
 def _signatures_of(obj: Any, signatures: Any) -> Dict[str, ConcreteFunction]:
     if isinstance(signatures, dict):
         return {k: _concrete(v) for k, v in signatures.items()}
@@ -103,19 +145,22 @@ class SaveOptions:
     """Options for saved_model.save (TF's; accepted and recorded, none changes the files)."""
 
     def __init__(self, namespace_whitelist: Any = None, save_debug_info: bool = False,
-                 function_aliases: Any = None, experimental_io_device: Any = None,
-                 experimental_variable_policy: Any = None, **kwargs: Any):
+                 function_aliases: Any = None, experimental_debug_stripper: bool = False,
+                 experimental_io_device: Any = None, experimental_variable_policy: Any = None,
+                 experimental_custom_gradients: bool = True,
+                 experimental_image_format: bool = False, experimental_skip_saver: bool = False,
+                 experimental_sharding_callback: Any = None, extra_tags: Any = None):
         self.namespace_whitelist = namespace_whitelist
         self.save_debug_info = save_debug_info
         self.function_aliases = function_aliases or {}
         self.experimental_io_device = experimental_io_device
         self.experimental_variable_policy = experimental_variable_policy
+        self.extra_tags = extra_tags
 
 
 class LoadOptions:
-    """Options for saved_model.load (TF's): accepted and recorded. kilnflow loads every
-    function and variable on the CPU; `allow_partial_checkpoint` is the one that changes
-    nothing here because a kilnflow saved model always holds all its variables."""
+    """Options for saved_model.load (TF's): accepted and recorded. kilnflow loads all on the
+    CPU, and a kilnflow saved model always holds all its variables."""
 
     def __init__(self, allow_partial_checkpoint: bool = False,
                  experimental_io_device: Any = None, experimental_skip_checkpoint: bool = False,
@@ -203,7 +248,7 @@ def save(obj: Any, export_dir: str, signatures: Any = None, options: Any = None)
                     "weights_sha256": digest, "signatures": signature_entries}
         if tree is not None:
             document["root"] = tree
-        return json.dumps(document).encode("utf-8")
+        return seal(document)
 
     os.makedirs(export_dir, exist_ok=True)
     # saved_model.json names the weights it was written with (and their hash), and is
@@ -213,17 +258,24 @@ def save(obj: Any, export_dir: str, signatures: Any = None, options: Any = None)
                         os.path.join(export_dir, GRAPH_FILE), document_for)
 
 
-def _load_weights(path: str, sha256: Any, graph_path: str) -> Dict[str, np.ndarray]:
-    """The weights file's tensors, checked against the hash saved_model.json recorded."""
-    if sha256 is not None:
-        mapped = fileio.map_regular_file(path, "SavedModel weights file")
-        try:
-            if not isinstance(sha256, str) or hashlib.sha256(mapped).hexdigest() != sha256:
-                raise _fail(path, f"does not match the weights {graph_path} was saved with "
-                                  "(modified, or from another save)")
-        finally:
-            safetensors.close_mapping(mapped)
-    return safetensors.load_file(path, verify_checksum=sha256 is None)
+def load_weights(directory: str, name: str, sha256: Any,
+                  graph_path: str) -> Dict[str, np.ndarray]:
+    """The weights file's tensors, checked against the hash saved_model.json recorded. The
+    file is opened once: the bytes hashed are the bytes loaded."""
+    path, fd = fileio.open_data_file(directory, name, "SavedModel weights file")
+    try:
+        if sha256 is not None:
+            mapped = fileio.map_descriptor(fd)
+            try:
+                if not isinstance(sha256, str) or \
+                        hashlib.sha256(mapped).hexdigest() != sha256:
+                    raise _fail(path, f"does not match the weights {graph_path} was saved "
+                                      "with (modified, or from another save)")
+            finally:
+                safetensors.close_mapping(mapped)
+        return safetensors.read_tensors(fd, path, verify_checksum=sha256 is None)
+    finally:
+        os.close(fd)
 
 
 class LoadedModel(saved_objects.LoadedObject):
@@ -249,15 +301,31 @@ def contains_saved_model(export_dir: str) -> bool:
     return os.path.isfile(os.path.join(os.fspath(export_dir), GRAPH_FILE))
 
 
+READ_ATTEMPTS = 5
+
+
 def load(export_dir: str, tags: Any = None, options: Any = None) -> LoadedModel:
-    """Loads a SavedModel written by saved_model.save, validating every file."""
+    """Loads a SavedModel written by saved_model.save, validating every file.
+
+    A save replacing the model while it is read (its graph file renamed over between our
+    reading it and its weights) makes the read start again: the result is the old model or
+    the new one, never an error or a mix."""
     export_dir = os.fspath(export_dir)
     graph_path = os.path.join(export_dir, GRAPH_FILE)
+    for attempt in range(READ_ATTEMPTS):
+        before = fileio.identity(graph_path)
+        try:
+            return _load_once(export_dir, graph_path)
+        except (SavedModelError, errors.NotFoundError):
+            if attempt + 1 == READ_ATTEMPTS or fileio.identity(graph_path) in (before, None):
+                raise  # unchanged under us: the files are what is wrong (else: read again)
+    raise AssertionError("unreachable")
+
+
+def _load_once(export_dir: str, graph_path: str) -> LoadedModel:
     if not os.path.isfile(graph_path):
         raise _fail(graph_path, "not found: is this a SavedModel directory?")
-    raw = fileio.read_regular_file(graph_path, MAX_JSON_BYTES, "SavedModel graph file")
-    document = fileio.loads_json(raw, graph_path, lambda problem: _fail(graph_path, problem),
-                                 max_depth=MAX_JSON_DEPTH)
+    document = read_document(export_dir)
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         raise _fail(graph_path, "not a kilnflow SavedModel (wrong 'format')")
     if document.get("version") != VERSION:
@@ -268,8 +336,9 @@ def load(export_dir: str, tags: Any = None, options: Any = None) -> LoadedModel:
             or weights_name in ("", ".", ".."):
         raise _fail(graph_path, f"the weights file name {weights_name!r} must be a plain file "
                                 "name in the same directory")
-    weights_path = fileio.resolve_data_file(export_dir, weights_name)
-    arrays = _load_weights(weights_path, document.get("weights_sha256"), graph_path)
+    weights_path = os.path.join(export_dir, weights_name)
+    arrays = load_weights(export_dir, weights_name, document.get("weights_sha256"),
+                           graph_path)
     try:
         variables, handles = [], {}
         for entry in document["variables"]:

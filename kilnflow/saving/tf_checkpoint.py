@@ -27,6 +27,7 @@ TABLE_MAGIC = 0xDB4775248B80FB57
 FOOTER_BYTES = 48
 MAX_INDEX_BYTES = 1 << 30
 SLOT_MARK = "/.OPTIMIZER_SLOT/"
+OBJECT_GRAPH_KEY = "_CHECKPOINTABLE_OBJECT_GRAPH"
 # TF DataType enum -> kilnflow dtype name (DT_STRING handled apart)
 _TF_DTYPES = {1: "float32", 2: "float64", 3: "int32", 4: "uint8", 5: "int16", 6: "int8",
               8: "complex64", 9: "int64", 10: "bool", 14: "bfloat16", 17: "uint16",
@@ -302,6 +303,67 @@ class TFCheckpoint:
             self._key_of[entry["path"]] = key
         self.index = {"format": "tensorflow", "version": 2, "variables": variables,
                       "slots": slots, "objects": {}}
+        self._names: Any = None
+
+    @property
+    def full_names(self) -> Dict[str, str]:
+        """Object path -> variable name (Keras 3 names variables by layer path:
+        'sequential/dense/kernel'), from TF's serialized object graph."""
+        return self._graph()[0]
+
+    def paths_under(self, child: str) -> List[str]:
+        """Object paths of the variables below the root's child `child`, depth first in
+        TF's child order (for a Keras model: its weights in order)."""
+        return self._graph()[1].get(child, [])
+
+    def _graph(self) -> Tuple[Dict[str, str], Dict[str, List[str]]]:
+        """Read once; a graph that does not parse leaves values without a live object path
+        unmatched (the restore's status reports them)."""
+        if self._names is None:
+            try:
+                self._names = self._decode_graph()
+            except CheckpointError:
+                self._names = ({}, {})
+        return self._names
+
+    def _decode_graph(self) -> Tuple[Dict[str, str], Dict[str, List[str]]]:
+        """TrackableObjectGraph: nodes(1) -> children(1: node_id 1, local_name 2) and
+        attributes(2: full_name 2, checkpoint_key 3)."""
+        info = self._tensors.get(OBJECT_GRAPH_KEY)
+        if info is None or info["dtype"] != "string" or info["shape"] != []:
+            return {}, {}
+        raw = bytes(self.tensor(OBJECT_GRAPH_KEY).reshape(-1)[0])
+
+        def fields(data: Any, number: int) -> list:
+            if not isinstance(data, bytes):
+                return []
+            return _fields(data, self.index_path, "the serialized object graph").get(number, [])
+        nodes = fields(raw, 1)
+        name_of: Dict[str, str] = {}
+        key_of_node: Dict[int, str] = {}
+        for i, node in enumerate(nodes):
+            for attribute in fields(node, 2):
+                name, key = (fields(attribute, n)[:1] or [b""] for n in (2, 3))
+                if isinstance(name[0], bytes) and isinstance(key[0], bytes) and name[0]:
+                    name_of[key[0].decode("utf-8", "replace")] = name[0].decode("utf-8", "replace")
+                    key_of_node[i] = key[0].decode("utf-8", "replace")
+        path_of = {key: path for path, key in self._key_of.items()}
+        under: Dict[str, List[str]] = {}
+        for ref in fields(nodes[0], 1) if nodes else []:
+            (local,), (start,) = fields(ref, 2)[:1] or [b""], fields(ref, 1)[:1] or [0]
+            found, stack, seen = [], [start], set()
+            while stack and len(seen) <= len(nodes):  # depth first, children in order
+                i = stack.pop()
+                if not isinstance(i, int) or i in seen or not 0 <= i < len(nodes):
+                    continue
+                seen.add(i)
+                if key_of_node.get(i) in path_of:
+                    found.append(path_of[key_of_node[i]])
+                stack.extend(reversed([c for ref2 in fields(nodes[i], 1)
+                                       for c in fields(ref2, 1)[:1]]))
+            under[local.decode("utf-8", "replace") if isinstance(local, bytes) else ""] = found
+        return ({path: name_of[key] for path, key in self._key_of.items() if key in name_of},
+                under)
 
     def _entry(self, key: str, value: bytes, shards: int) -> dict:
         where = f"the entry of {key!r}"

@@ -31,13 +31,11 @@ def expected(x):
 
 
 def _document(path):
-    with open(os.path.join(path, saved_model.GRAPH_FILE), encoding="utf-8") as f:
-        return json.load(f)
+    return saved_model.read_document(path)
 
 
-def _write(path, document):
-    with open(os.path.join(path, saved_model.GRAPH_FILE), "w", encoding="utf-8") as f:
-        json.dump(document, f)
+def _write(path, document):  # sealed, as a crafted file would be: load() must still refuse
+    saved_model.write_document(path, document)
 
 
 def _graphs(graph):

@@ -1,6 +1,7 @@
 """The safetensors reader/writer: round trips, the format as specified, and every way a
 file can be broken (each error names the file and the problem)."""
 import json
+import os
 import struct
 
 import numpy as np
@@ -149,3 +150,33 @@ def test_header_limit_is_the_formats_100_million_bytes(tmp_path):
     path.write_bytes((100_000_001).to_bytes(8, "little") + b"{}")
     with pytest.raises(st.SafetensorsError, match="100000000-byte limit"):
         st.load_file(str(path))
+
+
+_RSS = """
+import sys
+sys.path.insert(0, {root!r})
+from kilnflow.saving import safetensors
+def rss(field):
+    for line in open("/proc/self/status"):
+        if line.startswith(field):
+            return int(line.split()[1]) * 1024
+base = rss("VmRSS")
+open("/proc/self/clear_refs", "w").write("5")
+kept = safetensors.load_file({path!r})
+print((rss("VmHWM") - base) / {size})
+"""
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/clear_refs"), reason="needs Linux /proc")
+def test_load_file_peak_memory_is_the_tensors_alone(tmp_path):
+    """The peak resident set (heap and mapped file pages) grows by about the file's size:
+    the bytes are read into the arrays, not mapped and then copied (2x before)."""
+    import subprocess
+    import sys
+    path = str(tmp_path / "big.safetensors")
+    st.save_file({f"w{i}": np.full(1 << 20, i, np.float32) for i in range(8)}, path)
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    out = subprocess.run([sys.executable, "-c", _RSS.format(root=root, path=path,
+                                                            size=os.path.getsize(path))],
+                         capture_output=True, text=True, check=True)
+    assert float(out.stdout) <= 1.2

@@ -61,16 +61,16 @@ def test_truncated_json_names_the_file(saved):
     graph_file = os.path.join(path, "saved_model.json")
     data = open(graph_file, "rb").read()
     open(graph_file, "wb").write(data[: len(data) // 2])
-    with pytest.raises(ValueError, match="saved_model.json.*not valid JSON"):
+    with pytest.raises(ValueError, match="saved_model.json.*(not valid JSON|damaged)"):
         saved_model.load(path)
 
 
 def test_wrong_version_is_rejected(saved):
     _, path = saved
     graph_file = os.path.join(path, "saved_model.json")
-    document = json.load(open(graph_file))
+    document = saved_model.read_document(path)
     document["version"] = 99
-    json.dump(document, open(graph_file, "w"))
+    saved_model.write_document(path, document)
     with pytest.raises(ValueError, match="version 99 is not supported"):
         saved_model.load(path)
 
@@ -78,10 +78,10 @@ def test_wrong_version_is_rejected(saved):
 def test_tampered_op_type_is_rejected(saved):
     _, path = saved
     graph_file = os.path.join(path, "saved_model.json")
-    document = json.load(open(graph_file))
+    document = saved_model.read_document(path)
     nodes = document["functions"]["__call__"]["graph"]["nodes"]
     nodes[-1]["op"] = "os.system"
-    json.dump(document, open(graph_file, "w"))
+    saved_model.write_document(path, document)
     with pytest.raises(ValueError, match="unknown op type 'os.system'"):
         saved_model.load(path)
 
@@ -89,11 +89,11 @@ def test_tampered_op_type_is_rejected(saved):
 def test_tampered_shape_is_rejected(saved):
     _, path = saved
     graph_file = os.path.join(path, "saved_model.json")
-    document = json.load(open(graph_file))
+    document = saved_model.read_document(path)
     for node in document["functions"]["__call__"]["graph"]["nodes"]:
         if node["op"] == "MatMul":
             node["outputs"][0]["dtype"] = "int32"
-    json.dump(document, open(graph_file, "w"))
+    saved_model.write_document(path, document)
     with pytest.raises(ValueError, match="do not match"):
         saved_model.load(path)
 
@@ -116,3 +116,42 @@ def test_saved_model_tag_and_method_constants_are_tfs():
     assert (kf.saved_model.SERVING, kf.saved_model.TRAINING) == ("serve", "train")
     assert kf.saved_model.PREDICT_METHOD_NAME == "tensorflow/serving/predict"
     assert kf.saved_model.LoadOptions(allow_partial_checkpoint=True).allow_partial_checkpoint
+
+
+@pytest.mark.parametrize("name", ["../variables.safetensors", "/etc/passwd", "..", "",
+                                  "sub/variables.safetensors"])
+def test_weights_name_leaving_the_directory_is_refused(saved, name):
+    _, path = saved
+    document = saved_model.read_document(path)
+    document["weights"] = name
+    saved_model.write_document(path, document)
+    with pytest.raises(saved_model.SavedModelError, match="plain file name"):
+        saved_model.load(path)
+
+
+def test_v1_saved_model_weights_must_be_the_ones_it_was_saved_with(tmp_path):
+    """compat.v1's saved model records its weights' sha256: weights from another save (a
+    copied or mixed directory) are refused, not loaded under the wrong graph."""
+    v1 = kf.compat.v1
+
+    def save(path, value):
+        graph = kf.Graph()
+        with graph.as_default():
+            x = v1.placeholder(kf.float32, [None], name="x")
+            w = v1.get_variable("w", initializer=kf.constant(value))
+            y = kf.identity(x * w, name="y")
+            with v1.Session(graph=graph) as sess:
+                sess.run(w.initializer)
+                v1.saved_model.simple_save(sess, path, {"x": x}, {"y": y})
+
+    a, b = str(tmp_path / "a"), str(tmp_path / "b")
+    save(a, 2.0)
+    save(b, 3.0)
+    weights = "variables_v1.safetensors"
+    with open(os.path.join(b, weights), "rb") as f:
+        other = f.read()
+    with open(os.path.join(a, weights), "wb") as f:
+        f.write(other)
+    with v1.Session(graph=kf.Graph()) as sess:
+        with pytest.raises(kf.errors.DataLossError, match="does not match the weights"):
+            v1.saved_model.load(sess, ["serve"], a)

@@ -162,10 +162,9 @@ def test_loads_in_a_fresh_process_without_the_class(saved):
 
 def test_a_tree_naming_a_missing_variable_is_refused(saved):
     import json
-    path = os.path.join(saved[1], saved_model.GRAPH_FILE)
-    document = json.load(open(path))
+    document = saved_model.read_document(saved[1])
     document["root"]["children"]["v"] = {"variable": "variable_999"}
-    json.dump(document, open(path, "w"))
+    saved_model.write_document(saved[1], document)
     with pytest.raises(saved_model.SavedModelError, match="variable_999"):
         kf.saved_model.load(saved[1])
 
@@ -189,3 +188,67 @@ def test_side_effects_run_when_a_loaded_function_is_replayed_under_a_tape(tmp_pa
         y = loaded(kf.constant(3.0))
     assert float(tape.gradient(y, loaded.w).numpy()) == 3.0
     assert float(loaded.calls.numpy()) == 2.0
+
+
+_SAVER = """
+import sys, numpy as np
+sys.path.insert(0, {root!r})
+import kilnflow as kf
+class Scale(kf.Module):
+    def __init__(self, factor, size):
+        super().__init__()
+        self.w = kf.Variable(np.full(size, factor, np.float32))
+    @kf.function(input_signature=[kf.TensorSpec([None], kf.float32)])
+    def __call__(self, x):
+        return x * self.w[0]
+models = [Scale(2.0, 200_000), Scale(3.0, 100_000)]
+print("ready", flush=True)
+for i in range(200):
+    kf.saved_model.save(models[i % 2], {path!r})
+"""
+
+
+def test_readers_during_saves_see_the_old_model_or_the_new(tmp_path):
+    """One process saves two different models over the same directory again and again while
+    this one loads it: every load gives one model's answer (the JSON names its weights by
+    sha256, and a read that raced a save starts again)."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    path = str(tmp_path / "model")
+    code = _SAVER.format(root=root, path=path)
+    writer = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE)
+    try:
+        assert writer.stdout.readline().strip() == b"ready"
+        x = np.ones(1, np.float32)
+        loads = 0
+        while writer.poll() is None:
+            if not kf.saved_model.contains_saved_model(path):
+                continue
+            assert float(kf.saved_model.load(path)(x).numpy()[0]) in (2.0, 3.0)
+            loads += 1
+        assert writer.returncode == 0, writer.stderr.read().decode()
+        assert loads > 5
+    finally:
+        if writer.poll() is None:
+            writer.kill()
+            writer.wait()
+
+
+def test_save_and_load_options_take_tfs_arguments(tmp_path):
+    """SaveOptions/LoadOptions accept TF 2.21's arguments (names as inspect.signature gives
+    them there), refuse others as TF does, and change nothing in kilnflow's files."""
+    options = kf.saved_model.SaveOptions(
+        namespace_whitelist=None, save_debug_info=True, function_aliases={"f": None},
+        experimental_debug_stripper=False, experimental_io_device="/job:localhost",
+        experimental_variable_policy=None, experimental_custom_gradients=True,
+        experimental_image_format=False, experimental_skip_saver=False,
+        experimental_sharding_callback=None, extra_tags=None)
+    with pytest.raises(TypeError):
+        kf.saved_model.SaveOptions(no_such_option=True)
+    path = str(tmp_path / "m")
+    kf.saved_model.save(Outer(), path, options=options)
+    loaded = kf.saved_model.load(path, options=kf.saved_model.LoadOptions(
+        allow_partial_checkpoint=False, experimental_io_device=None,
+        experimental_skip_checkpoint=False, experimental_variable_policy=None,
+        experimental_load_function_aliases=False))
+    assert kf.saved_model.contains_saved_model(path) and loaded.variables

@@ -21,6 +21,7 @@ from kilnflow import errors
 from kilnflow.context import eager_mode
 from kilnflow.saving import fileio, safetensors
 from kilnflow.saving.graph_json import GraphFormatError, graph_from_dict, graph_to_dict
+from kilnflow.saving.saved_model import load_weights
 from kilnflow.saved_model import save as save  # noqa: F401
 from kilnflow.saved_model import DEFAULT_SERVING_SIGNATURE_DEF_KEY as DEFAULT_SERVING_SIGNATURE_DEF_KEY  # noqa: F401
 from kilnflow.saved_model import SaveOptions as SaveOptions  # noqa: F401
@@ -256,8 +257,10 @@ def load(sess: Any, tags: Any, export_dir: str, import_scope: Optional[str] = No
         weights_name = str(document["weights"])
         if os.path.basename(weights_name) != weights_name or weights_name in ("", ".", ".."):
             raise _fail(graph_path, f"weights file {weights_name!r} is not a plain file name")
-        weights_path = fileio.resolve_data_file(export_dir, weights_name)
-        arrays = safetensors.load_file(weights_path)
+        weights_path = os.path.join(export_dir, weights_name)
+        # the weights this graph file was saved with (sha256), read from one open file
+        arrays = load_weights(export_dir, weights_name, document.get("weights_sha256"),
+                              graph_path)
         handles = {}
         with eager_mode():  # the values live in the handles the loaded ops read
             for entry in document["variables"]:
