@@ -356,6 +356,8 @@ def _match(root: Any, ckpt: OpenCheckpoint) -> tuple:
 # Keras 3's words for the slots kilnflow's optimizers call m, v, vhat, u (as Keras 3 names
 # its slot variables: '<optimizer>/<variable path, _ for />_<word>')
 _SLOT_WORDS = {"momentum": "m", "velocity": "v", "velocity_hat": "vhat", "norm": "u"}
+# Keras 3's tracked attributes for an optimizer's step count and learning rate
+_OPTIMIZER_COUNTERS = {"_iterations": "iterations", "_learning_rate": "learning_rate"}
 
 
 class _ByName:
@@ -389,8 +391,17 @@ class _ByName:
         self.optimizers = {getattr(o, "name", None): p for p, o in graph.objects.items()
                            if callable(getattr(o, "_restore_slot", None))}
         self.optimizers.update({p: p for p in self.optimizers.values() if "/" not in p})
+        self.objects = graph.objects
 
     def variable(self, path: Any, name: Any) -> Any:
+        # An optimizer's own counters go by structure: its name differs between processes
+        # (adam, adam_1, ...), TF's object path does not.
+        parent, _, leaf = str(path).rpartition("/")
+        owner = self.objects.get(parent)
+        if leaf in _OPTIMIZER_COUNTERS and callable(getattr(owner, "_restore_slot", None)):
+            counter = getattr(owner, _OPTIMIZER_COUNTERS[leaf], None)
+            if isinstance(counter, Variable):
+                return counter
         var = self.variables.get(name)
         return self.position.get(path) if var is None else var
 

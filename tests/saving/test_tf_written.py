@@ -68,7 +68,9 @@ def _model(named=True):
 def test_module_and_keras_model_restore_from_tf(expected, tmp_path, named):
     directory = str(tmp_path / "copy")
     shutil.copytree(DATA, directory)  # the mapped files stay open while slots wait
+    kf.keras.optimizers.Adam()  # not the process's first Adam: TF's adam is our adam_1
     net, model, opt = Net(), _model(named), kf.keras.optimizers.Adam(0.1)
+    assert opt.name != "adam"
     assert (model.weights[0].path == "sequential/dense/kernel") == named
     status = train.Checkpoint(net=net, model=model, optimizer=opt).restore(
         train.latest_checkpoint(directory))
