@@ -1,0 +1,110 @@
+"""More AutoGraph corpus programs for test_three_modes.py (plain Python, @kf.function and
+a compat.v1 Session must agree): variables first created inside tensor loops and used
+after them, which TF defines automatically from the loop's first iteration (every input
+here runs the loop at least once; zero iterations fail TF's runtime check, see
+test_conversion_errors.py), and closures created in loop bodies."""
+import kilnflow as kf
+
+
+class Holder:
+    pass
+
+
+def created_in_while_used_after(n):
+    i = 0
+    while i < n:
+        last = i * 3 + 1
+        i += 1
+    return last
+
+
+def created_in_for_range_used_after(n):
+    for i in kf.range(n):
+        square = i * i
+    return square
+
+
+def none_before_the_loop(n):
+    found = None
+    while n > 0:
+        found = n * 2
+        n -= 1
+    return found
+
+
+def created_in_both_branches_inside_loop(n):
+    i = 0
+    while i < n:
+        if i % 2 == 0:
+            kind = i * 10
+        else:
+            kind = -i
+        i += 1
+    return kind
+
+
+def dict_created_in_loop(n):
+    i = 0
+    while i < n:
+        d = {"a": i, "b": i * 2}
+        i += 1
+    return d["a"] * 100 + d["b"]
+
+
+def attribute_created_in_loop(n):
+    h = Holder()
+    while n > 0:
+        h.seen = n
+        n -= 1
+    return h.seen
+
+
+def created_in_loop_with_break(n):
+    i = 0
+    while i < 100:
+        y = i * 5
+        i += 1
+        if i >= n:
+            break
+    return y
+
+
+def created_in_nested_loops(n):
+    i = 0
+    while i < n:
+        j = 0
+        while j < i + 1:
+            inner = i * 10 + j
+            j += 1
+        i += 1
+    return inner
+
+
+def lambda_created_and_called_in_loop(n):
+    s = 0
+    i = 0
+    while i < n:
+        scale = lambda: i * 2  # noqa: E731 - read in the same iteration
+        s += scale()
+        i += 1
+    return s
+
+
+def value_from_a_lambda_made_in_the_loop(n):
+    i = 0
+    while i < n:
+        f = lambda v: v + i  # noqa: E731
+        out = f(100)
+        i += 1
+    return out
+
+
+PROGRAMS = [
+    (created_in_while_used_after, [(4,), (1,)]), (created_in_for_range_used_after, [(5,), (1,)]),
+    (none_before_the_loop, [(3,), (1,)]),
+    (created_in_both_branches_inside_loop, [(4,), (3,)]),
+    (dict_created_in_loop, [(3,), (1,)]), (attribute_created_in_loop, [(4,), (1,)]),
+    (created_in_loop_with_break, [(3,), (1,)]), (created_in_nested_loops, [(3,), (1,)]),
+    (lambda_created_and_called_in_loop, [(4,), (0,)]),
+    (value_from_a_lambda_made_in_the_loop, [(3,), (1,)]),
+]
