@@ -252,8 +252,9 @@ def test_variable_first_defined_in_a_tensor_loop_is_defined_automatically(fn):
 def test_a_loop_that_runs_zero_times_fails_tfs_assert_naming_the_variable(fn, name, loop):
     # TF: "loop must iterate at least once to initialize y", when the graph runs
     with pytest.raises(kf.errors.InvalidArgumentError,
-                       match=f"loop must iterate at least once to initialize {name}"):
+                       match=f"loop must iterate at least once to initialize {name}") as info:
         kf.function(fn)(kf.constant(0))
+    assert_names_line(str(info.value), fn, loop)
 
 
 def test_the_one_iteration_assert_also_runs_in_a_session():

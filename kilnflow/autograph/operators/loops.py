@@ -331,16 +331,18 @@ def tensor_while(test, body, state, names, appended, location, loop_options=None
     if not isinstance(out, (tuple, list)):
         out = (out,)
     if counted:
-        out = _after_one_iteration(out[0], out[1:], [n for n in names if n in defined])
+        out = _after_one_iteration(out[0], out[1:], [n for n in names if n in defined],
+                                   location)
     final = unflatten(out)
     return tuple(v.stack() if isinstance(v, lists.TensorList) else v for v in final)
 
 
-def _after_one_iteration(iterations, leaves, names) -> list:
+def _after_one_iteration(iterations, leaves, names, location) -> list:
     """The loop's outputs, made to wait for TF's check that the loop ran at least once
     (the variables it defined have no value otherwise)."""
     logging_ops.Assert(math_ops.greater(iterations, 0),
-                       [f"loop must iterate at least once to initialize {', '.join(names)}"])
+                       [f"loop must iterate at least once to initialize {', '.join(names)}"
+                        + _dispatch.where(location)])
     check = context.ctx.graph.operations[-1]
     with control_dependencies([check]):
         return [array_ops.identity(leaf) if _dispatch.is_tensor(leaf) else leaf
