@@ -2,9 +2,11 @@
 program runs as plain Python (eager tensors), as a @kf.function and in a compat.v1
 Session over kf.autograph.to_graph, and all three must agree.
 
-Loops are tensor `while`, `for` over kf.range, `for` over a Python range and `for` over a
-Python list; the exit's condition always depends on the tensor argument `n`, so inside
-a graph every exit is tensor-dependent. The programs are written out as a module (AutoGraph
+Loops are tensor `while`, `for` over kf.range, a Python range, a Python list, a Python
+dict, a tensor's rows and a TensorArray's elements; the exit's condition always depends
+on the tensor argument `n`, so inside a graph every exit is tensor-dependent. 315
+programs: each kind alone and every (outer, inner) pair, each exit in the inner or the
+outer loop; the default tier runs the 117 over the first four kinds, the slow tier all. The programs are written out as a module (AutoGraph
 reads source) and imported.
 """
 import importlib.util
@@ -23,13 +25,20 @@ LOOPS = {
     "kfrange": ["for {v} in kf.range({b}):"],
     "range": ["for {v} in range({b}):"],
     "list": ["for {v} in {items}:"],
+    "dict": ["for {v} in {keys}:"],
+    "rows": ["for {v} in kf.constant({items}):"],
+    "tensorarray": ["for {v} in kf.TensorArray(kf.int32, size={b}).unstack(kf.range({b}))"
+                    ".stack():"],  # a TensorArray is not iterable eagerly (nor in TF)
 }
+BASIC = ("while", "kfrange", "range", "list")  # the default tier nests these four
 EXITS = {"break": "break", "continue": "continue", "return": "return s * 10 + 7"}
 INPUTS = [0, 2, 4, 9]
 
 
 def _loop(kind, var, bound, indent):
-    lines = [line.format(v=var, b=bound, items=list(range(bound))) for line in LOOPS[kind]]
+    keys = {k: str(k) for k in range(bound)}
+    lines = [line.format(v=var, b=bound, items=list(range(bound)), keys=keys)
+             for line in LOOPS[kind]]
     return [" " * indent + line for line in lines]
 
 
@@ -56,8 +65,9 @@ def _cases():
     for outer, exit_kind in itertools.product(LOOPS, EXITS):
         cases.append((f"{outer}_{exit_kind}", outer, None, exit_kind, "outer"))
         for inner, where in itertools.product(LOOPS, ("inner", "outer")):
-            cases.append((f"{outer}_{inner}_{exit_kind}_{where}", outer, inner, exit_kind,
-                          where))
+            case = (f"{outer}_{inner}_{exit_kind}_{where}", outer, inner, exit_kind, where)
+            slow = outer not in BASIC or inner not in BASIC
+            cases.append(pytest.param(*case, marks=pytest.mark.slow) if slow else case)
     return cases
 
 
@@ -68,20 +78,26 @@ CASES = _cases()
 def programs(tmp_path_factory):
     path = tmp_path_factory.mktemp("exits") / "exit_programs.py"
     path.write_text("import kilnflow as kf\n\n\n" + "\n\n".join(
-        _program(*case) for case in CASES))
+        _program(*_values(case)) for case in CASES))
     spec = importlib.util.spec_from_file_location("exit_programs", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
 
 
+def _values(case):
+    return case.values if hasattr(case, "values") else case
+
+
 def test_every_combination_is_generated():
-    assert len(CASES) == 4 * 3 * (1 + 4 * 2) == 108
+    assert len(CASES) == 7 * 3 * (1 + 7 * 2) == 315
+    assert sum(not hasattr(case, "values") for case in CASES) == 21 + 4 * 3 * 4 * 2
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
-def test_python_function_and_session_agree(programs, case):
-    fn = getattr(programs, case[0])
+@pytest.mark.parametrize("name, outer, inner, exit_kind, where", CASES,
+                         ids=[_values(c)[0] for c in CASES])
+def test_python_function_and_session_agree(programs, name, outer, inner, exit_kind, where):
+    fn = getattr(programs, name)
     expected = [int(fn(kf.constant(n))) for n in INPUTS]
     assert expected == [int(fn(n)) for n in INPUTS]  # eager tensors behave as Python ints
     compiled = kf.function(fn)
