@@ -2,7 +2,8 @@
 a compat.v1 Session must agree): variables first created inside tensor loops and used
 after them, which TF defines automatically from the loop's first iteration (every input
 here runs the loop at least once; zero iterations fail TF's runtime check, see
-test_conversion_errors.py), and closures created in loop bodies."""
+test_conversion_errors.py), closures created in loop bodies, and closures created before
+a loop or branch that changes what they read."""
 import kilnflow as kf
 
 
@@ -99,6 +100,60 @@ def value_from_a_lambda_made_in_the_loop(n):
     return out
 
 
+# closures made before a statement that changes what they read (TF 2.21's answers in the
+# comments; before, the converted body changed a private copy and f saw the old value)
+
+def closure_before_loop_called_inside(n):
+    a = n * 0
+    s = n * 0
+
+    def f():
+        return a * 10
+    for i in kf.range(n):
+        a = i
+        s += f()
+    return s  # TF: 60 for n=4
+
+
+def closure_before_loop_called_after(n):
+    a = n * 0
+
+    def f():
+        return a * 10
+    i = 0
+    while i < n:
+        a = a + i
+        i += 1
+    return f()  # TF: 30 for n=3
+
+
+def closure_before_branch_called_after(n):
+    a = n * 0 + 1
+    f = lambda: a * 10  # noqa: E731
+    if n > 2:
+        a = n
+    return f()  # TF: 50 for n=5, 10 for n=1
+
+
+def closure_before_python_loop(n):
+    a = n * 0
+    s = n * 0
+    f = lambda: a  # noqa: E731
+    for k in range(3):
+        a = a + k + n
+        s += f()
+    return s * 100 + f()  # 1006 for n=1 (TF: as Python, probed on a shorter variant)
+
+
+def closure_reads_the_loop_target(n):
+    def f():
+        return i * 10
+    s = n * 0
+    for i in kf.range(n):
+        s += f()
+    return s  # TF: 30 for n=3, 0 for n=0
+
+
 PROGRAMS = [
     (created_in_while_used_after, [(4,), (1,)]), (created_in_for_range_used_after, [(5,), (1,)]),
     (none_before_the_loop, [(3,), (1,)]),
@@ -107,4 +162,9 @@ PROGRAMS = [
     (created_in_loop_with_break, [(3,), (1,)]), (created_in_nested_loops, [(3,), (1,)]),
     (lambda_created_and_called_in_loop, [(4,), (0,)]),
     (value_from_a_lambda_made_in_the_loop, [(3,), (1,)]),
+    (closure_before_loop_called_inside, [(4,), (0,)]),
+    (closure_before_loop_called_after, [(3,), (0,)]),
+    (closure_before_branch_called_after, [(5,), (1,)]),
+    (closure_before_python_loop, [(1,), (0,)]),
+    (closure_reads_the_loop_target, [(3,), (0,)]),
 ]
