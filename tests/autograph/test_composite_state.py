@@ -180,3 +180,28 @@ def test_attribute_first_set_in_a_tensor_loop_is_defined_by_it_as_tf_does():
     with pytest.raises(kf.errors.InvalidArgumentError,
                        match=r"loop must iterate at least once to initialize box\.count"):
         kf.function(create_in_loop)(kf.constant(0))
+
+
+def test_a_dict_key_first_set_in_a_tensor_loop_needs_one_iteration():
+    # TF: `d['y']` is a new composite name, defined automatically; zero iterations fail
+    # its runtime check instead of returning a made-up value
+    def gains_a_key(n):
+        d = {"x": n * 0}
+        for i in kf.range(n):
+            d["y"] = i * 2
+        return d["y"]
+
+    assert int(kf.function(gains_a_key)(kf.constant(3))) == gains_a_key(3) == 4
+    with pytest.raises(kf.errors.InvalidArgumentError, match="iterate at least once"):
+        kf.function(gains_a_key)(kf.constant(0))
+
+
+def test_a_dict_that_loses_or_changes_keys_in_a_tensor_loop_is_still_an_error():
+    def changes_a_key(n):
+        d = {"x": n * 0}
+        for i in kf.range(n):
+            d = {"y": i}
+        return d
+
+    with pytest.raises(TypeError, match="'d' changes its structure"):
+        kf.function(changes_a_key)(kf.constant(3))

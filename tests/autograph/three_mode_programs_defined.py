@@ -154,6 +154,41 @@ def closure_reads_the_loop_target(n):
     return s  # TF: 30 for n=3, 0 for n=0
 
 
+# dict keys first set inside a tensor loop: TF's new composite names, defined like
+# variables first set in the loop (TF 2.21: 6 for the first with n=4, 0 for the second)
+
+def dict_keys_set_in_the_loop(n):
+    d = {"x": n * 0}
+    for i in kf.range(n):
+        d["x"], d["y"] = d["x"] + i, i
+    return d["x"] * 10 + d["y"]
+
+
+def dict_key_added_but_unused(n):
+    d = {"x": n * 0}
+    for i in kf.range(n):
+        d["new"] = i
+    return d["x"]
+
+
+def results_dict_starting_empty(n):
+    results = {}
+    i = 0
+    while i < n:
+        results["loss"] = i * 2
+        results["step"] = i
+        i += 1
+    return results["loss"] * 100 + results["step"]
+
+
+def nested_dict_gains_a_key(n):
+    state = {"stats": {"count": n * 0}}
+    for i in kf.range(n):
+        state["stats"]["count"] += 1
+        state["stats"]["last"] = i * 3
+    return state["stats"]["count"] * 100 + state["stats"]["last"]
+
+
 PROGRAMS = [
     (created_in_while_used_after, [(4,), (1,)]), (created_in_for_range_used_after, [(5,), (1,)]),
     (none_before_the_loop, [(3,), (1,)]),
@@ -167,4 +202,6 @@ PROGRAMS = [
     (closure_before_branch_called_after, [(5,), (1,)]),
     (closure_before_python_loop, [(1,), (0,)]),
     (closure_reads_the_loop_target, [(3,), (0,)]),
+    (dict_keys_set_in_the_loop, [(4,), (1,)]), (dict_key_added_but_unused, [(4,), (1,)]),
+    (results_dict_starting_empty, [(3,), (1,)]), (nested_dict_gains_a_key, [(3,), (1,)]),
 ]

@@ -276,16 +276,61 @@ def _shape_invariants(state, values, invariants) -> list:
     return result
 
 
-def tensor_while(test, body, state, names, appended, location, loop_options=None) -> tuple:
+class _Grown(Exception):
+    """A dict of the loop state gained keys in the body: TF's new composite names
+    (`d['new'] = ...`), defined automatically like a variable first set in the loop."""
+
+    def __init__(self, index, grown):
+        super().__init__(index, grown)
+        self.index, self.grown = index, grown
+
+
+def _grow(old, new):
+    """`old` with the dict keys `new` adds (their values taken from `new`), or None when
+    `new` differs from `old` in another way."""
+    if not (isinstance(old, dict) and isinstance(new, dict)) or not set(old) <= set(new):
+        return None
+    grown = type(old)()
+    for key in new:
+        if key not in old or _tensor_state.same_structure(old[key], new[key]):
+            grown[key] = new[key] if key not in old else old[key]
+        elif _grow(old[key], new[key]) is None:
+            return None
+        else:
+            grown[key] = _grow(old[key], new[key])
+    return grown
+
+
+def _define_grown(state, values, error, names, location) -> tuple:
+    """The state with zeros for the keys the loop adds, and their leaves' shapes."""
+    kept = {id(leaf) for leaf in _tensor_state.flatten(values[error.index])}
+    leaves, shapes = [], []
+    for leaf in _tensor_state.flatten(error.grown):
+        if id(leaf) in kept:
+            leaves.append(leaf)
+            shapes.append(None)
+        else:
+            leaf = _tensor_state.to_tensor(leaf, names[error.index], location)
+            leaves.append(_tensor_state.zeros_like_leaf(leaf))
+            shapes.append(leaf.shape)
+    state = list(state)
+    state[error.index] = _tensor_state.pack(error.grown, leaves)
+    return tuple(state), shapes
+
+
+def tensor_while(test, body, state, names, appended, location, loop_options=None,
+                 grown=None) -> tuple:
     """Build kf.while_loop over the flattened state; returns the state after the loop.
 
-    A variable first assigned in the loop (or None before it) gets a placeholder value,
-    and, as in TF, an Assert that the loop ran at least once to give it a real one."""
+    A variable first assigned in the loop (or None before it), or a dict key first set
+    in it, gets a placeholder value, and, as in TF, an Assert that the loop ran at least
+    once to give it a real one."""
     loop_options = loop_options or {}
     values, needs_dry_run = _initial_values(state, names, appended, location)
-    defined = {}
+    defined = dict(grown or {})
     if needs_dry_run:
-        values, defined = _dry_run(body, values, names, location)
+        values, found = _dry_run(body, values, names, location)
+        defined.update(found)
     before = [_tensor_state.flatten(v) for v in values]
     invariants = _shape_invariants(state, values, loop_options.get("shape_invariants", ()))
     relaxed = iter(invariants)
@@ -311,6 +356,8 @@ def tensor_while(test, body, state, names, appended, location, loop_options=None
         for name, old, value, old_leaves, shapes in zip(names, values, new, before,
                                                         before_shapes):
             if not _tensor_state.same_structure(old, value):
+                if _grow(old, value) is not None:
+                    raise _Grown(names.index(name), _grow(old, value))
                 raise TypeError(f"loop variable '{name}' changes its structure in the loop: "
                                 f"{old!r} before, {value!r} after one iteration"
                                 + _dispatch.where(location))
@@ -327,7 +374,12 @@ def tensor_while(test, body, state, names, appended, location, loop_options=None
         extra["shape_invariants"] = invariants
     if loop_options.get("maximum_iterations") is not None:
         extra["maximum_iterations"] = loop_options["maximum_iterations"]
-    out = while_ops.while_loop(loop_test, loop_body, tuple(leaves), **extra)
+    try:
+        out = while_ops.while_loop(loop_test, loop_body, tuple(leaves), **extra)
+    except _Grown as error:  # trace again with the new keys defined before the loop
+        state, shapes = _define_grown(state, values, error, names, location)
+        return tensor_while(test, body, state, names, appended, location, loop_options,
+                            {**defined, names[error.index]: shapes})
     if not isinstance(out, (tuple, list)):
         out = (out,)
     if counted:
