@@ -336,6 +336,16 @@ def test_concrete_functions_from_specs_trace_once_and_serve_any_size():
     assert len(traces) == 2
 
 
+def test_trainable_is_part_of_a_variables_spec():
+    # TF 2.21: a non-trainable variable of the same dtype and shape traces again
+    f, traces = _counting(lambda v: v * 2 if v.trainable else v * 0)
+    assert float(f(kf.Variable(1.0))) == 2.0
+    assert float(f(kf.Variable(2.0))) == 4.0
+    assert float(f(kf.Variable(3.0, trainable=False))) == 0.0
+    assert len(traces) == 2
+    assert "trainable True -> False" in f.explain_retracing()
+
+
 def test_variables_of_one_spec_share_a_concrete_function():
     f, traces = _counting(lambda v: v * 2)
     a, b = kf.Variable([1.0, 2.0]), kf.Variable([3.0, 4.0])
