@@ -105,3 +105,41 @@ def test_metric_matches_keras(case):
         return metric.result()
 
     _check(DATA["metrics"][case], compute)
+
+
+# ---------------------------------------------------------------- through compile / evaluate
+
+# (loss, labels) -> evaluate() = [loss, "accuracy", ("mae")] from TF 2.21's Keras for the
+# fixed model below; "accuracy" resolves by the loss (binary / sparse / categorical)
+TF_EVALUATE = {
+    ("binary_crossentropy", "flat"): [1.02545, 0.16667, 0.62134],
+    ("binary_crossentropy", "col"): [1.02545, 0.16667, 0.62134],
+    ("sparse_categorical_crossentropy", "flat"): [2.26462, 0.25],
+    ("sparse_categorical_crossentropy", "col"): [2.26462, 0.25],
+    ("categorical_crossentropy", "onehot"): [2.26462, 0.25, 0.46925],
+    ("mse", "flat"): [1.67795, 0.08333, 1.11181],
+    ("mse", "col"): [1.67795, 0.08333, 1.11181],
+    ("hinge", "flat"): [1.40364, 0.08333, 0.98697],
+    ("hinge", "col"): [1.40364, 0.08333, 0.98697],
+}
+
+
+@pytest.mark.parametrize("loss, labels", list(TF_EVALUATE), ids=lambda v: str(v))
+def test_evaluate_with_each_label_shape_matches_keras(loss, labels):
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(12, 3)).astype(np.float32)
+    w1 = rng.normal(size=(3, 1)).astype(np.float32)
+    w3 = rng.normal(size=(3, 3)).astype(np.float32)
+    y01 = (x[:, 0] > 0).astype(np.int32)
+    y3 = np.abs(x[:, 1] * 2).astype(np.int32) % 3
+    categorical = "categorical" in loss
+    units, w = (3, w3) if categorical else (1, w1)
+    activation = {"binary_crossentropy": "sigmoid", "mse": None, "hinge": "tanh"}.get(
+        loss, "softmax")
+    y = {"flat": y3 if categorical else y01, "col": (y3 if categorical else y01)[:, None],
+         "onehot": np.eye(3, dtype=np.float32)[y3]}[labels]
+    model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(units, activation)])
+    model.layers[-1].set_weights([w, np.zeros(units, np.float32)])
+    model.compile(loss=loss, metrics=["accuracy"] + ([] if "sparse" in loss else ["mae"]))
+    result = model.evaluate(x, y, verbose=0, batch_size=12)
+    np.testing.assert_allclose(result, TF_EVALUATE[(loss, labels)], rtol=1e-4, atol=1e-5)
