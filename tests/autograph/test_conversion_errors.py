@@ -605,8 +605,47 @@ def _bool_of_tensor_unconverted(x):
     return bool(x > 0)
 
 
-# (program, TF's documented error class, message fragment)
+def _returns_differ_in_dtype(x):
+    if x > 0:
+        return 1
+    return 2.5
+
+
+def _returns_differ_in_structure(x):
+    if x > 0:
+        return x, x
+    return x
+
+
+def _returns_none_on_both_paths(x):
+    if x > 0:
+        return None
+    return None
+
+
+def _dict_keys_differ(x):
+    if x > 0:
+        return {"a": x}
+    return {"b": x}
+
+
+def _int64_and_int32_branches(x):
+    if x > 0:
+        y = kf.constant(1, kf.int64)
+    else:
+        y = 2
+    return y
+
+
+# (program, TF 2.21's error class, message fragment); each row's class was asked of TF
 TF_ERROR_CLASSES = [
+    (_returns_differ_in_dtype, TypeError, "retval_"),
+    (_returns_differ_in_structure, TypeError, "structure"),
+    (_returns_none_on_both_paths, ValueError, "None"),
+    (_dict_keys_differ, TypeError, "structure"),
+    (_int64_and_int32_branches, TypeError, "int64"),
+    (defined_on_some_paths_of_the_loop, ValueError, "must be defined before the loop"),
+    (none_before_the_loop_set_on_some_paths, ValueError, "not allowed to be None"),
     (_defined_in_if_only, ValueError, "must also be initialized in the else branch"),
     (_undefined_before_loop, kf.errors.InvalidArgumentError, "iterate at least once"),
     (_none_in_branch, ValueError, "None"),
