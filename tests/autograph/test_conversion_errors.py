@@ -637,8 +637,23 @@ def _int64_and_int32_branches(x):
     return y
 
 
+def _dict_key_set_in_one_branch(x):
+    d = {"x": x * 0}
+    if x > 0:
+        d["y"] = x
+    return d["x"]
+
+
+def test_a_dict_key_set_in_one_branch_is_tfs_value_error_naming_it():
+    # TF 2.21: "'d['y']' must also be initialized in the else branch", even if unused
+    message = raises(ValueError, _dict_key_set_in_one_branch, kf.constant(2),
+                     match=r"'d\['y'\]' must also be initialized in the else branch")
+    assert_names_line(message, _dict_key_set_in_one_branch, "if x > 0")
+
+
 # (program, TF 2.21's error class, message fragment); each row's class was asked of TF
 TF_ERROR_CLASSES = [
+    (_dict_key_set_in_one_branch, ValueError, "must also be initialized"),
     (_returns_differ_in_dtype, TypeError, "retval_"),
     (_returns_differ_in_structure, TypeError, "structure"),
     (_returns_none_on_both_paths, ValueError, "None"),

@@ -196,10 +196,8 @@ def _initial_values(state, names, appended, location) -> tuple:
 
 def _not_defined(name, value, location, cause=None) -> ValueError:
     """TF's error for a variable a tensor loop assigns but cannot give a value before it."""
-    if value is None:
-        text = f"'{name}' is not allowed to be None before the loop"
-    else:
-        text = f"'{name}' must be defined before the loop"
+    text = (f"'{name}' is not allowed to be None before the loop" if value is None else
+            f"'{name}' must be defined before the loop")
     text += (": it is assigned in a tensor loop and used after it, but not on every path "
              "of one iteration")
     if cause is not None:
@@ -209,10 +207,9 @@ def _not_defined(name, value, location, cause=None) -> ValueError:
 
 
 def _dry_run(body, values, names, location) -> tuple:
-    """Learn what an undefined retval_, an empty list or a variable first assigned in
-    the loop (TF: "defined automatically") becomes by tracing the body once inside a
-    cond whose branch never runs, then build those values before the loop. Returns
-    (values, {name: shapes of its leaves, None where the dimension may change})."""
+    """Learn what an undefined retval_, an empty list or a variable first assigned in the
+    loop (TF: "defined automatically") becomes by tracing the body in a cond branch that
+    never runs; returns (values before the loop, {defined name: its leaves' shapes})."""
     seen = []
     kf_constant = convert.constant
     defining = [n for n, v in zip(names, values) if _needs_defining(v)]
@@ -277,44 +274,35 @@ def _shape_invariants(state, values, invariants) -> list:
 
 
 class _Grown(Exception):
-    """A dict of the loop state gained keys in the body: TF's new composite names
-    (`d['new'] = ...`), defined automatically like a variable first set in the loop."""
-
-    def __init__(self, index, grown):
-        super().__init__(index, grown)
-        self.index, self.grown = index, grown
+    """args (index, grown): a state dict gained keys (TF: new composite names d['new'])."""
 
 
 def _grow(old, new):
-    """`old` with the dict keys `new` adds (their values taken from `new`), or None when
-    `new` differs from `old` in another way."""
+    """`old` plus the dict keys `new` adds, or None if `new` differs in another way."""
     if not (isinstance(old, dict) and isinstance(new, dict)) or not set(old) <= set(new):
         return None
     grown = type(old)()
-    for key in new:
-        if key not in old or _tensor_state.same_structure(old[key], new[key]):
-            grown[key] = new[key] if key not in old else old[key]
-        elif _grow(old[key], new[key]) is None:
+    for key in new:  # in the body's key order: the loop's leaves follow it
+        same = key not in old or _tensor_state.same_structure(old[key], new[key])
+        grown[key] = (new[key] if key not in old else old[key]) if same else \
+            _grow(old[key], new[key])
+        if grown[key] is None:
             return None
-        else:
-            grown[key] = _grow(old[key], new[key])
     return grown
 
 
 def _define_grown(state, values, error, names, location) -> tuple:
     """The state with zeros for the keys the loop adds, and their leaves' shapes."""
-    kept = {id(leaf) for leaf in _tensor_state.flatten(values[error.index])}
+    index, grown = error.args
+    kept = {id(leaf) for leaf in _tensor_state.flatten(values[index])}
     leaves, shapes = [], []
-    for leaf in _tensor_state.flatten(error.grown):
-        if id(leaf) in kept:
-            leaves.append(leaf)
-            shapes.append(None)
-        else:
-            leaf = _tensor_state.to_tensor(leaf, names[error.index], location)
-            leaves.append(_tensor_state.zeros_like_leaf(leaf))
-            shapes.append(leaf.shape)
+    for leaf in _tensor_state.flatten(grown):
+        fresh = id(leaf) not in kept
+        leaf = _tensor_state.to_tensor(leaf, names[index], location) if fresh else leaf
+        leaves.append(_tensor_state.zeros_like_leaf(leaf) if fresh else leaf)
+        shapes.append(leaf.shape if fresh else None)
     state = list(state)
-    state[error.index] = _tensor_state.pack(error.grown, leaves)
+    state[index] = _tensor_state.pack(grown, leaves)
     return tuple(state), shapes
 
 
@@ -379,7 +367,7 @@ def tensor_while(test, body, state, names, appended, location, loop_options=None
     except _Grown as error:  # trace again with the new keys defined before the loop
         state, shapes = _define_grown(state, values, error, names, location)
         return tensor_while(test, body, state, names, appended, location, loop_options,
-                            {**defined, names[error.index]: shapes})
+                            {**defined, names[error.args[0]]: shapes})
     if not isinstance(out, (tuple, list)):
         out = (out,)
     if counted:
