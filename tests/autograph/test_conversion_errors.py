@@ -703,3 +703,14 @@ def test_try_finally_with_return_and_for_else_keep_python_semantics():
     for n in (0, 4):
         assert int(kf.function(for_else_over_tensor)(kf.constant(n))) == \
             int(for_else_over_tensor(kf.constant(n)))
+
+
+def test_a_tensorarray_first_made_in_a_tensor_loop_cannot_be_defined_automatically():
+    # TF 2.21: "'ta' must be defined before the loop ... unsupported type 'TensorArray'"
+    def made_in_loop(n):
+        for i in kf.range(n):
+            ta = kf.TensorArray(kf.int32, size=2).write(0, i).write(1, i * 2)
+        return ta.stack()
+
+    raises(ValueError, made_in_loop, kf.constant(3),
+           match="'ta' must be defined before the loop.*TensorArray")

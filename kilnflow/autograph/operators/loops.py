@@ -198,8 +198,8 @@ def _not_defined(name, value, location, cause=None) -> ValueError:
     """TF's error for a variable a tensor loop assigns but cannot give a value before it."""
     text = (f"'{name}' is not allowed to be None before the loop" if value is None else
             f"'{name}' must be defined before the loop")
-    text += (": it is assigned in a tensor loop and used after it, but not on every path "
-             "of one iteration")
+    text += ": it is assigned in a tensor loop and used after it" + (
+        ", but not on every path of one iteration" if cause is None else "")
     if cause is not None:
         text += (f". Note: AutoGraph tried to define it automatically, but ran into a "
                  f"{type(cause).__name__}: {cause}")
@@ -247,6 +247,8 @@ def _dry_run(body, values, names, location) -> tuple:
                 raise _not_defined(name, value, location)
             try:
                 leaves = [_tensor_state.to_tensor(leaf, name, location) for leaf in leaves]
+                if any(_tensor_state.is_array(leaf) for leaf in leaves):  # as TF
+                    raise TypeError("a TensorArray cannot be given a placeholder value")
             except TypeError as e:
                 raise _not_defined(name, value, location, e) from e
             # The value is never read before the first iteration replaces it (the dry run
@@ -310,9 +312,8 @@ def tensor_while(test, body, state, names, appended, location, loop_options=None
                  grown=None) -> tuple:
     """Build kf.while_loop over the flattened state; returns the state after the loop.
 
-    A variable first assigned in the loop (or None before it), or a dict key first set
-    in it, gets a placeholder value, and, as in TF, an Assert that the loop ran at least
-    once to give it a real one."""
+    A variable or dict key first set in the loop (or None before it) gets a placeholder
+    value and, as in TF, an Assert that the loop ran at least once to give it one."""
     loop_options = loop_options or {}
     values, needs_dry_run = _initial_values(state, names, appended, location)
     defined = dict(grown or {})
@@ -378,8 +379,7 @@ def tensor_while(test, body, state, names, appended, location, loop_options=None
 
 
 def _after_one_iteration(iterations, leaves, names, location) -> list:
-    """The loop's outputs, made to wait for TF's check that the loop ran at least once
-    (the variables it defined have no value otherwise)."""
+    """The loop's outputs, waiting for TF's check that the loop gave its variables values."""
     logging_ops.Assert(math_ops.greater(iterations, 0),
                        [f"loop must iterate at least once to initialize {', '.join(names)}"
                         + _dispatch.where(location)])
