@@ -1,7 +1,9 @@
 """Differential testing with control flow and gradients: random programs of elementwise
 ops, kf.cond and kf.while_loop must give the same values eagerly, under @kf.function and
 in a compat.v1 Session, and gradients that follow docs/gradients.md in every mode: None
-exactly where no differentiable path reaches the source, the same values elsewhere.
+exactly where no differentiable path reaches the source, the same values elsewhere, and
+with unconnected_gradients=ZERO a tensor for every source in every mode (zeros where the
+default gives None).
 
 A program is generated from its seed (numpy's generator), so a failing seed reproduces.
 Alongside the run, an independent connectivity oracle tracks which inputs each value
@@ -142,12 +144,17 @@ def loss(values):
     return kf.reduce_sum(values[-1] * kf.constant([1.0, -2.0, 0.5], kf.float64))
 
 
+ZERO = kf.UnconnectedGradients.ZERO
+
+
 def tape_gradients(steps, xs):
-    with kf.GradientTape() as tape:
+    """The loss, its gradients (None where unconnected) and its gradients with
+    unconnected_gradients=ZERO."""
+    with kf.GradientTape(persistent=True) as tape:
         tape.watch(xs)
         values = run(steps, xs)
         total = loss(values)
-    return total, tape.gradient(total, xs)
+    return total, tape.gradient(total, xs), tape.gradient(total, xs, unconnected_gradients=ZERO)
 
 
 def session_gradients(steps, arrays):
@@ -156,12 +163,14 @@ def session_gradients(steps, arrays):
         placeholders = [v1.placeholder(kf.float64, SHAPE) for _ in arrays]
         total = loss(run(steps, placeholders))
         grads = v1.gradients(total, placeholders)
+        zeros = v1.gradients(total, placeholders, unconnected_gradients="zero")
     feed = dict(zip(placeholders, arrays))
     with v1.Session(graph=graph) as sess:
         value = sess.run(total, feed)
         connected = [g for g in grads if g is not None]
         found = iter(sess.run(connected, feed)) if connected else iter(())
-    return value, [None if g is None else next(found) for g in grads]
+        zeros = sess.run(zeros, feed)
+    return value, [None if g is None else next(found) for g in grads], zeros
 
 
 def check_seed(seed: int) -> None:
@@ -172,9 +181,10 @@ def check_seed(seed: int) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         eager_values = run(steps, xs)
-        eager_loss, eager_grads = tape_gradients(steps, xs)
-        fn_loss, fn_grads = kf.function(lambda *args: tape_gradients(steps, list(args)))(*xs)
-        session_loss, session_grads = session_gradients(steps, arrays)
+        eager_loss, eager_grads, eager_zeros = tape_gradients(steps, xs)
+        fn_loss, fn_grads, fn_zeros = kf.function(
+            lambda *args: tape_gradients(steps, list(args)))(*xs)
+        session_loss, session_grads, session_zeros = session_gradients(steps, arrays)
     where = f"seed {seed}: {steps}"
     np.testing.assert_allclose(float(fn_loss), float(eager_loss), rtol=1e-9, err_msg=where)
     np.testing.assert_allclose(float(session_loss), float(eager_loss), rtol=1e-9,
@@ -192,6 +202,13 @@ def check_seed(seed: int) -> None:
             expected = np.zeros(SHAPE) if e is None else np.asarray(e)
             np.testing.assert_allclose(np.asarray(f), expected, rtol=1e-9, atol=1e-12,
                                        err_msg=f"function vs eager d/dx{k}: {where}")
+        # unconnected_gradients=ZERO: a tensor in every mode, zeros where None was
+        expected = np.zeros(SHAPE) if e is None else np.asarray(e)
+        for mode, zero in (("eager", eager_zeros[k]), ("function", fn_zeros[k]),
+                           ("session", session_zeros[k])):
+            assert zero is not None, f"{mode} ZERO d/dx{k}: {where}"
+            np.testing.assert_allclose(np.asarray(zero), expected, rtol=1e-9, atol=1e-12,
+                                       err_msg=f"{mode} ZERO d/dx{k}: {where}")
 
 
 @pytest.mark.parametrize("chunk", range(3))

@@ -20,6 +20,7 @@ from .api import set_verbosity as set_verbosity
 from .api import source_map as source_map
 from .api import to_code as to_code
 from .api import to_graph as to_graph
+from .api import trace as trace
 
 experimental = _types.SimpleNamespace(do_not_convert=do_not_convert,
                                       set_loop_options=_set_loop_options, Feature=_Feature)

@@ -542,3 +542,8 @@ def set_verbosity(level: int, alsologtostdout: bool = False) -> None:
 def get_verbosity() -> int:
     """The level set_verbosity set (tf.autograph.get_verbosity)."""
     return _verbosity["level"]
+
+
+def trace(*args: object) -> None:
+    """Prints `args` when it runs: under kf.function, once per trace (tf.autograph.trace)."""
+    print(*args)

@@ -301,7 +301,9 @@ class Function:
             return self._signature_concrete()
         args, kwargs = self._canonical(args, kwargs)
         key, _, keep = make_key(args, kwargs)
-        concrete = self._cache.get(key)
+        # as a call would: a trace with unknown dims that covers these arguments serves
+        concrete = self._cache.get(key) or next(
+            (c for general, c in self._general if key_matches(general, key)), None)
         if concrete is None:
             with self._lock:
                 concrete = self._cache.get(key)

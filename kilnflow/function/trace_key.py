@@ -77,7 +77,8 @@ def key_of(value: Any, tensors: list, keep: list) -> Any:
         alias = next((i for i, k in enumerate(earlier) if k._handle is value._handle),
                      len(earlier))
         keep.append(value)
-        return (VARIABLE, value.dtype, value.shape, alias)
+        # TF's VariableSpec: dtype, shape and trainable (code may branch on v.trainable)
+        return (VARIABLE, value.dtype, value.shape, alias, bool(value.trainable))
     keep.append(value)
     return (OBJECT, id(value))
 
@@ -165,7 +166,8 @@ def describe_change(path: str, old: Any, new: Any) -> List[str]:
             if old[1:3] != new[1:3]:
                 return [f"{path}: a kf.Variable of dtype {old[1].name}, shape {old[2]} -> "
                         f"dtype {new[1].name}, shape {new[2]}"]
-            return [f"{path}: a variable aliasing another argument (or no longer)"]
+            return [f"{path}: a variable aliasing another argument (or no longer)"
+                    if old[3] != new[3] else f"{path}: trainable {old[4]} -> {new[4]}"]
         if old[0] == COMPOSITE and new[0] == COMPOSITE:
             return [f"{path}: {old[1]!r} -> {new[1]!r}"]
         if old[0] == OBJECT and new[0] == OBJECT:

@@ -226,14 +226,10 @@ def sparse_categorical_crossentropy(y_true: Any, y_pred: Any, from_logits: bool 
     if ignore_class is not None:
         keep = kmath.not_equal(labels, ignore_class)
         labels = array.where(keep, labels, array.zeros_like(labels))
-    if from_logits:
-        out = knn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=y_pred)
-    else:
-        depth = y_pred.shape[-1]
-        if depth is None:
-            raise ValueError("sparse_categorical_crossentropy needs a known number of classes")
-        one_hot = array.one_hot(labels, depth, dtype=y_pred.dtype)
-        out = -kreduce.reduce_sum(one_hot * kmath.log(_clip(y_pred)), -1)
+    # Probabilities go through the same op as logits (as Keras's TF backend does): it
+    # rejects a label outside [0, classes) with TF's error instead of scoring it 0
+    logits = y_pred if from_logits else kmath.log(_clip(y_pred))
+    out = knn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits)
     return out if keep is None else out * kmath.cast(keep, out.dtype)
 
 

@@ -108,3 +108,81 @@ def test_the_unconnected_sources_are_the_expected_ones():
     x, y = kf.constant(1.5), kf.constant(2.0)
     none_for_y = [p.__name__ for p in PROGRAMS if _tape_grads(p, x, y)[1] is None]
     assert none_for_y == [p.__name__ for p in PROGRAMS[:-1]]
+
+
+# ---------------------------------------------------------------- TF 2.21's answers, per mode
+
+def _tf_cond_else_only(a, b):
+    return kf.cond(a > 0, lambda: a * 2.0, lambda: b * 3.0)
+
+
+def _tf_python_if_else_only(a, b):
+    if a > 0:
+        return a * 2.0
+    return b * 3.0
+
+
+def _tf_while_capture_zero_trips(a, b):
+    i = kf.constant(0)
+    x = a
+    while i < 0:
+        x = x + b
+        i += 1
+    return x
+
+
+def _tf_while_two_trips(a, b):
+    i = kf.constant(0)
+    x = a
+    while i < 2:
+        x = x * b
+        i += 1
+    return x
+
+
+def _tf_integer_path(a, b):
+    return kf.cast(kf.cast(a, kf.int32), kf.float32) + b
+
+
+def _tf_stop_gradient_in_branch(a, b):
+    return kf.cond(b > 0, lambda: kf.stop_gradient(a) + b, lambda: b)
+
+
+def _tf_unused(a, b):
+    return b * 2.0
+
+
+# program -> (eager, @tf.function) gradients for a=1.5, b=2.0, asked of TF 2.21 (with
+# unconnected_gradients=ZERO both modes give the None entries as 0.0)
+TF_ANSWERS = {
+    _tf_cond_else_only: ([2.0, None], [2.0, 0.0]),
+    _tf_python_if_else_only: ([2.0, None], [2.0, 0.0]),
+    _tf_while_capture_zero_trips: ([1.0, None], [1.0, 0.0]),
+    _tf_while_two_trips: ([4.0, 6.0], [4.0, 6.0]),
+    _tf_integer_path: ([None, 1.0], [None, 1.0]),
+    _tf_stop_gradient_in_branch: ([None, 1.0], [None, 1.0]),
+    _tf_unused: ([None, 2.0], [None, 2.0]),
+}
+
+
+def _gradients(fn, a, b, **options):
+    with kf.GradientTape() as tape:
+        tape.watch([a, b])
+        y = fn(a, b)
+    return tape.gradient(y, [a, b], **options)
+
+
+def _floats(grads):
+    return [None if g is None else float(g) for g in grads]
+
+
+@pytest.mark.parametrize("fn", list(TF_ANSWERS), ids=[f.__name__[4:] for f in TF_ANSWERS])
+def test_none_or_zeros_as_tf_gives_them_in_each_mode(fn):
+    eager, function = TF_ANSWERS[fn]
+    a, b = kf.constant(1.5), kf.constant(2.0)
+    zero = {"unconnected_gradients": kf.UnconnectedGradients.ZERO}
+    assert _floats(_gradients(fn, a, b)) == eager
+    assert _floats(kf.function(lambda x, y: _gradients(fn, x, y))(a, b)) == function
+    zeros = [0.0 if g is None else g for g in function]
+    assert _floats(_gradients(fn, a, b, **zero)) == zeros
+    assert _floats(kf.function(lambda x, y: _gradients(fn, x, y, **zero))(a, b)) == zeros

@@ -263,3 +263,14 @@ def test_set_verbosity_is_in_autograph_and_debugging():
         assert kf.autograph.get_verbosity() == 2 == kf.debugging.get_verbosity()
     finally:
         kf.autograph.set_verbosity(0)
+
+
+def test_trace_prints_at_trace_time_only(capsys):
+    @kf.function
+    def f(x):
+        kf.autograph.trace("tracing with", x.shape)
+        return x + 1
+
+    f(kf.constant([1.0, 2.0]))
+    f(kf.constant([3.0, 4.0]))
+    assert capsys.readouterr().out.count("tracing with (2,)") == 1

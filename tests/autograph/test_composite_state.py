@@ -167,7 +167,7 @@ def test_self_attribute_is_loop_state_in_a_method():
     assert int(acc.add_while_positive(kf.constant(4))) == 10
 
 
-def test_attribute_first_set_in_a_tensor_loop_is_tf_error_naming_it():
+def test_attribute_first_set_in_a_tensor_loop_is_defined_by_it_as_tf_does():
     def create_in_loop(x):
         box = Box()
         del box.count
@@ -176,5 +176,32 @@ def test_attribute_first_set_in_a_tensor_loop_is_tf_error_naming_it():
             x -= 1
         return box.count
 
-    with pytest.raises(ValueError, match=r"'box\.count' must be defined before the loop"):
-        kf.function(create_in_loop)(kf.constant(2))
+    assert int(kf.function(create_in_loop)(kf.constant(2))) == create_in_loop(2) == 1
+    with pytest.raises(kf.errors.InvalidArgumentError,
+                       match=r"loop must iterate at least once to initialize box\.count"):
+        kf.function(create_in_loop)(kf.constant(0))
+
+
+def test_a_dict_key_first_set_in_a_tensor_loop_needs_one_iteration():
+    # TF: `d['y']` is a new composite name, defined automatically; zero iterations fail
+    # its runtime check instead of returning a made-up value
+    def gains_a_key(n):
+        d = {"x": n * 0}
+        for i in kf.range(n):
+            d["y"] = i * 2
+        return d["y"]
+
+    assert int(kf.function(gains_a_key)(kf.constant(3))) == gains_a_key(3) == 4
+    with pytest.raises(kf.errors.InvalidArgumentError, match="iterate at least once"):
+        kf.function(gains_a_key)(kf.constant(0))
+
+
+def test_a_dict_that_loses_or_changes_keys_in_a_tensor_loop_is_still_an_error():
+    def changes_a_key(n):
+        d = {"x": n * 0}
+        for i in kf.range(n):
+            d = {"y": i}
+        return d
+
+    with pytest.raises(TypeError, match="'d' changes its structure"):
+        kf.function(changes_a_key)(kf.constant(3))

@@ -180,13 +180,117 @@ def undefined_before_while(n):
     return last
 
 
+def defined_on_some_paths_of_the_loop(n):
+    i = 0
+    while i < n:
+        if i > 1:
+            y = i
+        i += 1
+    return y
+
+
+def read_before_written_in_the_loop(n):
+    i = 0
+    while i < n:
+        z = y if i > 0 else i  # noqa: F841 - reads y before the loop body assigns it
+        y = i * 2
+        i += 1
+    return y
+
+
+def none_before_the_loop_set_on_some_paths(n):
+    y = None
+    while n > 0:
+        if n > 1:
+            y = n
+        n -= 1
+    return y
+
+
+def none_before_the_loop(n):
+    y = None
+    while n > 0:
+        y = n * 10
+        n -= 1
+    return y
+
+
+def structure_first_defined_in_the_loop(n):
+    i = 0
+    while i < n:
+        d = {"a": i, "b": [i * 2, 1.5]}
+        i += 1
+    return d
+
+
+def shape_first_defined_in_the_loop(n):
+    i = 0
+    while i < n:
+        y = kf.zeros([i + 1])
+        i += 1
+    return y
+
+
+DEFINED_IN_THE_LOOP = [undefined_before_for, undefined_before_while, none_before_the_loop,
+                       structure_first_defined_in_the_loop, shape_first_defined_in_the_loop]
+
+
+@pytest.mark.parametrize("fn", DEFINED_IN_THE_LOOP, ids=lambda fn: fn.__name__)
+def test_variable_first_defined_in_a_tensor_loop_is_defined_automatically(fn):
+    # TF (2.21): a variable every iteration assigns before reading gets a placeholder
+    # before the loop, replaced by the first iteration's value
+    expected = fn(3)
+    got = kf.nest.map_structure(lambda t: t.numpy().tolist(), kf.function(fn)(kf.constant(3)))
+    assert got == kf.nest.map_structure(
+        lambda v: v.numpy().tolist() if hasattr(v, "numpy") else v, expected)
+
+
 @pytest.mark.parametrize("fn, name, loop", [(undefined_before_for, "y", "for i in"),
-                                            (undefined_before_while, "last", "while i < n")],
-                         ids=["for", "while"])
-def test_variable_first_defined_in_a_tensor_loop_and_used_after(fn, name, loop):
-    message = raises(ValueError, fn, kf.constant(3),
-                     match=f"'{name}' must be defined before the loop")
+                                            (undefined_before_while, "last", "while i < n"),
+                                            (none_before_the_loop, "y", "while n > 0")],
+                         ids=["for", "while", "none"])
+def test_a_loop_that_runs_zero_times_fails_tfs_assert_naming_the_variable(fn, name, loop):
+    # TF: "loop must iterate at least once to initialize y", when the graph runs
+    with pytest.raises(kf.errors.InvalidArgumentError,
+                       match=f"loop must iterate at least once to initialize {name}") as info:
+        kf.function(fn)(kf.constant(0))
+    assert_names_line(str(info.value), fn, loop)
+
+
+def test_the_one_iteration_assert_also_runs_in_a_session():
+    graph = kf.compat.v1.Graph()
+    with graph.as_default():
+        n = kf.compat.v1.placeholder(kf.int32, [])
+        y = autograph.to_graph(undefined_before_for)(n)
+    with kf.compat.v1.Session(graph=graph) as sess:
+        assert sess.run(y, {n: 4}) == 6
+        with pytest.raises(kf.errors.InvalidArgumentError, match="initialize y"):
+            sess.run(y, {n: 0})
+
+
+@pytest.mark.parametrize("fn, text, loop", [
+    (defined_on_some_paths_of_the_loop, "'y' must be defined before the loop.*"
+     "must also be initialized in the else branch", "while i < n"),
+    (read_before_written_in_the_loop, "'y' must be defined before the loop.*"
+     "UnboundLocalError", "while i < n"),
+    (none_before_the_loop_set_on_some_paths, "'y' is not allowed to be None before the loop",
+     "while n > 0"),
+], ids=["some_paths", "read_first", "none_some_paths"])
+def test_variable_the_loop_cannot_define_is_tfs_value_error(fn, text, loop):
+    message = raises(ValueError, fn, kf.constant(3), match=text)
     assert_names_line(message, fn, loop)
+
+
+def test_a_function_defined_in_the_loop_and_used_after_cannot_be_loop_state():
+    def make_in_loop(n):
+        i = kf.constant(0)
+        while i < n:
+            f = lambda: i * 2  # noqa: E731
+            i += 1
+        return f()
+
+    raises(ValueError, make_in_loop, kf.constant(3),
+           match="'f' must be defined before the loop.*TypeError")
 
 
 def temporary_inside_loop(n):
@@ -501,10 +605,64 @@ def _bool_of_tensor_unconverted(x):
     return bool(x > 0)
 
 
-# (program, TF's documented error class, message fragment)
+def _returns_differ_in_dtype(x):
+    if x > 0:
+        return 1
+    return 2.5
+
+
+def _returns_differ_in_structure(x):
+    if x > 0:
+        return x, x
+    return x
+
+
+def _returns_none_on_both_paths(x):
+    if x > 0:
+        return None
+    return None
+
+
+def _dict_keys_differ(x):
+    if x > 0:
+        return {"a": x}
+    return {"b": x}
+
+
+def _int64_and_int32_branches(x):
+    if x > 0:
+        y = kf.constant(1, kf.int64)
+    else:
+        y = 2
+    return y
+
+
+def _dict_key_set_in_one_branch(x):
+    d = {"x": x * 0}
+    if x > 0:
+        d["y"] = x
+    return d["x"]
+
+
+def test_a_dict_key_set_in_one_branch_is_tfs_value_error_naming_it():
+    # TF 2.21: "'d['y']' must also be initialized in the else branch", even if unused
+    message = raises(ValueError, _dict_key_set_in_one_branch, kf.constant(2),
+                     match=r"'d\['y'\]' must also be initialized in the else branch")
+    assert_names_line(message, _dict_key_set_in_one_branch, "if x > 0")
+
+
+# (program, TF 2.21's error class, message fragment); each row's class was asked of TF
 TF_ERROR_CLASSES = [
+    (_dict_key_set_in_one_branch, ValueError, "must also be initialized"),
+    (_returns_differ_in_dtype, TypeError, "retval_"),
+    (_returns_differ_in_structure, TypeError, "structure"),
+    (_returns_none_on_both_paths, ValueError, "None"),
+    (_dict_keys_differ, TypeError, "structure"),
+    (_int64_and_int32_branches, TypeError, "int64"),
+    (defined_on_some_paths_of_the_loop, ValueError, "must be defined before the loop"),
+    (none_before_the_loop_set_on_some_paths, ValueError, "not allowed to be None"),
     (_defined_in_if_only, ValueError, "must also be initialized in the else branch"),
-    (_undefined_before_loop, ValueError, "must be defined before the loop"),
+    (_undefined_before_loop, kf.errors.InvalidArgumentError, "iterate at least once"),
     (_none_in_branch, ValueError, "None"),
     (_dtype_differs, TypeError, "dtype"),
     (_shape_changes_in_loop, ValueError, "shape"),
@@ -517,7 +675,7 @@ TF_ERROR_CLASSES = [
 @pytest.mark.parametrize("fn, error, match", TF_ERROR_CLASSES,
                          ids=[row[0].__name__.strip("_") for row in TF_ERROR_CLASSES])
 def test_autograph_errors_use_tfs_classes(fn, error, match):
-    raises(error, fn, kf.constant(2), match=match)
+    raises(error, fn, kf.constant(0 if fn is _undefined_before_loop else 2), match=match)
     assert issubclass(kf.errors.OperatorNotAllowedInGraphError, TypeError)
 
 
@@ -545,3 +703,14 @@ def test_try_finally_with_return_and_for_else_keep_python_semantics():
     for n in (0, 4):
         assert int(kf.function(for_else_over_tensor)(kf.constant(n))) == \
             int(for_else_over_tensor(kf.constant(n)))
+
+
+def test_a_tensorarray_first_made_in_a_tensor_loop_cannot_be_defined_automatically():
+    # TF 2.21: "'ta' must be defined before the loop ... unsupported type 'TensorArray'"
+    def made_in_loop(n):
+        for i in kf.range(n):
+            ta = kf.TensorArray(kf.int32, size=2).write(0, i).write(1, i * 2)
+        return ta.stack()
+
+    raises(ValueError, made_in_loop, kf.constant(3),
+           match="'ta' must be defined before the loop.*TensorArray")

@@ -296,8 +296,9 @@ def test_loop_variable_changing_shape_names_the_line():
 
 @needs_graph_ops
 def test_variable_first_defined_in_a_tensor_loop():
-    with pytest.raises(ValueError, match="'y' must be defined before the loop"):
-        kf.function(defined_in_loop)(kf.constant(3))
+    assert int(kf.function(defined_in_loop)(kf.constant(3))) == 2
+    with pytest.raises(kf.errors.InvalidArgumentError, match="initialize y"):
+        kf.function(defined_in_loop)(kf.constant(0))
 
 
 @needs_graph_ops

@@ -5,7 +5,10 @@ import pytest
 
 import kilnflow as kf
 
-from .three_mode_programs import PROGRAMS
+from .three_mode_programs import PROGRAMS as FIRST_PROGRAMS
+from .three_mode_programs_defined import PROGRAMS as DEFINED_IN_LOOPS
+
+PROGRAMS = FIRST_PROGRAMS + DEFINED_IN_LOOPS
 
 v1 = kf.compat.v1
 
@@ -23,7 +26,7 @@ def _value(result):
 
 
 def test_the_corpus_has_at_least_sixty_programs():
-    assert len(PROGRAMS) >= 60
+    assert len(PROGRAMS) >= 70
 
 
 @pytest.mark.parametrize("program, inputs", PROGRAMS, ids=[p[0].__name__ for p in PROGRAMS])

@@ -319,6 +319,43 @@ def test_get_concrete_function_from_specs_and_from_values():
     assert f.python_function(3) == 7
 
 
+def test_concrete_functions_from_specs_trace_once_and_serve_any_size():
+    # TF 2.21: the same TensorSpec twice is one trace; a trace with an unknown dim serves
+    # calls and later get_concrete_function requests of any size without retracing
+    f, traces = _counting(lambda x: x * 2)
+    spec = kf.TensorSpec([None], kf.float32)
+    first = f.get_concrete_function(spec)
+    assert f.get_concrete_function(kf.TensorSpec([None], kf.float32)) is first
+    assert len(traces) == 1
+    for size in (1, 5, 7):
+        np.testing.assert_array_equal(first(kf.ones([size])).numpy(), [2.0] * size)
+        np.testing.assert_array_equal(f(kf.ones([size])).numpy(), [2.0] * size)
+    assert f.get_concrete_function(kf.constant([1.0, 2.0, 3.0])) is first
+    assert len(traces) == 1 and f.experimental_get_tracing_count() == 1
+    f.get_concrete_function(kf.TensorSpec([None, None], kf.float32))  # another rank
+    assert len(traces) == 2
+
+
+def test_trainable_is_part_of_a_variables_spec():
+    # TF 2.21: a non-trainable variable of the same dtype and shape traces again
+    f, traces = _counting(lambda v: v * 2 if v.trainable else v * 0)
+    assert float(f(kf.Variable(1.0))) == 2.0
+    assert float(f(kf.Variable(2.0))) == 4.0
+    assert float(f(kf.Variable(3.0, trainable=False))) == 0.0
+    assert len(traces) == 2
+    assert "trainable True -> False" in f.explain_retracing()
+
+
+def test_variables_of_one_spec_share_a_concrete_function():
+    f, traces = _counting(lambda v: v * 2)
+    a, b = kf.Variable([1.0, 2.0]), kf.Variable([3.0, 4.0])
+    concrete = f.get_concrete_function(a)
+    np.testing.assert_array_equal(f(b).numpy(), [6.0, 8.0])
+    np.testing.assert_array_equal(f(a).numpy(), [2.0, 4.0])
+    np.testing.assert_array_equal(concrete(a).numpy(), [2.0, 4.0])
+    assert len(traces) == 1
+
+
 def test_concrete_function_rejects_wrong_shape_dtype_and_arity():
     @kf.function
     def f(x):

@@ -11,7 +11,10 @@ the name first (nonlocal needs a binding):
                                           i = i_arg
                                           fns.append(lambda: i)
 
-so `[f() for f in fns]` is [2, 2, 2] after the loop, as in plain Python.
+so `[f() for f in fns]` is [2, 2, 2] after the loop, as in plain Python. A closure made
+outside the statement (`def f(): return a` before a loop that sets `a`) shares `a` the
+same way, and `a` is also the statement's state (TF: closed-over names are live
+everywhere), so f sees each iteration's value inside the loop and the last one after it.
 """
 import ast
 
@@ -21,23 +24,36 @@ from ..pyct import templates
 _CLOSURES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 
 
-def closure_reads(stmts: list) -> set:
-    """Names the defs and lambdas in `stmts` read from their enclosing scope."""
-    found = set()
+def closures(stmts: list) -> list:
+    """The defs and lambdas in `stmts` (not those nested in them)."""
+    found = []
     stack = list(stmts)
     while stack:
         node = stack.pop()
         if isinstance(node, _CLOSURES):
-            found |= scope.free_reads(node)
+            found.append(node)
         elif not isinstance(node, ast.ClassDef):
             stack.extend(ast.iter_child_nodes(node))
     return found
 
 
-def shared_names(stmts: list, extra_writes=(), declared=()) -> list:
+def closure_reads(stmts: list) -> set:
+    """Names the defs and lambdas in `stmts` read from their enclosing scope."""
+    return set().union(*(scope.free_reads(fn) for fn in closures(stmts)))
+
+
+def outside_reads(everywhere: list, stmts: list) -> set:
+    """Names read by the closures of `everywhere` (a def's) that are not in `stmts`:
+    TF counts them live anywhere in the def, since a call may hide in any statement."""
+    inside = {id(fn) for fn in closures(stmts)}
+    return set().union(*(scope.free_reads(fn) for fn in everywhere if id(fn) not in inside))
+
+
+def shared_names(stmts: list, extra_writes=(), declared=(), reads=()) -> list:
     """Names assigned in `stmts` (or in `extra_writes`, e.g. a loop target) that a closure
-    in `stmts` reads; names already declared global/nonlocal are shared anyway."""
-    reads = closure_reads(stmts)
+    in `stmts` (or one reading `reads`) reads; names declared global/nonlocal are shared
+    anyway."""
+    reads = closure_reads(stmts) | set(reads)
     if not reads:
         return []
     written = list(scope.writes(stmts)) + list(extra_writes)

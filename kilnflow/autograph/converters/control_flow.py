@@ -119,6 +119,7 @@ class _ControlFlowTransformer(transformer.Transformer):
         super().__init__(ctx)
         self.declarations = []  # per enclosing def: {name: 'global' | 'nonlocal'}
         self.composite_names = []  # per enclosing def: {'self.count': 'self_count'}
+        self.closures = []  # per enclosing def: its defs and lambdas, before conversion
 
     def visit_function(self, node):
         kinds = {}
@@ -127,11 +128,14 @@ class _ControlFlowTransformer(transformer.Transformer):
             kinds = scope.declaration_kinds(node)
         self.declarations.append(kinds)
         self.composite_names.append({})
+        self.closures.append(_shared_names.closures(node.body)
+                             if isinstance(node, ast.FunctionDef) else [])
         try:
             node = self.generic_visit(node)
         finally:
             self.declarations.pop()
             self.composite_names.pop()
+            self.closures.pop()
         return _CheckedLoads().visit(node)
 
     # Pieces shared by the three statements.
@@ -155,12 +159,20 @@ class _ControlFlowTransformer(transformer.Transformer):
             pairs.append((dotted, names[dotted]))
         return pairs
 
-    def _shared(self, stmts: list, extra_writes=()) -> list:
-        """Names closures in `stmts` read and `stmts` assign (see _shared_names)."""
+    def _shared(self, stmts: list, extra_writes=()) -> tuple:
+        """Names closures read and `stmts` assign (see _shared_names), and those of them
+        that are state because a closure outside `stmts` reads them."""
         kinds = self.declarations[-1] if self.declarations else {}
         if not self.declarations:
-            return []
-        return _shared_names.shared_names(stmts, extra_writes, set(kinds))
+            return [], []
+        outside = _shared_names.outside_reads(self.closures[-1], stmts)
+        shared = _shared_names.shared_names(stmts, extra_writes, set(kinds), outside)
+        return shared, [n for n in scope.writes(stmts) if n in outside and n not in kinds]
+
+    @staticmethod
+    def _state(node, closed: list, composites: list) -> list:
+        return (node.ag_state + [n for n in closed if n not in node.ag_state]
+                + [name for _, name in composites])
 
     @staticmethod
     def _set_attrs(composites: list, origin: ast.AST) -> list:
@@ -241,9 +253,9 @@ class _ControlFlowTransformer(transformer.Transformer):
 
     def visit_If(self, node: ast.If) -> list:
         composites = self._composites(node, node.body + node.orelse)
-        shared = self._shared(node.body + node.orelse)
+        shared, closed = self._shared(node.body + node.orelse)
         node = self.generic_visit(node)
-        state = node.ag_state + [name for _, name in composites]
+        state = self._state(node, closed, composites)
         self.ctx.record(node, "if", "if -> ag__.if_stmt (a cond op if the condition is a "
                                     "tensor, else a Python if)")
         true_name = self.ctx.namer.new("if_true")
@@ -266,12 +278,12 @@ class _ControlFlowTransformer(transformer.Transformer):
     def visit_While(self, node: ast.While) -> list:
         node.ag_loop_options = _loop_options(node)
         composites = self._composites(node, node.body)
-        shared = self._shared(node.body)
+        shared, closed = self._shared(node.body)
         node = self.generic_visit(node)
         if _has_walrus(node.test) or node.orelse:
             self.ctx.record(node, "while", "stays a Python while (:= in the condition)")
             return node
-        state = node.ag_state + [name for _, name in composites]
+        state = self._state(node, closed, composites)
         self.ctx.record(node, "while", "while -> ag__.while_stmt (a while op if the condition "
                                        "is a tensor, else a Python loop)")
         test_name = self.ctx.namer.new("loop_test")
@@ -295,12 +307,12 @@ class _ControlFlowTransformer(transformer.Transformer):
     def visit_For(self, node: ast.For) -> list:
         node.ag_loop_options = _loop_options(node)
         composites = self._composites(node, node.body)
-        shared = self._shared(node.body, scope.writes([ast.Assign(targets=[node.target],
-                                                                   value=ast.Constant(0))]))
+        shared, closed = self._shared(node.body, scope.writes([ast.Assign(
+            targets=[node.target], value=ast.Constant(0))]))
         node = self.generic_visit(node)
         if node.orelse:
             return node
-        state = node.ag_state + [name for _, name in composites]
+        state = self._state(node, closed, composites)
         self.ctx.record(node, "for", "for -> ag__.for_stmt (a while op over a tensor's rows "
                                      "or kf.range, else a Python loop)")
         body = node.body

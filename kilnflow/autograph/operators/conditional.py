@@ -86,6 +86,11 @@ def _branch_runner(fn, state, names, location, label, other_label, first_outputs
                                  "used after it" + _dispatch.where(location))
             if not first and not _tensor_state.same_structure(first_outputs[index],
                                                               outputs[index]):
+                key = _new_key(first_outputs[index], outputs[index])
+                if key is not None and not name.startswith("retval"):  # TF: new d['y']
+                    raise ValueError(f"'{name}{key[0]}' must also be initialized in the "
+                                     f"{(other_label, label)[key[1]]} branch"
+                                     + _dispatch.where(location))
                 raise TypeError(f"'{name}' has a different structure in the two branches of "
                                 f"a tensor `if`" + _dispatch.where(location))
         leaves = []
@@ -100,6 +105,17 @@ def _branch_runner(fn, state, names, location, label, other_label, first_outputs
             first_outputs.extend(_tensor_state.pack(outputs, leaves, arrays_as_tensors=True))
         return tuple(leaves)
     return run
+
+
+def _new_key(a, b):
+    """("['k']", 1 if only `a` has it else 0) for the first dict key one side lacks."""
+    for key in (list(a) + list(b)) if isinstance(a, dict) and isinstance(b, dict) else ():
+        if (key in a) != (key in b):
+            return f"[{key!r}]", int(key in a)
+        inner = _new_key(a[key], b[key])
+        if inner is not None:
+            return f"[{key!r}]{inner[0]}", inner[1]
+    return None
 
 
 def _check_dtypes(name, first, second, first_label, second_label, location) -> None:

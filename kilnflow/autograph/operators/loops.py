@@ -18,6 +18,10 @@ from kilnflow.ops import convert
 from kilnflow.ops import iterator as iterator_ops
 from kilnflow.ops import math as math_ops
 from kilnflow.ops import while_loop as while_ops
+from kilnflow.ops import array as array_ops
+from kilnflow.ops import logging as logging_ops
+from kilnflow import context
+from kilnflow.graph import control_dependencies
 from . import _tensor_state
 from . import conditional
 from . import iterables
@@ -165,6 +169,11 @@ def dataset_for(host, extra_test, body, state, names, appended, location,
     return result[1 + width:]
 
 
+def _needs_defining(value) -> bool:
+    """A loop variable with no value before the loop (unbound, or None as TF counts it)."""
+    return value is None or isinstance(value, special_values.Undefined)
+
+
 def _initial_values(state, names, appended, location) -> tuple:
     """Loop state ready for a while op, and whether a dry run must fill some of it."""
     values = []
@@ -176,11 +185,8 @@ def _initial_values(state, names, appended, location) -> tuple:
             else:
                 value = lists.SpecRecorder()
                 needs_dry_run = True
-        elif isinstance(value, special_values.UndefinedReturnValue):
+        elif isinstance(value, special_values.UndefinedReturnValue) or _needs_defining(value):
             needs_dry_run = True
-        elif isinstance(value, special_values.Undefined):
-            raise ValueError(f"'{name}' must be defined before the loop: it is assigned in a "
-                             "tensor loop and used after it" + _dispatch.where(location))
         else:
             value = _tensor_state.pack(value, [_tensor_state.to_tensor(leaf, name, location)
                                                for leaf in _tensor_state.flatten(value)])
@@ -188,20 +194,45 @@ def _initial_values(state, names, appended, location) -> tuple:
     return values, needs_dry_run
 
 
-def _dry_run(body, values, names, location) -> list:
-    """Learn what an undefined retval_ or an empty list becomes by tracing the body once
-    inside a cond whose branch never runs, then build those values before the loop."""
+def _not_defined(name, value, location, cause=None) -> ValueError:
+    """TF's error for a variable a tensor loop assigns but cannot give a value before it."""
+    text = (f"'{name}' is not allowed to be None before the loop" if value is None else
+            f"'{name}' must be defined before the loop")
+    text += ": it is assigned in a tensor loop and used after it" + (
+        ", but not on every path of one iteration" if cause is None else "")
+    if cause is not None:
+        text += (f". Note: AutoGraph tried to define it automatically, but ran into a "
+                 f"{type(cause).__name__}: {cause}")
+    return ValueError(text + _dispatch.where(location))
+
+
+def _dry_run(body, values, names, location) -> tuple:
+    """Learn what an undefined retval_, an empty list or a variable first assigned in the
+    loop (TF: "defined automatically") becomes by tracing the body in a cond branch that
+    never runs; returns (values before the loop, {defined name: its leaves' shapes})."""
     seen = []
     kf_constant = convert.constant
+    defining = [n for n, v in zip(names, values) if _needs_defining(v)]
 
     def trace_body():
-        seen.extend(as_tuple(body(*values), len(names)))
+        # Loop variables vary: hide the constant values of their initial tensors, so a
+        # shape that depends on them (kf.zeros([i])) comes out unknown, as in the loop.
+        inputs = values if not defining else [_tensor_state.pack(v, [
+            array_ops.identity(leaf) if _dispatch.is_tensor(leaf) else leaf
+            for leaf in _tensor_state.flatten(v)]) for v in values]
+        seen.extend(as_tuple(body(*inputs), len(names)))
         return kf_constant(0)
 
-    # Errors raised by the body itself propagate as they are: they are the user's.
     with _dispatch.decision_scope():
-        cond_ops.cond(kf_constant(False), trace_body, lambda: kf_constant(0))
+        try:
+            cond_ops.cond(kf_constant(False), trace_body, lambda: kf_constant(0))
+        except (UnboundLocalError, TypeError, ValueError, KeyError) as e:
+            if not defining:  # errors of the body itself are the user's, as they are
+                raise
+            first = defining[0]
+            raise _not_defined(first, values[names.index(first)], location, e) from e
     filled = []
+    invariants = {}
     for name, value, after in zip(names, values, seen):
         if isinstance(value, lists.SpecRecorder):
             value = lists.new_tensor_list(name, [], location, first=value.first)
@@ -210,8 +241,23 @@ def _dry_run(body, values, names, location) -> list:
                 raise ValueError("a return inside a tensor loop could not be given a value "
                                  "before the loop" + _dispatch.where(location))
             value = _tensor_state.placeholder_like(after)
+        elif name in defining:
+            leaves = _tensor_state.flatten(after)
+            if special_values.is_undefined(after) or any(leaf is None for leaf in leaves):
+                raise _not_defined(name, value, location)
+            try:
+                leaves = [_tensor_state.to_tensor(leaf, name, location) for leaf in leaves]
+                if any(_tensor_state.is_array(leaf) for leaf in leaves):  # as TF
+                    raise TypeError("a TensorArray cannot be given a placeholder value")
+            except TypeError as e:
+                raise _not_defined(name, value, location, e) from e
+            # The value is never read before the first iteration replaces it (the dry run
+            # proved it): zeros of its dtype, with a free shape where a dimension may vary.
+            invariants[name] = [leaf.shape for leaf in leaves]
+            value = _tensor_state.pack(after, [_tensor_state.zeros_like_leaf(leaf)
+                                               for leaf in leaves])
         filled.append(value)
-    return filled
+    return filled, invariants
 
 
 def _shape_invariants(state, values, invariants) -> list:
@@ -229,31 +275,78 @@ def _shape_invariants(state, values, invariants) -> list:
     return result
 
 
-def tensor_while(test, body, state, names, appended, location, loop_options=None) -> tuple:
-    """Build kf.while_loop over the flattened state; returns the state after the loop."""
+class _Grown(Exception):
+    """args (index, grown): a state dict gained keys (TF: new composite names d['new'])."""
+
+
+def _grow(old, new):
+    """`old` plus the dict keys `new` adds, or None if `new` differs in another way."""
+    if not (isinstance(old, dict) and isinstance(new, dict)) or not set(old) <= set(new):
+        return None
+    grown = type(old)()
+    for key in new:  # in the body's key order: the loop's leaves follow it
+        same = key not in old or _tensor_state.same_structure(old[key], new[key])
+        grown[key] = (new[key] if key not in old else old[key]) if same else \
+            _grow(old[key], new[key])
+        if grown[key] is None:
+            return None
+    return grown
+
+
+def _define_grown(state, values, error, names, location) -> tuple:
+    """The state with zeros for the keys the loop adds, and their leaves' shapes."""
+    index, grown = error.args
+    kept = {id(leaf) for leaf in _tensor_state.flatten(values[index])}
+    leaves, shapes = [], []
+    for leaf in _tensor_state.flatten(grown):
+        fresh = id(leaf) not in kept
+        leaf = _tensor_state.to_tensor(leaf, names[index], location) if fresh else leaf
+        leaves.append(_tensor_state.zeros_like_leaf(leaf) if fresh else leaf)
+        shapes.append(leaf.shape if fresh else None)
+    state = list(state)
+    state[index] = _tensor_state.pack(grown, leaves)
+    return tuple(state), shapes
+
+
+def tensor_while(test, body, state, names, appended, location, loop_options=None,
+                 grown=None) -> tuple:
+    """Build kf.while_loop over the flattened state; returns the state after the loop.
+
+    A variable or dict key first set in the loop (or None before it) gets a placeholder
+    value and, as in TF, an Assert that the loop ran at least once to give it one."""
     loop_options = loop_options or {}
     values, needs_dry_run = _initial_values(state, names, appended, location)
+    defined = dict(grown or {})
     if needs_dry_run:
-        values = _dry_run(body, values, names, location)
+        values, found = _dry_run(body, values, names, location)
+        defined.update(found)
     before = [_tensor_state.flatten(v) for v in values]
     invariants = _shape_invariants(state, values, loop_options.get("shape_invariants", ()))
     relaxed = iter(invariants)
     before_shapes = [[next(relaxed) for _ in group] for group in before]
+    for i, name in enumerate(names):
+        if name in defined:
+            before_shapes[i] = [None if not _tensor_state.dims(s) or None not in
+                                _tensor_state.dims(s) else s for s in defined[name]]
+    invariants = [shape for group in before_shapes for shape in group]
     count = len(names)
+    counted = 1 if defined else 0  # a leading iteration counter for the Assert
 
     def unflatten(leaves):
         return _tensor_state.pack(values, leaves)
 
     def loop_test(*leaves):
-        keep_going = test(*unflatten(leaves))
+        keep_going = test(*unflatten(leaves[counted:]))
         return _tensor_state.to_tensor(keep_going, "<loop condition>", location)
 
     def loop_body(*leaves):
-        new = as_tuple(body(*unflatten(leaves)), count)
-        result = []
+        new = as_tuple(body(*unflatten(leaves[counted:])), count)
+        result = [leaves[0] + 1] if counted else []
         for name, old, value, old_leaves, shapes in zip(names, values, new, before,
                                                         before_shapes):
             if not _tensor_state.same_structure(old, value):
+                if _grow(old, value) is not None:
+                    raise _Grown(names.index(name), _grow(old, value))
                 raise TypeError(f"loop variable '{name}' changes its structure in the loop: "
                                 f"{old!r} before, {value!r} after one iteration"
                                 + _dispatch.where(location))
@@ -262,13 +355,35 @@ def tensor_while(test, body, state, names, appended, location, loop_options=None
         return tuple(result)
 
     leaves = [leaf for group in before for leaf in group]
+    if counted:
+        leaves = [convert.constant(0)] + leaves
+        invariants = [None] + invariants
     extra = {}
     if any(shape is not None for shape in invariants):
         extra["shape_invariants"] = invariants
     if loop_options.get("maximum_iterations") is not None:
         extra["maximum_iterations"] = loop_options["maximum_iterations"]
-    out = while_ops.while_loop(loop_test, loop_body, tuple(leaves), **extra)
+    try:
+        out = while_ops.while_loop(loop_test, loop_body, tuple(leaves), **extra)
+    except _Grown as error:  # trace again with the new keys defined before the loop
+        state, shapes = _define_grown(state, values, error, names, location)
+        return tensor_while(test, body, state, names, appended, location, loop_options,
+                            {**defined, names[error.args[0]]: shapes})
     if not isinstance(out, (tuple, list)):
         out = (out,)
+    if counted:
+        out = _after_one_iteration(out[0], out[1:], [n for n in names if n in defined],
+                                   location)
     final = unflatten(out)
     return tuple(v.stack() if isinstance(v, lists.TensorList) else v for v in final)
+
+
+def _after_one_iteration(iterations, leaves, names, location) -> list:
+    """The loop's outputs, waiting for TF's check that the loop gave its variables values."""
+    logging_ops.Assert(math_ops.greater(iterations, 0),
+                       [f"loop must iterate at least once to initialize {', '.join(names)}"
+                        + _dispatch.where(location)])
+    check = context.ctx.graph.operations[-1]
+    with control_dependencies([check]):
+        return [array_ops.identity(leaf) if _dispatch.is_tensor(leaf) else leaf
+                for leaf in leaves]

@@ -70,7 +70,10 @@ def _in_top_k(labels: Any, y_pred: Any, k: int) -> Any:
     one_hot = array.one_hot(kmath.cast(labels, _dtypes.int32), depth, dtype=y_pred.dtype)
     target = reduction.reduce_sum(y_pred * one_hot, -1, keepdims=True)
     higher = reduction.reduce_sum(_as_float(y_pred > target), -1)
-    return _as_float(higher < float(k))
+    # a label outside [0, classes) is never in the top k (TF's InTopKV2), not "in" by
+    # comparing the scores against the 0 its empty one-hot row picks
+    inside = reduction.reduce_sum(one_hot, -1)
+    return _as_float(higher < float(k)) * kmath.cast(inside, higher.dtype)
 
 
 def top_k_categorical_accuracy(y_true: Any, y_pred: Any, k: int = 5) -> Any:
