@@ -26,7 +26,13 @@ def _single(value: Any, what: str) -> int:
         if len(value) != 1:
             raise ValueError(f"`{what}` must be an int or a 1-tuple, got {value}")
         value = value[0]
-    return int(value)
+    try:
+        value = int(value)
+    except (TypeError, ValueError) as exc:
+        raise type(exc)(f"`{what}` must be an int or a 1-tuple, got {value!r}") from None
+    if value < 1 and what != "output_padding":  # a window of no size: no work to do
+        raise ValueError(f"`{what}` must be positive, got {value}")
+    return value
 
 
 def _to_nlc(x: Any, data_format: str) -> Any:

@@ -30,10 +30,17 @@ from kilnflow.shapes import TensorShape
 
 def _tuple(value: Any, rank: int, what: str) -> tuple:
     if isinstance(value, int):
-        return (value,) * rank
-    value = tuple(int(v) for v in value)
+        value = (value,) * rank
+    else:
+        try:
+            value = tuple(int(v) for v in value)
+        except TypeError:
+            raise TypeError(f"`{what}` must be an int or a tuple of {rank} ints, got "
+                            f"{value!r}") from None
     if len(value) != rank:
         raise ValueError(f"`{what}` must be an int or a tuple of {rank} ints, got {value}")
+    if what != "output_padding" and min(value) < 1:  # a window of no size: no work to do
+        raise ValueError(f"`{what}` must be positive, got {value}")
     return value
 
 

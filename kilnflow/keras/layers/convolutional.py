@@ -20,10 +20,17 @@ from kilnflow.ops import reduction
 
 def _pair(value: Any, what: str) -> tuple:
     if isinstance(value, int):
-        return (value, value)
-    value = tuple(int(v) for v in value)
+        value = (value, value)
+    else:
+        try:
+            value = tuple(int(v) for v in value)
+        except TypeError:
+            raise TypeError(f"`{what}` must be an int or a pair of ints, got "
+                            f"{value!r}") from None
     if len(value) != 2:
         raise ValueError(f"`{what}` must be an int or a pair of ints, got {value}")
+    if min(value) < 1:  # a window of no size: no work to do
+        raise ValueError(f"`{what}` must be positive, got {value}")
     return value
 
 

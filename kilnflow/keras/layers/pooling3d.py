@@ -4,7 +4,11 @@ adaptive pooling layers (1/2/3-D), plus the small layers Identity and
 ActivityRegularization."""
 from __future__ import annotations
 
+import math
 from typing import Any, Optional
+
+from kilnflow import errors
+from kilnflow.context import allocation_limit
 
 from kilnflow.keras.layers.base import Layer
 from kilnflow.keras.layers.conv_nd import _tuple
@@ -117,6 +121,14 @@ class _AdaptivePooling(Layer):
     def call(self, inputs: Any) -> Any:
         first = self.data_format == "channels_first"
         x = inputs
+        # one slice per output position: check the output's size before the loop
+        count = math.prod(self.output_size) * math.prod(
+            d or 1 for i, d in enumerate(inputs.shape) if i not in self._spatial_axes())
+        if count * inputs.dtype.size > allocation_limit():
+            raise errors.ResourceExhaustedError(errors.with_location(
+                f"Layer '{self.name}' ({type(self).__name__}): output_size {self.output_size}"
+                f" on inputs of shape {inputs.shape} needs {count} elements, past the "
+                f"allocation limit of {allocation_limit()} bytes"))
         for k, n in enumerate(self.output_size):
             axis = k + (2 if first else 1)
             size = x.shape[axis]
@@ -130,6 +142,10 @@ class _AdaptivePooling(Layer):
                 pieces.append(type(self)._reduce(window, axis, keepdims=True))
             x = concat(pieces, axis) if len(pieces) > 1 else pieces[0]
         return x
+
+    def _spatial_axes(self) -> range:
+        first = 2 if self.data_format == "channels_first" else 1
+        return range(first, first + self.rank)
 
     def compute_output_shape(self, input_shape: Any) -> TensorShape:
         dims = TensorShape(input_shape).with_rank(self.rank + 2).as_list()
