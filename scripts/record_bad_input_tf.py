@@ -231,20 +231,51 @@ def worker(start: int) -> None:
     print("DONE", flush=True)
 
 
-def run_all() -> dict:
+def run_all(progress: str) -> dict:
+    """Every case's code, from workers restarted after a case that kills TF (a failed
+    CHECK) or hangs in its C++ code where no Python signal reaches (60 s with no line).
+    Codes are appended to `progress` as they come, so a stopped run resumes."""
+    import select
     import subprocess
+    import time
     codes: dict = {}
-    start = 0
+    if os.path.exists(progress):
+        with open(progress) as f:
+            for line in f:
+                index, code = line.split()
+                codes[int(index)] = code
+    log = open(progress, "a")
+    start = max(codes, default=-1) + 1
     while True:
         process = subprocess.Popen([sys.executable, __file__, "--worker", str(start)],
-                                   stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-        current, done = None, False
-        for line in process.stdout:
-            parts = line.split()
+                                   stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        current, done, last, pending = None, False, time.monotonic(), b""
+        lines: list = []
+        while True:
+            if not lines:  # raw reads: a buffered reader would hide lines from select()
+                ready, _, _ = select.select([process.stdout], [], [], 5)
+                if not ready:
+                    if current is not None and time.monotonic() - last > 60:
+                        process.kill()  # a hang in TF's C++ code
+                        break
+                    if process.poll() is not None:
+                        break
+                    continue
+                chunk = os.read(process.stdout.fileno(), 65536)
+                if not chunk:
+                    break
+                pending += chunk
+                *complete, pending = pending.split(b"\n")
+                lines.extend(line.decode() for line in complete if line)
+                last = time.monotonic()
+                continue
+            parts = lines.pop(0).split()
             if parts[0] == "B":
                 current = int(parts[1])
             elif parts[0] == "R":
                 codes[int(parts[1])] = parts[2]
+                log.write(f"{parts[1]} {parts[2]}\n")
+                log.flush()
                 current = None
             elif parts[0] == "DONE":
                 done = True
@@ -253,8 +284,10 @@ def run_all() -> dict:
             return codes
         if current is None:
             raise RuntimeError("the worker died between cases")
-        codes[current] = "c"  # TF itself crashed on this call: it does not return a result
-        print(f"TF crashed on case {current}; restarting after it", file=sys.stderr)
+        codes[current] = "c"  # TF crashed or hung on this call: it returns no result
+        log.write(f"{current} c\n")
+        log.flush()
+        print(f"TF crashed or hung on case {current}; restarting after it", file=sys.stderr)
         start = current + 1
 
 
@@ -276,7 +309,8 @@ def main() -> None:
     if "--worker" in sys.argv:
         worker(int(sys.argv[sys.argv.index("--worker") + 1]))
         return
-    codes = run_all()
+    import tempfile
+    codes = run_all(os.path.join(tempfile.gettempdir(), "kilnflow_bad_input_tf.progress"))
     sections: dict = {"ops": {}, "layers": {}, "apis": {}}
     for index, (section, key, _) in enumerate(_all_cases()):
         code = codes.get(index, "-")

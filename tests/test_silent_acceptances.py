@@ -36,3 +36,38 @@ def test_a_huge_pooling_window_is_refused_before_any_work():
     with pytest.raises(errors.InvalidArgumentError, match="ksize"):
         kf.nn.max_pool2d(x, ksize=10 ** 9, strides=1, padding="SAME")
     assert kf.nn.max_pool2d(x, ksize=9, strides=1, padding="SAME").shape == (1, 4, 4, 1)
+
+
+def test_string_dtype_fills_as_tf_does():
+    # TF 2.21 (recorded): zeros of strings are empty strings; ones, eye and range have no
+    # string meaning and raise TypeError; ones_like of a string tensor InvalidArgumentError
+    assert kf.zeros([2], dtype=kf.string).numpy().tolist() == [b"", b""]
+    assert kf.zeros_like(kf.constant([1.0]), dtype=kf.string).numpy().tolist() == [b""]
+    for call in (lambda: kf.ones([2], dtype=kf.string), lambda: kf.eye(2, dtype=kf.string),
+                 lambda: kf.range(3, dtype=kf.string)):
+        with pytest.raises(TypeError):
+            call()
+    with pytest.raises(errors.InvalidArgumentError, match="OnesLike"):
+        kf.ones_like(kf.constant([b"a"]))
+
+
+def test_the_gradient_of_a_string_target_is_none():
+    x = kf.constant([b"a", b"b"])
+    with kf.GradientTape() as tape:
+        tape.watch(x)
+        y = x + x
+    assert tape.gradient(y, x) is None
+
+
+def test_a_kernel_error_keeps_numpy_s_error_as_the_cause():
+    with pytest.raises(errors.InvalidArgumentError, match="AddV2") as info:
+        kf.add(kf.ones([2]), kf.ones([3]))
+    assert isinstance(info.value.__cause__, ValueError)
+
+
+def test_a_huge_3d_pooling_depth_window_is_refused_before_the_depth_loop():
+    x = np.ones((1, 4, 4, 4, 1), np.float32)
+    with pytest.raises(errors.InvalidArgumentError, match="MaxPool3D"):
+        kf.nn.max_pool3d(x, [10 ** 9, 1, 1], 1, "SAME")
+    with pytest.raises(errors.InvalidArgumentError, match="strides"):
+        kf.nn.avg_pool3d(x, 2, [0, 1, 1], "SAME")
