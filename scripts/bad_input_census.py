@@ -141,7 +141,8 @@ def main() -> None:
 
     def names_it(message, op):  # an API case names its function or argument
         if op.endswith("|layer"):  # the layer's class or label ("Layer 'dense' (Dense)")
-            return op[:-6] in message or "Layer '" in message or "`" in message \
+            flat = message.lower().replace("_", "")
+            return op[:-6].lower() in flat or "Layer '" in message or "`" in message \
                 or "[Op:" in message
         if "`" in op:
             fn, argument = op.split("`")

@@ -71,3 +71,38 @@ def test_a_huge_3d_pooling_depth_window_is_refused_before_the_depth_loop():
         kf.nn.max_pool3d(x, [10 ** 9, 1, 1], 1, "SAME")
     with pytest.raises(errors.InvalidArgumentError, match="strides"):
         kf.nn.avg_pool3d(x, 2, [0, 1, 1], "SAME")
+
+
+@pytest.mark.parametrize("pred", [None, object(), {}, [[1.0, 2.0], [3.0]], []])
+def test_cond_does_not_take_a_malformed_predicate_as_false(pred):
+    # TF converts the predicate (recorded): these raise; kilnflow took them as False
+    with pytest.raises((TypeError, ValueError)):
+        kf.cond(pred, lambda: 1, lambda: 2)
+
+
+def test_cond_still_takes_python_values_as_tf_does():
+    assert kf.cond(1, lambda: 1, lambda: 2) == 1 and kf.cond(False, lambda: 1, lambda: 2) == 2
+    assert kf.cond(np.bool_(True), lambda: 1, lambda: 2) == 1
+
+
+def test_gradient_with_too_few_output_gradients_is_refused():
+    x = kf.Variable(1.0)
+    with kf.GradientTape() as tape:
+        y, z = x * 2.0, x * 3.0
+    with pytest.raises(ValueError, match="output_gradients"):
+        tape.gradient([y, z], x, output_gradients=[kf.constant(1.0)])
+
+
+@pytest.mark.parametrize("call, error", [
+    (lambda: kf.math.argmax(kf.constant(1.0)), errors.InvalidArgumentError),
+    (lambda: kf.math.argmin(kf.constant(1.0)), errors.InvalidArgumentError),
+    (lambda: kf.math.divide_no_nan(kf.constant(2, kf.int64), kf.constant([2.0])),
+     errors.InvalidArgumentError),
+    (lambda: kf.math.real(kf.constant(["a"])), TypeError),
+    (lambda: kf.math.conj(kf.constant([True])), TypeError),
+], ids=["argmax_scalar", "argmin_scalar", "divide_no_nan_mixed", "real_string", "conj_bool"])
+def test_census_silent_acceptances_raise_as_tf(call, error):
+    # found by scripts/bad_input_census.py against TF 2.21's recorded answers: kilnflow
+    # returned 0 for a scalar's argmax, promoted int64/float32 to float64, passed strings
+    with pytest.raises(error):
+        call()

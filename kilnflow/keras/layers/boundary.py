@@ -66,6 +66,15 @@ def check_compatible(layer: Any, spec: Any, inputs: Any) -> None:
         raise
 
 
+def positive_int(value: Any, what: str) -> int:
+    """A size argument (units, filters...): Keras 3 takes only a positive int, not 0, a
+    negative or a float it would truncate."""
+    if isinstance(value, bool) or not hasattr(value, "__index__") or value.__index__() < 1:
+        raise ValueError(f"Received an invalid value for `{what}`, expected a positive "
+                         f"integer. Received: {what}={value!r}")
+    return value.__index__()
+
+
 def _names(layer_class: str, message: str) -> bool:
     return layer_class in message or "`" in message or "Layer '" in message or \
         "[Op:" in message

@@ -15,6 +15,8 @@ from kilnflow.keras.layers.base import Layer
 from kilnflow.keras.layers.weight_options import (kernel_and_bias_config,
                                                     set_kernel_and_bias_options)
 from kilnflow.keras.layers.convolutional import _data_format, conv_output_length
+from kilnflow.keras.layers import boundary
+from kilnflow.keras.layers.layer_utils import InputSpec
 from kilnflow.ops import math as kmath
 from kilnflow.ops import reduction
 from kilnflow.ops import reshaping
@@ -73,7 +75,7 @@ class Conv1D(Layer):
         super().__init__(activity_regularizer=activity_regularizer, **kwargs)
         if groups != 1:
             raise NotImplementedError("Conv1D(groups > 1) is not supported yet")
-        self.filters = int(filters)
+        self.filters = boundary.positive_int(filters, "filters")
         self.kernel_size = (_single(kernel_size, "kernel_size"),)
         self.strides = (_single(strides, "strides"),)
         self.padding = padding.lower()
@@ -186,6 +188,7 @@ class _GlobalPooling1D(Layer):
         super().__init__(**kwargs)
         self.data_format = _data_format(data_format)
         self.keepdims = keepdims
+        self.input_spec = InputSpec(ndim=3)  # TF checks the rank before any work
 
     def call(self, inputs: Any) -> Any:
         axis = 2 if self.data_format == "channels_first" else 1

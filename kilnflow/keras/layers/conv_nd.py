@@ -19,6 +19,7 @@ from kilnflow.keras.layers.base import Layer
 from kilnflow.keras.layers.convolutional import _data_format, conv_output_length
 from kilnflow.keras.layers.weight_options import (kernel_and_bias_config,
                                                     set_kernel_and_bias_options)
+from kilnflow.keras.layers import boundary
 from kilnflow.ops import array, conv, reshaping
 from kilnflow.ops.conv3d_transpose import conv3d_transpose
 from kilnflow.ops.joining import concat
@@ -154,7 +155,7 @@ class _PlainConv(_Conv):
                  bias_constraint: Any = None, **kwargs: Any):
         super().__init__(kernel_size, strides, padding, data_format, dilation_rate, activation,
                          use_bias, activity_regularizer=activity_regularizer, **kwargs)
-        self.filters = int(filters)
+        self.filters = boundary.positive_int(filters, "filters")
         set_kernel_and_bias_options(self, kernel_initializer, bias_initializer,
                                     kernel_regularizer, bias_regularizer, kernel_constraint,
                                     bias_constraint)
@@ -353,7 +354,7 @@ class _Separable(_Depthwise):
                  **kwargs: Any):
         super().__init__(kernel_size, strides, padding, depth_multiplier, data_format,
                          dilation_rate, **kwargs)
-        self.filters = int(filters)
+        self.filters = boundary.positive_int(filters, "filters")
         self.pointwise_initializer = _initializers.get(pointwise_initializer)
         self.pointwise_regularizer = _regularizers.get(pointwise_regularizer)
         self.pointwise_constraint = _constraints.get(pointwise_constraint)

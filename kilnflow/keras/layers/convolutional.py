@@ -13,6 +13,8 @@ from kilnflow.keras import backend
 from kilnflow.keras.layers.base import Layer
 from kilnflow.keras.layers.weight_options import (kernel_and_bias_config,
                                                     set_kernel_and_bias_options)
+from kilnflow.keras.layers import boundary
+from kilnflow.keras.layers.layer_utils import InputSpec
 from kilnflow.shapes import TensorShape
 from kilnflow.ops import reshaping
 from kilnflow.ops import reduction
@@ -101,7 +103,7 @@ class Conv2D(Layer):
         super().__init__(activity_regularizer=activity_regularizer, **kwargs)
         if groups != 1:
             raise NotImplementedError("Conv2D(groups > 1) is not supported yet")
-        self.filters = int(filters)
+        self.filters = boundary.positive_int(filters, "filters")
         self.kernel_size = _pair(kernel_size, "kernel_size")
         self.strides = _pair(strides, "strides")
         self.padding = _padding(padding)
@@ -201,6 +203,7 @@ class _GlobalPooling2D(Layer):
         super().__init__(**kwargs)
         self.data_format = _data_format(data_format)
         self.keepdims = keepdims
+        self.input_spec = InputSpec(ndim=4)  # TF checks the rank before any work
 
     def call(self, inputs: Any) -> Any:
         axes = [2, 3] if self.data_format == "channels_first" else [1, 2]

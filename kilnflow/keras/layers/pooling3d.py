@@ -13,6 +13,7 @@ from kilnflow.context import allocation_limit
 from kilnflow.keras.layers.base import Layer
 from kilnflow.keras.layers.conv_nd import _tuple
 from kilnflow.keras.layers.convolutional import _data_format, conv_output_length
+from kilnflow.keras.layers.layer_utils import InputSpec
 from kilnflow.ops import reduction, reshaping
 from kilnflow.ops.joining import concat
 from kilnflow.ops.nn_windows import avg_pool3d, max_pool3d
@@ -81,6 +82,7 @@ class _GlobalPooling3D(Layer):
         super().__init__(**kwargs)
         self.data_format = _data_format(data_format)
         self.keepdims = keepdims
+        self.input_spec = InputSpec(ndim=5)  # TF checks the rank before any work
 
     def call(self, inputs: Any) -> Any:
         axes = [2, 3, 4] if self.data_format == "channels_first" else [1, 2, 3]
@@ -117,6 +119,7 @@ class _AdaptivePooling(Layer):
         super().__init__(**kwargs)
         self.output_size = _tuple(output_size, self.rank, "output_size")
         self.data_format = _data_format(data_format)
+        self.input_spec = InputSpec(ndim=self.rank + 2)  # TF checks the rank before any work
 
     def call(self, inputs: Any) -> Any:
         first = self.data_format == "channels_first"
