@@ -29,6 +29,8 @@ def _single(value: Any, what: str) -> int:
             raise ValueError(f"`{what}` must be an int or a 1-tuple, got {value}")
         value = value[0]
     try:
+        if isinstance(value, float) and not value.is_integer():
+            raise ValueError("not an integer")  # int() would truncate it
         value = int(value)
     except (TypeError, ValueError) as exc:
         raise type(exc)(f"`{what}` must be an int or a 1-tuple, got {value!r}") from None

@@ -29,12 +29,19 @@ from kilnflow.ops.nn_windows import conv3d
 from kilnflow.shapes import TensorShape
 
 
+def _integral(v: Any) -> int:
+    """int(v) for a whole number; a fractional size raises instead of being truncated."""
+    if isinstance(v, float) and not v.is_integer():
+        raise ValueError(f"expected an integer size, got {v}")
+    return int(v)
+
+
 def _tuple(value: Any, rank: int, what: str) -> tuple:
     if isinstance(value, int):
         value = (value,) * rank
     else:
         try:
-            value = tuple(int(v) for v in value)
+            value = tuple(_integral(v) for v in value)
         except TypeError:
             raise TypeError(f"`{what}` must be an int or a tuple of {rank} ints, got "
                             f"{value!r}") from None

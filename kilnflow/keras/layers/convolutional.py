@@ -20,12 +20,19 @@ from kilnflow.ops import reshaping
 from kilnflow.ops import reduction
 
 
+def _integral(v: Any) -> int:
+    """int(v) for a whole number; a fractional size raises instead of being truncated."""
+    if isinstance(v, float) and not v.is_integer():
+        raise ValueError(f"expected an integer size, got {v}")
+    return int(v)
+
+
 def _pair(value: Any, what: str) -> tuple:
     if isinstance(value, int):
         value = (value, value)
     else:
         try:
-            value = tuple(int(v) for v in value)
+            value = tuple(_integral(v) for v in value)
         except TypeError:
             raise TypeError(f"`{what}` must be an int or a pair of ints, got "
                             f"{value!r}") from None

@@ -16,6 +16,7 @@ from kilnflow.keras.layers.base import KerasTensor, Layer, Node
 from kilnflow.keras.layers.weight_options import (kernel_and_bias_config,
                                                     set_kernel_and_bias_options)
 from kilnflow.keras.layers import boundary
+from kilnflow.keras.layers.layer_utils import InputSpec
 from kilnflow.ops import array, slicing
 from kilnflow.ops import math as kmath
 from kilnflow.shapes import TensorShape, TensorSpec
@@ -155,6 +156,7 @@ class Flatten(Layer):
 
     def __init__(self, data_format: Optional[str] = None, **kwargs: Any):
         super().__init__(**kwargs)
+        self.input_spec = InputSpec(min_ndim=1)  # TF: a scalar has nothing to flatten
         self.data_format = data_format or "channels_last"
 
     def call(self, inputs: Any) -> Any:
