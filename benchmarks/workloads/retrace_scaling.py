@@ -101,8 +101,8 @@ def cases(config: Config) -> Iterator[Case]:
                targets=[Target("a retrace costs the same with many existing traces",
                                f"kilnflow, {sizes[-1]} existing traces", "ratio", 1.5)],
                notes=["each timed call traces a new Python value of n (so a row holds at "
-                      "least N traces); TF 2.21 grows from "
-                      "1 ms to 28 ms per trace between 1k and 10k traces (issue 19's probe)",
+                      "least N traces); before issue 19's fix kilnflow grew from "
+                      "1 ms to 28 ms per trace between 1k and 10k traces",
                       peers_note()]
                + ([] if any(v.name.startswith("TF ") for v in variants)
                   or config.mode == "smoke" else [_tf_subprocess_note(sizes)]))
