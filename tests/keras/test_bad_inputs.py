@@ -114,3 +114,10 @@ def test_spatial_layers_check_the_rank_first(make, shape):
     # these reduced or cropped whichever axes a wrong-rank input had (silent); TF raises
     with pytest.raises(ValueError, match="expected (min_)?ndim"):
         make()(kf.ones(shape))
+
+
+def test_cropping_more_than_the_input_is_refused():
+    # TF/Keras 3 (recorded in the census): it returned an empty tensor
+    with pytest.raises(ValueError, match="must be smaller than the input length"):
+        L.Cropping1D((1, 1))(kf.zeros([2, 2, 3]))
+    assert L.Cropping1D((1, 1))(kf.zeros([2, 3, 3])).shape == (2, 1, 3)

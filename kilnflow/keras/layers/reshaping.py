@@ -131,6 +131,11 @@ class _Cropping(_Spatial):
     def call(self, inputs: Any) -> Any:
         index = [slice(None)] * (self.rank + 2)
         for (before, after), axis in zip(self.cropping, self._spatial_axes()):
+            length = inputs.shape[axis]
+            if length is not None and before + after >= length:  # Keras 3 refuses, no slice
+                raise ValueError(f"`cropping` parameter of `{type(self).__name__}` layer must "
+                                 f"be smaller than the input length. Received: inputs.shape="
+                                 f"{tuple(inputs.shape)}, cropping={self.cropping}")
             index[axis] = slice(before, -after if after else None)
         return inputs[tuple(index)]
 
