@@ -106,3 +106,14 @@ def test_census_silent_acceptances_raise_as_tf(call, error):
     # returned 0 for a scalar's argmax, promoted int64/float32 to float64, passed strings
     with pytest.raises(error):
         call()
+
+
+@pytest.mark.parametrize("call", [
+    lambda: kf.tensor_scatter_nd_update(kf.ones([2, 3]), [[0, 1], [1, 2]], kf.constant(5.0)),
+    lambda: kf.tensor_scatter_nd_add(kf.ones([2, 3]), [[0, 1], [1, 2]], kf.ones([2, 3])),
+    lambda: kf.scatter_nd([[1], [2]], kf.constant(1.0), [4]),
+], ids=["update_scalar", "add_wrong_shape", "scatter_nd_scalar"])
+def test_scatter_updates_of_the_wrong_shape_are_not_broadcast(call):
+    # TF 2.21 (census record): updates must be indices.shape[:-1] + shape[K:]
+    with pytest.raises(errors.InvalidArgumentError, match="updates must have shape"):
+        call()
