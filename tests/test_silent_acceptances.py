@@ -117,3 +117,12 @@ def test_scatter_updates_of_the_wrong_shape_are_not_broadcast(call):
     # TF 2.21 (census record): updates must be indices.shape[:-1] + shape[K:]
     with pytest.raises(errors.InvalidArgumentError, match="updates must have shape"):
         call()
+
+
+def test_a_matrix_holding_nan_is_not_invertible():
+    # TF 2.21 (census record): its LU finds no pivot; NumPy returned NaNs
+    a = np.array([[np.nan, 1.0], [1.0, 1.0]], np.float32)
+    with pytest.raises(errors.InvalidArgumentError, match="MatrixInverse"):
+        kf.linalg.inv(a)
+    with pytest.raises(errors.InvalidArgumentError, match="MatrixSolve"):
+        kf.linalg.solve(a, np.ones((2, 1), np.float32))
