@@ -126,3 +126,10 @@ def test_a_matrix_holding_nan_is_not_invertible():
         kf.linalg.inv(a)
     with pytest.raises(errors.InvalidArgumentError, match="MatrixSolve"):
         kf.linalg.solve(a, np.ones((2, 1), np.float32))
+
+
+def test_where_of_a_scalar_condition_alone_is_refused():
+    # TF 2.21 (census record): "WhereOp : Unhandled input dimensions: 0"
+    with pytest.raises(errors.InvalidArgumentError, match="Where"):
+        kf.where(True)
+    assert kf.where([True, False]).numpy().tolist() == [[0]]

@@ -453,6 +453,8 @@ def where(condition: Any, x: Any = None, y: Any = None, name: Optional[str] = No
     """
     c = convert_to_tensor(condition)
     if x is None and y is None:
+        if c.shape.rank == 0:  # NumPy answers a [1, 0] tensor; TF has no positions to list
+            raise invalid_argument("WhereOp : Unhandled input dimensions: 0", "Where")
         if not c.dtype.is_bool:
             from kilnflow.ops.math import not_equal
             c = not_equal(c, 0)
