@@ -36,3 +36,100 @@ def test_a_huge_pooling_window_is_refused_before_any_work():
     with pytest.raises(errors.InvalidArgumentError, match="ksize"):
         kf.nn.max_pool2d(x, ksize=10 ** 9, strides=1, padding="SAME")
     assert kf.nn.max_pool2d(x, ksize=9, strides=1, padding="SAME").shape == (1, 4, 4, 1)
+
+
+def test_string_dtype_fills_as_tf_does():
+    # TF 2.21 (recorded): zeros of strings are empty strings; ones, eye and range have no
+    # string meaning and raise TypeError; ones_like of a string tensor InvalidArgumentError
+    assert kf.zeros([2], dtype=kf.string).numpy().tolist() == [b"", b""]
+    assert kf.zeros_like(kf.constant([1.0]), dtype=kf.string).numpy().tolist() == [b""]
+    for call in (lambda: kf.ones([2], dtype=kf.string), lambda: kf.eye(2, dtype=kf.string),
+                 lambda: kf.range(3, dtype=kf.string)):
+        with pytest.raises(TypeError):
+            call()
+    with pytest.raises(errors.InvalidArgumentError, match="OnesLike"):
+        kf.ones_like(kf.constant([b"a"]))
+
+
+def test_the_gradient_of_a_string_target_is_none():
+    x = kf.constant([b"a", b"b"])
+    with kf.GradientTape() as tape:
+        tape.watch(x)
+        y = x + x
+    assert tape.gradient(y, x) is None
+
+
+def test_a_kernel_error_keeps_numpy_s_error_as_the_cause():
+    with pytest.raises(errors.InvalidArgumentError, match="AddV2") as info:
+        kf.add(kf.ones([2]), kf.ones([3]))
+    assert isinstance(info.value.__cause__, ValueError)
+
+
+def test_a_huge_3d_pooling_depth_window_is_refused_before_the_depth_loop():
+    x = np.ones((1, 4, 4, 4, 1), np.float32)
+    with pytest.raises(errors.InvalidArgumentError, match="MaxPool3D"):
+        kf.nn.max_pool3d(x, [10 ** 9, 1, 1], 1, "SAME")
+    with pytest.raises(errors.InvalidArgumentError, match="strides"):
+        kf.nn.avg_pool3d(x, 2, [0, 1, 1], "SAME")
+
+
+@pytest.mark.parametrize("pred", [None, object(), {}, [[1.0, 2.0], [3.0]], []])
+def test_cond_does_not_take_a_malformed_predicate_as_false(pred):
+    # TF converts the predicate (recorded): these raise; kilnflow took them as False
+    with pytest.raises((TypeError, ValueError)):
+        kf.cond(pred, lambda: 1, lambda: 2)
+
+
+def test_cond_still_takes_python_values_as_tf_does():
+    assert kf.cond(1, lambda: 1, lambda: 2) == 1 and kf.cond(False, lambda: 1, lambda: 2) == 2
+    assert kf.cond(np.bool_(True), lambda: 1, lambda: 2) == 1
+
+
+def test_gradient_with_too_few_output_gradients_is_refused():
+    x = kf.Variable(1.0)
+    with kf.GradientTape() as tape:
+        y, z = x * 2.0, x * 3.0
+    with pytest.raises(ValueError, match="output_gradients"):
+        tape.gradient([y, z], x, output_gradients=[kf.constant(1.0)])
+
+
+@pytest.mark.parametrize("call, error", [
+    (lambda: kf.math.argmax(kf.constant(1.0)), errors.InvalidArgumentError),
+    (lambda: kf.math.argmin(kf.constant(1.0)), errors.InvalidArgumentError),
+    (lambda: kf.math.divide_no_nan(kf.constant(2, kf.int64), kf.constant([2.0])),
+     errors.InvalidArgumentError),
+    (lambda: kf.math.real(kf.constant(["a"])), TypeError),
+    (lambda: kf.math.conj(kf.constant([True])), TypeError),
+], ids=["argmax_scalar", "argmin_scalar", "divide_no_nan_mixed", "real_string", "conj_bool"])
+def test_census_silent_acceptances_raise_as_tf(call, error):
+    # found by scripts/bad_input_census.py against TF 2.21's recorded answers: kilnflow
+    # returned 0 for a scalar's argmax, promoted int64/float32 to float64, passed strings
+    with pytest.raises(error):
+        call()
+
+
+@pytest.mark.parametrize("call", [
+    lambda: kf.tensor_scatter_nd_update(kf.ones([2, 3]), [[0, 1], [1, 2]], kf.constant(5.0)),
+    lambda: kf.tensor_scatter_nd_add(kf.ones([2, 3]), [[0, 1], [1, 2]], kf.ones([2, 3])),
+    lambda: kf.scatter_nd([[1], [2]], kf.constant(1.0), [4]),
+], ids=["update_scalar", "add_wrong_shape", "scatter_nd_scalar"])
+def test_scatter_updates_of_the_wrong_shape_are_not_broadcast(call):
+    # TF 2.21 (census record): updates must be indices.shape[:-1] + shape[K:]
+    with pytest.raises(errors.InvalidArgumentError, match="updates must have shape"):
+        call()
+
+
+def test_a_matrix_holding_nan_is_not_invertible():
+    # TF 2.21 (census record): its LU finds no pivot; NumPy returned NaNs
+    a = np.array([[np.nan, 1.0], [1.0, 1.0]], np.float32)
+    with pytest.raises(errors.InvalidArgumentError, match="MatrixInverse"):
+        kf.linalg.inv(a)
+    with pytest.raises(errors.InvalidArgumentError, match="MatrixSolve"):
+        kf.linalg.solve(a, np.ones((2, 1), np.float32))
+
+
+def test_where_of_a_scalar_condition_alone_is_refused():
+    # TF 2.21 (census record): "WhereOp : Unhandled input dimensions: 0"
+    with pytest.raises(errors.InvalidArgumentError, match="Where"):
+        kf.where(True)
+    assert kf.where([True, False]).numpy().tolist() == [[0]]

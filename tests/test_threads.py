@@ -81,3 +81,37 @@ def test_each_thread_builds_its_own_graph():
 
     _run(work)
     assert seen == [[f"c{i}"] for i in range(THREADS)]
+
+
+def test_each_thread_keeps_its_own_tape_name_scope_and_device():
+    x = kf.Variable(1.0)
+    seen = [None] * THREADS
+
+    def work(i):
+        graph = kf.Graph()
+        with graph.as_default(), kf.name_scope(f"t{i}"), kf.device(f"/cpu:{i % 2}"):
+            c = kf.constant(float(i), name="c")
+            name, device = c.name, c.device
+        with kf.GradientTape() as tape:
+            for _ in range(50):  # the other threads' tapes must not see these ops
+                y = x * float(i + 1)
+        seen[i] = (name, device, float(tape.gradient(y, x).numpy()))
+
+    with kf.GradientTape() as outer:  # the main thread's tape records none of theirs
+        _run(work)
+        z = x * 10.0
+    assert float(outer.gradient(z, x).numpy()) == 10.0
+    assert [s[0] for s in seen] == [f"t{i}/c:0" for i in range(THREADS)]
+    assert all(s[1].endswith(f"CPU:{i % 2}") or s[1] == f"/cpu:{i % 2}"
+               for i, s in enumerate(seen)), seen
+    assert [s[2] for s in seen] == [float(i + 1) for i in range(THREADS)]
+
+
+def test_run_functions_eagerly_is_process_wide():
+    seen = [None] * THREADS
+    kf.config.run_functions_eagerly(True)
+    try:
+        _run(lambda i: seen.__setitem__(i, kf.config.functions_run_eagerly()))
+    finally:
+        kf.config.run_functions_eagerly(False)
+    assert seen == [True] * THREADS

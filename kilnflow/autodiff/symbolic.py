@@ -34,7 +34,7 @@ def gradients(ys: Any, xs: Any, grad_ys: Any = None,
     graph = flat_ys[0].graph
     keys = [getattr(x, "_handle", x) for x in flat_xs]
     with building(graph):
-        seeds = [array.ones_like(y) for y in flat_ys] if grad_ys is None else \
+        seeds = [array.gradient_seed(y) for y in flat_ys] if grad_ys is None else \
             [convert.convert_to_tensor(g) for g in nest.flatten(grad_ys)]
         stopped = {id(t) for t in nest.flatten(stop_gradients)} if stop_gradients else set()
         records = [_OpRecord(op) for op in graph.operations

@@ -134,7 +134,7 @@ class GradientTape:
         flat_targets = [convert.convert_to_tensor(t) if not hasattr(t, "_handle") else
                         t.read_value() for t in target_objects]
         if output_gradients is None:
-            seeds = [array.ones_like(t) for t in flat_targets]
+            seeds = [array.gradient_seed(t) for t in flat_targets]
         else:
             flat_grads = nest.flatten(output_gradients)
             if len(flat_grads) != len(flat_targets):
@@ -142,7 +142,7 @@ class GradientTape:
                                  f"{len(flat_grads)} entries but `target` has "
                                  f"{len(flat_targets)}; give one per target (None for ones)")
             seeds = [convert.convert_to_tensor(g, t.dtype) if g is not None else
-                     array.ones_like(t)
+                     array.gradient_seed(t)
                      for g, t in zip(flat_grads, flat_targets)]
         keys = [_key_object(s) for s in flat_sources]
         # A persistent tape still active records its own gradient ops, like TF, so the

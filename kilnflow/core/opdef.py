@@ -146,7 +146,7 @@ def bind(op: OpDef, inputs: Sequence, attrs: dict = NO_ATTRS, name: Optional[str
             except errors.OpError:
                 raise
             except Exception as exc:
-                raise kernel_error(op, inputs, attrs, exc) from None
+                raise kernel_error(op, inputs, attrs, exc) from exc
             if type(out) is np.ndarray:
                 t = _new_eager(EagerTensor)
                 t._value = out
@@ -193,7 +193,7 @@ def _run_eagerly(op: OpDef, inputs: Sequence, attrs: dict) -> Any:
     except errors.OpError:
         raise
     except Exception as exc:  # turn NumPy's complaint into a message naming the op
-        raise kernel_error(op, inputs, attrs, exc) from None
+        raise kernel_error(op, inputs, attrs, exc) from exc
     if op.multi_output:
         return tuple([wrap(o) for o in out])
     if type(out) is np.ndarray:
@@ -241,9 +241,9 @@ def infer(op: OpDef, inputs: Sequence, attrs: dict) -> list:
     except errors.OpError:
         raise
     except TypeError as exc:
-        raise TypeError(errors.with_location(f"{exc} [Op:{op.name}]")) from None
+        raise TypeError(errors.with_location(f"{exc} [Op:{op.name}]")) from exc
     except (ValueError, IndexError) as exc:
-        raise errors.InvalidArgumentError(errors.with_location(f"{exc} [Op:{op.name}]")) from None
+        raise errors.InvalidArgumentError(errors.with_location(f"{exc} [Op:{op.name}]")) from exc
     specs = list(specs) if isinstance(specs, (list, tuple)) else [specs]
     limit = allocation_limit()
     for spec in specs:

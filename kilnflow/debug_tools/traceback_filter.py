@@ -45,13 +45,16 @@ def is_internal(filename: str) -> bool:
     return filename.startswith(_PACKAGE_DIR) or filename.startswith("<kilnflow")
 
 
-def filter_traceback(tb: Optional[types.TracebackType]) -> Optional[types.TracebackType]:
-    """`tb` without kilnflow's frames; its innermost frame when all of them are kilnflow's."""
+def filter_traceback(tb: Optional[types.TracebackType],
+                     keep_innermost: bool = True) -> Optional[types.TracebackType]:
+    """`tb` without kilnflow's frames; its innermost frame when all of them are kilnflow's
+    (unless not `keep_innermost`: a chained cause then shows its message only)."""
     frames = []
     while tb is not None:
         frames.append((tb.tb_frame, tb.tb_lasti, tb.tb_lineno))
         tb = tb.tb_next
-    kept = [f for f in frames if not is_internal(f[0].f_code.co_filename)] or frames[-1:]
+    kept = [f for f in frames if not is_internal(f[0].f_code.co_filename)] or \
+        (frames[-1:] if keep_innermost else [])
     new: Optional[types.TracebackType] = None
     for frame, lasti, lineno in reversed(kept):
         new = types.TracebackType(new, frame, lasti, lineno)
@@ -64,7 +67,7 @@ def filter_exception(exc: BaseException) -> BaseException:
     current: Optional[BaseException] = exc
     while _enabled[0] and current is not None and id(current) not in seen:
         seen.add(id(current))
-        current.with_traceback(filter_traceback(current.__traceback__))
+        current.with_traceback(filter_traceback(current.__traceback__, current is exc))
         current = current.__cause__ or current.__context__
     return exc
 

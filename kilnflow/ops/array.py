@@ -136,6 +136,10 @@ DYNAMIC_FILL = defop(
 
 def _filled(shape_arg: Any, value: Any, dtype: Any, name: Optional[str]) -> Tensor:
     dtype = _dtypes.as_dtype(dtype)
+    if dtype.kind == "s" and not isinstance(value, (bytes, str)):
+        if value != 0:  # TF: zeros of strings are empty strings, ones have no meaning
+            raise type_error(f"Cannot convert {value!r} to EagerTensor of dtype string")
+        value = b""
     if is_int(shape_arg):
         shape_arg = [shape_arg]
     elif is_tensorish(shape_arg) and convert_to_tensor(shape_arg).shape.rank == 0:
@@ -196,7 +200,16 @@ def zeros_like(input: Any, dtype: Any = None, name: Optional[str] = None) -> Ten
 
 def ones_like(input: Any, dtype: Any = None, name: Optional[str] = None) -> Tensor:  # noqa: A002
     """Ones with the shape (and, unless given, dtype) of `input`."""
+    if dtype is None and getattr(getattr(input, "dtype", None), "kind", None) == "s":
+        raise invalid_argument("Value for attr 'T' of string is not in the list of allowed "
+                               "values (a string tensor has no ones)", "OnesLike")
     return _like(input, 1, dtype, name)
+
+
+def gradient_seed(target: Tensor) -> Tensor:
+    """The default output gradient of `target`: ones (zeros of a string target, which no
+    gradient reaches, since a string has no ones)."""
+    return _like(target, 0 if target.dtype.kind == "s" else 1, None, None)
 
 
 def _eye_kernel(*, num_rows: int, num_columns: int, batch_shape: tuple,
@@ -218,6 +231,8 @@ def eye(num_rows: Any, num_columns: Any = None, batch_shape: Any = None,
     >>> kf.eye(2, 3, dtype=kf.int32).numpy().tolist()
     [[1, 0, 0], [0, 1, 0]]
     """
+    if _dtypes.as_dtype(dtype).kind == "s":
+        raise type_error("Cannot convert 1 to EagerTensor of dtype string")
     rows = python_int(num_rows, "Eye", "num_rows")
     columns = rows if num_columns is None else python_int(num_columns, "Eye", "num_columns")
     batch: list = []
@@ -333,6 +348,8 @@ def range(start: Any, limit: Any = None, delta: Any = 1, dtype: Any = None,  # n
         dtype = max((t.dtype for t in tensors),
                     key=lambda d: _RANGE_DTYPES.index(d) if d in _RANGE_DTYPES else -1)
     dtype = _dtypes.as_dtype(dtype)
+    if dtype not in REAL:
+        raise type_error(f"range: argument `dtype` must be a real dtype, got {dtype.name}")
     known = [rules.constant_value(t) for t in tensors]
     if any(k is None for k in known):
         from kilnflow.ops.math import cast
@@ -436,6 +453,8 @@ def where(condition: Any, x: Any = None, y: Any = None, name: Optional[str] = No
     """
     c = convert_to_tensor(condition)
     if x is None and y is None:
+        if c.shape.rank == 0:  # NumPy answers a [1, 0] tensor; TF has no positions to list
+            raise invalid_argument("WhereOp : Unhandled input dimensions: 0", "Where")
         if not c.dtype.is_bool:
             from kilnflow.ops.math import not_equal
             c = not_equal(c, 0)

@@ -9,6 +9,7 @@ from typing import Any, Optional
 import numpy as np
 
 from kilnflow import dtypes as _dtypes
+from kilnflow import errors
 from kilnflow.core import rules
 from kilnflow.core.opdef import bind, defop
 from kilnflow.ops import array
@@ -70,6 +71,9 @@ def complex(real: Any, imag: Any, name: Optional[str] = None) -> Tensor:  # noqa
 def _part(opdef: Any, x: Any, name: Optional[str], real_value: Any) -> Tensor:
     x = convert_to_tensor(x)
     if x.dtype not in COMPLEX_DTYPES:
+        if x.dtype.is_bool or x.dtype.kind == "s":  # TF: only numbers have parts
+            raise TypeError(errors.with_location(
+                f"{opdef.name}: input must be a numeric tensor, got dtype {x.dtype.name}"))
         return real_value(x)
     return bind(opdef, (x,), name=name)
 

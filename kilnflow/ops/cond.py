@@ -125,6 +125,10 @@ def cond(pred: Any, true_fn: Optional[Callable] = None, false_fn: Optional[Calla
             f"cond: `pred` must be a boolean scalar tensor or Python bool, got the callable "
             f"{pred!r} (did you mean to call it?)"))
     if not is_symbolic(pred):
+        if type(pred) is not bool and not hasattr(pred, "numpy"):
+            # TF converts the predicate: None, objects, dicts and ragged lists raise, an
+            # empty or longer list is ambiguous (never a silent False)
+            pred = convert_to_tensor(pred)
         return true_fn() if bool(pred) else false_fn()
     outer = ctx.graph
     pred = convert_to_tensor(pred)

@@ -87,7 +87,7 @@ def _python_to_array(value: Any, dtype: Optional[_dtypes.DType]) -> Any:
         array = np.asarray(value)
     except ValueError as exc:  # ragged nested lists
         raise conversion_error(ValueError, "Can't convert non-rectangular Python sequence to "
-                               f"Tensor: {exc}", value) from None
+                               f"Tensor: {exc}", value) from exc
     kind = array.dtype.kind
     if kind in "US" or dtype is _dtypes.string or kind == "O" and any(
             isinstance(item, (str, bytes)) for item in array.reshape(-1)):
@@ -116,11 +116,11 @@ def _strings(value: Any, dtype: Optional[_dtypes.DType]) -> Any:
     except TypeError as exc:  # TF: a sequence mixing strings and numbers is a ValueError
         if isinstance(value, (list, tuple)):
             raise conversion_error(ValueError, "Can't convert Python sequence with mixed types "
-                                   f"to Tensor ({exc})", value) from None
+                                   f"to Tensor ({exc})", value) from exc
         if isinstance(value, np.ndarray):
             raise conversion_error(ValueError, "Failed to convert a NumPy array to a Tensor "
-                                   f"({exc})", value) from None
-        raise conversion_error(TypeError, str(exc), value) from None
+                                   f"({exc})", value) from exc
+        raise conversion_error(TypeError, str(exc), value) from exc
 
 
 def _cast_exactly(value: Any, array: Any, dtype: _dtypes.DType) -> Any:

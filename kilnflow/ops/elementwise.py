@@ -11,7 +11,7 @@ import numpy as np
 
 from kilnflow import dtypes as _dtypes
 from kilnflow.core import rules
-from kilnflow.core.opdef import bind, defop, np_errors_ignored
+from kilnflow.core.opdef import bind, check_dtypes, defop, np_errors_ignored
 from kilnflow.ops import array, ragged_hooks
 from kilnflow.ops.convert import binary, convert_to_tensor
 from kilnflow.ops.math import FLOATS, INEXACT, REAL, cast, exp, not_equal, sqrt, square
@@ -215,6 +215,8 @@ def divide_no_nan(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
             return ragged_hooks.binary(divide_no_nan, x, y, name)  # TF's ragged dispatch
         x, y = binary(x, y)
     if x.dtype.is_integer:
+        if y.dtype is not x.dtype:  # before the casts below hide the mismatch
+            check_dtypes(DIV_NO_NAN, (x, y))
         target = _dtypes.float32 if x.dtype.size <= 2 else _dtypes.float64
         x, y = cast(x, target), cast(y, target)
     return bind(DIV_NO_NAN, (x, y), name=name)

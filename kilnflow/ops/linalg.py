@@ -259,10 +259,13 @@ def _batch_rule(x: Any) -> TensorSpec:
     return TensorSpec(None if x.shape.rank is None else x.shape[:-2], x.dtype)
 
 
-def _checked_linalg(fn: Any, what: str, op: str) -> Any:
+def _checked_linalg(fn: Any, what: str, op: str, nan_singular: bool = False) -> Any:
     """NumPy's LinAlgError as TF's InvalidArgumentError, naming the failure, the op and the
-    user's line."""
+    user's line. `nan_singular`: a matrix holding NaN is not invertible, as TF's LU finds
+    (NumPy would return NaNs)."""
     def kernel(*arrays: Any, **attrs: Any) -> Any:
+        if nan_singular and np.isnan(arrays[0]).any():
+            raise errors.InvalidArgumentError(errors.with_location(f"{what}. [Op:{op}]"))
         try:
             return fn(*arrays, **attrs)
         except np.linalg.LinAlgError as exc:
@@ -278,7 +281,7 @@ def _inverse_grad(op: Any, dy: Any) -> list:
 
 MATRIX_INVERSE = defop("MatrixInverse", shape=_square_rule, dtypes=_dtypes.INEXACT,
                        kernel=_checked_linalg(np.linalg.inv, "Input is not invertible",
-                                              "MatrixInverse"),
+                                              "MatrixInverse", nan_singular=True),
                        grad=_inverse_grad)
 
 
@@ -329,7 +332,7 @@ def _solve_grad(op: Any, dy: Any) -> list:
 
 MATRIX_SOLVE = defop("MatrixSolve", shape=_solve_rule, dtypes=_dtypes.INEXACT,
                      kernel=_checked_linalg(_solve_kernel, "Input matrix is not invertible",
-                                            "MatrixSolve"),
+                                            "MatrixSolve", nan_singular=True),
                      grad=_solve_grad)
 
 

@@ -242,15 +242,25 @@ def _pool3d(pool2d: Any, combine: Any, input: Any, ksize: Any, strides: Any,  # 
     """A 3-D pool as 2-D pools of the depth slices each output window covers, combined over
     depth (padding in depth is left out, as TF leaves it out of the max and the mean)."""
     x = convert_to_tensor(input)
+    op = "MaxPool3D" if pool2d is conv.max_pool2d else "AvgPool3D"
     if data_format != "NDHWC" or x.shape.rank != 5 or x.shape[1] is None:
         raise errors.InvalidArgumentError(errors.with_location(
-            f"3-D pooling needs NDHWC 5-D input with a known depth, got {x.shape}"))
+            f"{op}: 3-D pooling needs NDHWC 5-D input with a known depth, got {x.shape}"))
     ksize = [int(k) for k in ([ksize] * 3 if isinstance(ksize, (int, np.integer)) else ksize)]
     strides = [int(k) for k in ([strides] * 3 if isinstance(strides, (int, np.integer))
                                 else strides)]
     ksize, strides = (ksize[1:4] if len(ksize) == 5 else ksize,
                       strides[1:4] if len(strides) == 5 else strides)
     depth = x.shape[1]
+    # checked before the per-depth loops: a huge window or a zero stride cannot hang
+    if len(ksize) != 3 or len(strides) != 3 or min(ksize + strides) < 1:
+        raise errors.InvalidArgumentError(errors.with_location(
+            f"{op}: ksize and strides must be 3 (or 5) values >= 1, got ksize={ksize}, "
+            f"strides={strides} [Op:{op}]"))
+    if ksize[0] > 2 * depth + 1:
+        raise errors.InvalidArgumentError(errors.with_location(
+            f"{op}: ksize {tuple(ksize)} is larger than twice the input's depth {depth} "
+            f"[Op:{op}]"))
     out_d, front, _ = _size_and_pads(depth, ksize[0], strides[0], 1, str(padding).upper())
     slices = [pool2d(x[:, z], ksize[1:], strides[1:], padding) for z in range(depth)]
     from kilnflow.ops.joining import stack

@@ -156,6 +156,8 @@ def _arg_rule(x: Any, *, axis: int, output_type: _dtypes.DType) -> TensorSpec:
     _index_type(output_type)
     if x.shape.rank is None:
         return TensorSpec(None, output_type)
+    if x.shape.rank == 0:  # NumPy would answer 0 for a scalar; TF has no axis to reduce
+        raise ValueError(f"Expected dimension in the range [0, 0), but got {axis}")
     axis = rules.normalize_axis(axis, x.shape.rank)
     dims = x.shape.as_list()
     return TensorSpec(dims[:axis] + dims[axis + 1:], output_type)
@@ -173,6 +175,10 @@ def argmax(input: Any, axis: Any = None, output_type: Any = _dtypes.int64,  # no
            name: Optional[str] = None) -> Tensor:
     """Index of the largest value across `axis` (default 0)."""
     x = convert_to_tensor(input)
+    if x.shape.rank == 0:  # NumPy answers 0 for a scalar: TF has no axis to reduce
+        raise errors.InvalidArgumentError(errors.with_location(
+            f"Expected dimension in the range [0, 0), but got {int(axis or 0)} "
+            f"[Op:{ARG_MAX.name}]"))
     return bind(ARG_MAX, (x,), {"axis": int(axis or 0),
                                 "output_type": _index_type(output_type)}, name=name)
 
@@ -181,6 +187,10 @@ def argmin(input: Any, axis: Any = None, output_type: Any = _dtypes.int64,  # no
            name: Optional[str] = None) -> Tensor:
     """Index of the smallest value across `axis` (default 0)."""
     x = convert_to_tensor(input)
+    if x.shape.rank == 0:  # NumPy answers 0 for a scalar: TF has no axis to reduce
+        raise errors.InvalidArgumentError(errors.with_location(
+            f"Expected dimension in the range [0, 0), but got {int(axis or 0)} "
+            f"[Op:{ARG_MIN.name}]"))
     return bind(ARG_MIN, (x,), {"axis": int(axis or 0),
                                 "output_type": _index_type(output_type)}, name=name)
 

@@ -68,7 +68,12 @@ def _scatter_nd_rule(indices: Any, updates: Any, s: Any) -> TensorSpec:
     _index_depth(indices, "ScatterNd")
     known = rules.constant_value(s)
     if known is not None:
-        return TensorSpec([int(d) for d in np.asarray(known).reshape(-1)], updates.dtype)
+        dims = [int(d) for d in np.asarray(known).reshape(-1)]
+        expected = _gathered_shape(TensorShape(dims), indices, "ScatterNd")
+        if not expected.is_compatible_with(updates.shape):  # NumPy would broadcast them
+            raise ValueError(f"updates must have shape {expected} (indices.shape[:-1] + "
+                             f"shape[K:]), got {updates.shape}")
+        return TensorSpec(dims, updates.dtype)
     dims = s.shape.as_list() if s.shape.rank == 1 else None
     return TensorSpec(None if dims is None or dims[0] is None else [None] * dims[0],
                       updates.dtype)
@@ -81,7 +86,7 @@ def _scatter_nd_kernel(indices: Any, updates: Any, s: Any) -> Any:
 
 
 SCATTER_ND = defop("ScatterNd", shape=_scatter_nd_rule, kernel=_scatter_nd_kernel,
-                   same_dtype=False,
+                   same_dtype=False, check_eager=True,  # NumPy would broadcast bad updates
                    grad=lambda op, dy: [None, gather_nd(dy, op.inputs[0]), None])
 
 
@@ -135,7 +140,8 @@ def _scatter_kernel(name: str, combine: Any) -> Any:
 
 def _defscatter(name: str, combine: Any, grad: Any = None) -> Any:
     return defop(name, shape=_tensor_scatter_rule, kernel=_scatter_kernel(name, combine),
-                 same_dtype=(0, 2), grad=grad)
+                 same_dtype=(0, 2), grad=grad,
+                 check_eager=True)  # NumPy would broadcast updates of the wrong shape
 
 
 TENSOR_SCATTER_UPDATE = _defscatter(

@@ -69,7 +69,7 @@ def philox(seed: np.ndarray) -> np.random.Generator:
 def _check_seed(seed: Any, size: int = 2) -> None:
     if seed.dtype not in SEED_DTYPES:
         raise ValueError(f"Value for attr 'Tseed' of {seed.dtype.name} is not in the list of "
-                         f"allowed values: int32, int64")
+                         f"allowed values: int32, int64 (argument `seed`)")
     dims = seed.shape.as_list() if seed.shape.rank is not None else None
     if dims is not None and None not in dims and dims != [size]:
         raise ValueError(f"seed must have shape [{size}], not [{','.join(map(str, dims))}]")
@@ -319,7 +319,7 @@ def seed_tensor(seed: Any) -> Tensor:
     if seed.dtype not in SEED_DTYPES:
         raise errors.InvalidArgumentError(errors.with_location(
             f"Value for attr 'Tseed' of {seed.dtype.name} is not in the list of allowed "
-            f"values: int32, int64"))
+            f"values: int32, int64 (argument `seed`)"))
     return seed
 
 

@@ -29,8 +29,15 @@ _PACKAGE = os.path.dirname(os.path.abspath(kf.__file__))
 
 
 def _raised_in_kilnflow(exc: BaseException) -> bool:
-    frames = traceback.extract_tb(exc.__traceback__)
-    return any(f.filename.startswith(_PACKAGE) for f in frames)
+    """kilnflow raised it: the innermost frame outside libraries (NumPy, the standard
+    library) is kilnflow's, not the caller's own code (a user lambda multiplying None)."""
+    for frame in reversed(traceback.extract_tb(exc.__traceback__)):
+        name = frame.filename
+        if name.startswith(_PACKAGE) or name.startswith("<kilnflow"):
+            return True
+        if not (name.startswith("<") or "site-packages" in name or "/lib/python3" in name):
+            return False
+    return False
 
 # never acceptable as a tensor argument (strings are tensors too, hence in ODD)
 REJECTED = {
@@ -47,13 +54,35 @@ ODD = {
     "bool": lambda valid: np.ones(valid.shape, bool),
     "scalar": lambda valid: np.asarray(1, valid.dtype),
     "huge": lambda valid: np.asarray(2 ** 62, np.int64),
+    # the issue's other categories: wrong dtype, mismatched shape, Inf, negative sizes and
+    # indices, out-of-range axes and indices
+    "dtype": lambda valid: _other_dtype(valid),
+    "shape": lambda valid: np.stack([valid] * 3, axis=-1),
+    "inf": lambda valid: np.full(valid.shape, np.inf, valid.dtype) if valid.dtype.kind == "f"
+    else None,
+    "negative": lambda valid: np.full(valid.shape, -3, valid.dtype) if valid.dtype.kind == "i"
+    else None,
+    "axis": lambda valid: np.full(valid.shape, 97, valid.dtype) if valid.dtype.kind in "iu"
+    else None,
 }
+
+
+def _other_dtype(valid: np.ndarray):
+    """`valid` in a dtype of another family (TF never promotes between them)."""
+    kind = valid.dtype.kind
+    if kind == "f":
+        return np.ones(valid.shape, np.int32)
+    if kind in "iub":
+        return np.ones(valid.shape, np.float32)
+    if kind == "c":
+        return np.ones(valid.shape, np.float32)
+    return None
 ALLOWED = (TypeError, ValueError, kf.errors.OpError, NotImplementedError)
 INTERNAL = (KeyError, AttributeError, IndexError, RecursionError, MemoryError, OverflowError,
             ZeroDivisionError, AssertionError, UnboundLocalError, NameError, LookupError)
 
 
-def _names_it(message: str, op: str) -> bool:
+def names_it(message: str, op: str) -> bool:
     """The message names the op (its type, or the public function as `name: ...`) or the
     argument (in backquotes)."""
     flat = message.lower().replace("_", "")
@@ -63,6 +92,32 @@ def _names_it(message: str, op: str) -> bool:
 
 def _stacks() -> tuple:
     return (ctx.graph, tuple(ctx.tapes), len(ctx.control_deps), len(ctx.graph_stack))
+
+
+def judge(call, op: str, rejected: bool) -> tuple:
+    """(outcome, detail) of `call()`, a malformed call of op or layer `op`; `rejected`: the
+    malformed value is one no op accepts (a returned result is then silent)."""
+    before = _stacks()
+    try:
+        with np.errstate(all="ignore"):
+            result = call()
+    except Exception as exc:  # noqa: BLE001 - classified below
+        if _stacks() != before:
+            return "internal", "a context stack changed"
+        if not _raised_in_kilnflow(exc):
+            return "python", f"{type(exc).__name__}: {exc}"
+        clean = isinstance(exc, kf.errors.OpError) or (
+            isinstance(exc, ALLOWED) and not isinstance(exc, INTERNAL))
+        if not clean:
+            return "internal", f"{type(exc).__name__}: {exc}"
+        outcome = "named" if names_it(str(exc), op) else "unnamed"
+        return outcome, f"{type(exc).__name__}: {exc}"
+    if _stacks() != before:
+        return "internal", "a context stack changed"
+    if not any(isinstance(r, kf.Tensor) for r in kf.nest.flatten(result)) \
+            or rejected and op in ("Equal", "NotEqual"):
+        return "python", repr(result)[:80]
+    return ("silent" if rejected else "accepted"), ""
 
 
 def classify(sample, position: int, category: str, make) -> tuple:
@@ -76,27 +131,12 @@ def classify(sample, position: int, category: str, make) -> tuple:
         args[position] = bad if not isinstance(bad, np.ndarray) else kf.constant(bad)
     except (TypeError, ValueError):
         return "skip", "the malformed value is not a tensor of this kind"
-    before = _stacks()
-    try:
-        with np.errstate(all="ignore"):
-            result = sample.fn(*args)
-    except Exception as exc:  # noqa: BLE001 - classified below
-        if _stacks() != before:
-            return "internal", "a context stack changed"
-        if not _raised_in_kilnflow(exc):
-            return "python", f"{type(exc).__name__}: {exc}"
-        clean = isinstance(exc, kf.errors.OpError) or (
-            isinstance(exc, ALLOWED) and not isinstance(exc, INTERNAL))
-        if not clean:
-            return "internal", f"{type(exc).__name__}: {exc}"
-        outcome = "named" if _names_it(str(exc), sample.op) else "unnamed"
-        return outcome, f"{type(exc).__name__}: {exc}"
-    if _stacks() != before:
-        return "internal", "a context stack changed"
-    if not any(isinstance(r, kf.Tensor) for r in kf.nest.flatten(result)) \
-            or category in REJECTED and sample.op in ("Equal", "NotEqual"):
-        return "python", repr(result)[:80]
-    return ("silent" if category in REJECTED else "accepted"), ""
+    return judge(lambda: sample.fn(*args), sample.op, category in REJECTED)
+
+
+def case_key(sample, position: int, category: str) -> tuple:
+    """(prefix, category): how scripts/bad_input_census.py and the TF record name a case."""
+    return f"{sample.id}[{position}]", category
 
 
 def every_case(samples):

@@ -6,6 +6,7 @@ generated Python, like a ConcreteFunction; later runs with the same pair reuse i
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Mapping
 from typing import Any, Dict, Iterator, List, Optional
 
 import numpy as np
@@ -156,8 +157,12 @@ class Session:
 
     def _element(self, fetch: Any) -> Any:
         if isinstance(fetch, str):
-            return self.graph.get_tensor_by_name(fetch) if ":" in fetch else \
-                self.graph.get_operation_by_name(fetch)
+            try:
+                return self.graph.get_tensor_by_name(fetch) if ":" in fetch else \
+                    self.graph.get_operation_by_name(fetch)
+            except (KeyError, ValueError) as exc:  # TF's class and words for a bad name
+                raise ValueError(f"Argument `fetch` = {fetch} cannot be interpreted as a "
+                                 f"Tensor. ({exc.args[0] if exc.args else exc})") from exc
         if hasattr(fetch, "_handle") and hasattr(fetch, "read_value"):  # a Variable
             read = getattr(fetch, "_graph_read", None)
             if read is not None and read.graph is self.graph:
@@ -172,22 +177,33 @@ class Session:
             if graph is not self.graph:
                 raise ValueError(f"Fetch argument {fetch!r} is not an element of this graph.")
             return fetch
-        raise TypeError(f"Fetch argument {fetch!r} has invalid type {type(fetch).__name__}, "
-                        "must be a string or Tensor/Operation.")
+        raise TypeError(f"Argument `fetch` = {fetch!r} has invalid type "
+                        f"\"{type(fetch).__name__}\" must be a string or Tensor. (Can not "
+                        f"convert a {type(fetch).__name__} into a Tensor or Operation.)")
 
-    def _feeds(self, feed_dict: dict) -> tuple:
+    def _feeds(self, feed_dict: Any) -> tuple:
         feeds, values = [], []
+        if not isinstance(feed_dict, Mapping):
+            raise TypeError(f"Session.run: argument `feed_dict` must be a dictionary or "
+                            f"collections.abc.Mapping, got {type(feed_dict).__name__}")
         for key, value in feed_dict.items():
-            try:
+            if isinstance(key, str):
+                try:
+                    t = self.graph.get_tensor_by_name(key) if ":" in key else \
+                        self.graph.get_operation_by_name(key)
+                except (KeyError, ValueError) as exc:  # TF's class for a key naming no tensor
+                    raise TypeError(f"Cannot interpret feed_dict key as Tensor: "
+                                    f"{exc.args[0] if exc.args else exc}") from exc
+            elif isinstance(key, (SymbolicTensor, Operation)) or hasattr(key, "read_value"):
                 t = self._element(key)
-            except KeyError as exc:  # TF's class for a feed key naming no tensor
-                raise TypeError(f"Cannot interpret feed_dict key as Tensor: "
-                                f"{exc.args[0] if exc.args else exc}") from None
+            else:
+                raise TypeError(f"Cannot interpret feed_dict key as Tensor: Can not convert "
+                                f"a {type(key).__name__} into a Tensor.")
             if not isinstance(t, SymbolicTensor):
                 raise TypeError(f"The value of a feed cannot be an Operation: {key!r}")
             try:
                 array = np.array(value.numpy() if hasattr(value, "numpy") else value)
-                if t.dtype.kind == "s" or array.dtype.kind in "USO":
+                if t.dtype.kind == "s" or array.dtype.kind in "US":
                     array = _dtypes.string_array(array)  # bytes objects, as tf.string holds
             except (TypeError, ValueError) as exc:
                 raise TypeError(f"Cannot feed {value!r} to Tensor '{t.name}': {exc}") from None

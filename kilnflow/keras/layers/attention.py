@@ -10,6 +10,7 @@ import numpy as np
 
 from kilnflow.keras.layers.weight_options import (kernel_and_bias_config,
                                                     set_kernel_and_bias_options)
+from kilnflow.keras.layers import boundary
 from kilnflow.keras.layers.base import Layer
 from kilnflow.ops import linalg
 from kilnflow.ops import math as kmath
@@ -68,11 +69,16 @@ class QueryValueAttention(Layer):
     def _maybe_build(self, inputs: Any) -> None:
         if not self.built:
             self._build_input_shape = TensorShape(inputs.shape)
-            self.build(inputs.shape, self._pending_value_shape, self._pending_key_shape)
+            boundary.build_named(self, inputs.shape, self._pending_value_shape,
+                                 self._pending_key_shape)
 
     def __call__(self, query: Any, value: Any = None, key: Any = None, **kwargs: Any) -> Any:
         if value is None:
             raise TypeError(f"{self.name}: {type(self).__name__} needs `query` and `value`")
+        if not self.built:  # a bad value names the layer and the argument
+            for what, given in (("query", query), ("value", value), ("key", key)):
+                if given is not None or what == "query":
+                    boundary.check_inputs(self, given, what)
         self._pending_value_shape = getattr(value, "shape", None)
         self._pending_key_shape = getattr(key, "shape", None)
         return super().__call__(query, value, key, **kwargs)

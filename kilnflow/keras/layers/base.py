@@ -85,6 +85,10 @@ class Layer(Module):
         build = cls.__dict__.get("build")
         if build is not None and not getattr(build, "_keras_path_scoped", False):
             cls.build = _path_scoped(build)
+        init = cls.__dict__.get("__init__")
+        if init is not None and cls.__module__.startswith("kilnflow.") \
+                and not getattr(init, "named_init", False):
+            cls.__init__ = boundary.named_init(init)  # bad arguments name the layer
 
     def __init__(self, trainable: bool = True, name: Optional[str] = None, dtype: Any = None,
                  dynamic: bool = False, input_shape: Any = None, batch_input_shape: Any = None,
@@ -336,8 +340,7 @@ class Layer(Module):
         if self._call_has_training and training is not None:
             kwargs["training"] = training
         if self.__dict__.get("_input_spec") is not None:
-            from kilnflow.keras.layers.layer_utils import assert_input_compatibility
-            assert_input_compatibility(self._input_spec, inputs, self.name)
+            boundary.check_compatible(self, self._input_spec, inputs)
         if not self.built:
             self._maybe_build(inputs)
         self._call_losses = []
@@ -352,8 +355,14 @@ class Layer(Module):
                         else:  # building a graph: AutoGraph turns tensor `if`/`while` to ops
                             outputs = _graph_call(self.call, (inputs,) + tuple(args[1:]),
                                                   kwargs)
-        except (AttributeError, KeyError, IndexError) as exc:
+        except boundary.INTERNAL as exc:
             raise boundary.call_error(self, first, exc) from exc
+        except (TypeError, ValueError) as exc:
+            new = boundary.renamed(f"Layer '{self.name}' ({type(self).__name__})", exc,
+                                   "cannot be called on these inputs")
+            if new is exc:
+                raise
+            raise new from exc
         if self._activity_regularizer is not None:
             for out in nest.flatten(outputs):
                 batch = kmath.cast(_batch_size(out), out.dtype)

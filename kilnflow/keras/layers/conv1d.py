@@ -15,6 +15,8 @@ from kilnflow.keras.layers.base import Layer
 from kilnflow.keras.layers.weight_options import (kernel_and_bias_config,
                                                     set_kernel_and_bias_options)
 from kilnflow.keras.layers.convolutional import _data_format, conv_output_length
+from kilnflow.keras.layers import boundary
+from kilnflow.keras.layers.layer_utils import InputSpec
 from kilnflow.ops import math as kmath
 from kilnflow.ops import reduction
 from kilnflow.ops import reshaping
@@ -26,7 +28,15 @@ def _single(value: Any, what: str) -> int:
         if len(value) != 1:
             raise ValueError(f"`{what}` must be an int or a 1-tuple, got {value}")
         value = value[0]
-    return int(value)
+    try:
+        if isinstance(value, float) and not value.is_integer():
+            raise ValueError("not an integer")  # int() would truncate it
+        value = int(value)
+    except (TypeError, ValueError) as exc:
+        raise type(exc)(f"`{what}` must be an int or a 1-tuple, got {value!r}") from None
+    if value < 1 and what != "output_padding":  # a window of no size: no work to do
+        raise ValueError(f"`{what}` must be positive, got {value}")
+    return value
 
 
 def _to_nlc(x: Any, data_format: str) -> Any:
@@ -67,7 +77,7 @@ class Conv1D(Layer):
         super().__init__(activity_regularizer=activity_regularizer, **kwargs)
         if groups != 1:
             raise NotImplementedError("Conv1D(groups > 1) is not supported yet")
-        self.filters = int(filters)
+        self.filters = boundary.positive_int(filters, "filters")
         self.kernel_size = (_single(kernel_size, "kernel_size"),)
         self.strides = (_single(strides, "strides"),)
         self.padding = padding.lower()
@@ -180,6 +190,7 @@ class _GlobalPooling1D(Layer):
         super().__init__(**kwargs)
         self.data_format = _data_format(data_format)
         self.keepdims = keepdims
+        self.input_spec = InputSpec(ndim=3)  # TF checks the rank before any work
 
     def call(self, inputs: Any) -> Any:
         axis = 2 if self.data_format == "channels_first" else 1

@@ -19,6 +19,7 @@ from kilnflow.keras import initializers as _initializers
 from kilnflow.keras import regularizers as _regularizers
 from kilnflow.keras.layers.base import Layer
 from kilnflow.keras.layers.convolutional import conv_output_length
+from kilnflow.keras.layers import boundary
 from kilnflow.ops import array, joining, math as kmath, reshaping
 from kilnflow.ops import while_loop as while_ops
 from kilnflow.ops.conv_extra import conv
@@ -66,7 +67,7 @@ class ConvLSTM(Layer):
             raise NotImplementedError("stateful ConvLSTM layers are not supported yet")
         super().__init__(activity_regularizer=activity_regularizer, **kwargs)
         n = self.rank
-        self.filters = int(filters)
+        self.filters = boundary.positive_int(filters, "filters")
         self.kernel_size = _tuple(kernel_size, n, "kernel_size")
         self.strides = _tuple(strides, n, "strides")
         self.dilation_rate = _tuple(dilation_rate, n, "dilation_rate")

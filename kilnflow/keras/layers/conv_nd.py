@@ -19,6 +19,7 @@ from kilnflow.keras.layers.base import Layer
 from kilnflow.keras.layers.convolutional import _data_format, conv_output_length
 from kilnflow.keras.layers.weight_options import (kernel_and_bias_config,
                                                     set_kernel_and_bias_options)
+from kilnflow.keras.layers import boundary
 from kilnflow.ops import array, conv, reshaping
 from kilnflow.ops.conv3d_transpose import conv3d_transpose
 from kilnflow.ops.joining import concat
@@ -28,12 +29,26 @@ from kilnflow.ops.nn_windows import conv3d
 from kilnflow.shapes import TensorShape
 
 
+def _integral(v: Any) -> int:
+    """int(v) for a whole number; a fractional size raises instead of being truncated."""
+    if isinstance(v, float) and not v.is_integer():
+        raise ValueError(f"expected an integer size, got {v}")
+    return int(v)
+
+
 def _tuple(value: Any, rank: int, what: str) -> tuple:
     if isinstance(value, int):
-        return (value,) * rank
-    value = tuple(int(v) for v in value)
+        value = (value,) * rank
+    else:
+        try:
+            value = tuple(_integral(v) for v in value)
+        except TypeError:
+            raise TypeError(f"`{what}` must be an int or a tuple of {rank} ints, got "
+                            f"{value!r}") from None
     if len(value) != rank:
         raise ValueError(f"`{what}` must be an int or a tuple of {rank} ints, got {value}")
+    if what != "output_padding" and min(value) < 1:  # a window of no size: no work to do
+        raise ValueError(f"`{what}` must be positive, got {value}")
     return value
 
 
@@ -147,7 +162,7 @@ class _PlainConv(_Conv):
                  bias_constraint: Any = None, **kwargs: Any):
         super().__init__(kernel_size, strides, padding, data_format, dilation_rate, activation,
                          use_bias, activity_regularizer=activity_regularizer, **kwargs)
-        self.filters = int(filters)
+        self.filters = boundary.positive_int(filters, "filters")
         set_kernel_and_bias_options(self, kernel_initializer, bias_initializer,
                                     kernel_regularizer, bias_regularizer, kernel_constraint,
                                     bias_constraint)
@@ -346,7 +361,7 @@ class _Separable(_Depthwise):
                  **kwargs: Any):
         super().__init__(kernel_size, strides, padding, depth_multiplier, data_format,
                          dilation_rate, **kwargs)
-        self.filters = int(filters)
+        self.filters = boundary.positive_int(filters, "filters")
         self.pointwise_initializer = _initializers.get(pointwise_initializer)
         self.pointwise_regularizer = _regularizers.get(pointwise_regularizer)
         self.pointwise_constraint = _constraints.get(pointwise_constraint)

@@ -13,17 +13,33 @@ from kilnflow.keras import backend
 from kilnflow.keras.layers.base import Layer
 from kilnflow.keras.layers.weight_options import (kernel_and_bias_config,
                                                     set_kernel_and_bias_options)
+from kilnflow.keras.layers import boundary
+from kilnflow.keras.layers.layer_utils import InputSpec
 from kilnflow.shapes import TensorShape
 from kilnflow.ops import reshaping
 from kilnflow.ops import reduction
 
 
+def _integral(v: Any) -> int:
+    """int(v) for a whole number; a fractional size raises instead of being truncated."""
+    if isinstance(v, float) and not v.is_integer():
+        raise ValueError(f"expected an integer size, got {v}")
+    return int(v)
+
+
 def _pair(value: Any, what: str) -> tuple:
     if isinstance(value, int):
-        return (value, value)
-    value = tuple(int(v) for v in value)
+        value = (value, value)
+    else:
+        try:
+            value = tuple(_integral(v) for v in value)
+        except TypeError:
+            raise TypeError(f"`{what}` must be an int or a pair of ints, got "
+                            f"{value!r}") from None
     if len(value) != 2:
         raise ValueError(f"`{what}` must be an int or a pair of ints, got {value}")
+    if min(value) < 1:  # a window of no size: no work to do
+        raise ValueError(f"`{what}` must be positive, got {value}")
     return value
 
 
@@ -94,7 +110,7 @@ class Conv2D(Layer):
         super().__init__(activity_regularizer=activity_regularizer, **kwargs)
         if groups != 1:
             raise NotImplementedError("Conv2D(groups > 1) is not supported yet")
-        self.filters = int(filters)
+        self.filters = boundary.positive_int(filters, "filters")
         self.kernel_size = _pair(kernel_size, "kernel_size")
         self.strides = _pair(strides, "strides")
         self.padding = _padding(padding)
@@ -194,6 +210,7 @@ class _GlobalPooling2D(Layer):
         super().__init__(**kwargs)
         self.data_format = _data_format(data_format)
         self.keepdims = keepdims
+        self.input_spec = InputSpec(ndim=4)  # TF checks the rank before any work
 
     def call(self, inputs: Any) -> Any:
         axes = [2, 3] if self.data_format == "channels_first" else [1, 2]

@@ -15,6 +15,8 @@ from kilnflow.keras import regularizers as _regularizers
 from kilnflow.keras.layers.base import KerasTensor, Layer, Node
 from kilnflow.keras.layers.weight_options import (kernel_and_bias_config,
                                                     set_kernel_and_bias_options)
+from kilnflow.keras.layers import boundary
+from kilnflow.keras.layers.layer_utils import InputSpec
 from kilnflow.ops import array, slicing
 from kilnflow.ops import math as kmath
 from kilnflow.shapes import TensorShape, TensorSpec
@@ -91,7 +93,7 @@ class Dense(Layer):
         if int(units) <= 0:
             raise ValueError(f"Received an invalid value for `units`, expected a positive "
                              f"integer. Received: units={units}")
-        self.units = int(units)
+        self.units = boundary.positive_int(units, "units")
         self.activation = _activations.get(activation)
         self.use_bias = use_bias
         set_kernel_and_bias_options(self, kernel_initializer, bias_initializer,
@@ -154,6 +156,7 @@ class Flatten(Layer):
 
     def __init__(self, data_format: Optional[str] = None, **kwargs: Any):
         super().__init__(**kwargs)
+        self.input_spec = InputSpec(min_ndim=1)  # TF: a scalar has nothing to flatten
         self.data_format = data_format or "channels_last"
 
     def call(self, inputs: Any) -> Any:
@@ -240,7 +243,8 @@ class Embedding(Layer):
         if input_length is not None and "input_shape" not in kwargs:
             kwargs["input_shape"] = (input_length,)
         super().__init__(**kwargs)
-        self.input_dim, self.output_dim = int(input_dim), int(output_dim)
+        self.input_dim, self.output_dim = (boundary.positive_int(input_dim, "input_dim"),
+                                             boundary.positive_int(output_dim, "output_dim"))
         self.mask_zero = bool(mask_zero)
         if embeddings_initializer == "uniform":
             embeddings_initializer = _initializers.RandomUniform(-0.05, 0.05)

@@ -10,6 +10,7 @@ from kilnflow.keras import backend
 from kilnflow.keras.layers.base import Layer
 from kilnflow.keras.layers.convolutional import _data_format
 from kilnflow.keras.layers.core import Dropout
+from kilnflow.keras.layers.layer_utils import InputSpec
 from kilnflow.ops import array
 from kilnflow.ops import math as kmath
 from kilnflow.ops import random as krandom
@@ -92,6 +93,7 @@ class _SpatialDropout(Dropout):
                  seed: Optional[int] = None, **kwargs: Any):
         super().__init__(rate, seed=seed, **kwargs)
         self.data_format = _data_format(data_format)
+        self.input_spec = InputSpec(ndim=self.rank + 2)  # TF checks the rank before any work
 
     def call(self, inputs: Any, training: Any = None) -> Any:
         if not training or self.rate <= 0:

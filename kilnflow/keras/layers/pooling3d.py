@@ -4,11 +4,16 @@ adaptive pooling layers (1/2/3-D), plus the small layers Identity and
 ActivityRegularization."""
 from __future__ import annotations
 
+import math
 from typing import Any, Optional
+
+from kilnflow import errors
+from kilnflow.context import allocation_limit
 
 from kilnflow.keras.layers.base import Layer
 from kilnflow.keras.layers.conv_nd import _tuple
 from kilnflow.keras.layers.convolutional import _data_format, conv_output_length
+from kilnflow.keras.layers.layer_utils import InputSpec
 from kilnflow.ops import reduction, reshaping
 from kilnflow.ops.joining import concat
 from kilnflow.ops.nn_windows import avg_pool3d, max_pool3d
@@ -77,6 +82,7 @@ class _GlobalPooling3D(Layer):
         super().__init__(**kwargs)
         self.data_format = _data_format(data_format)
         self.keepdims = keepdims
+        self.input_spec = InputSpec(ndim=5)  # TF checks the rank before any work
 
     def call(self, inputs: Any) -> Any:
         axes = [2, 3, 4] if self.data_format == "channels_first" else [1, 2, 3]
@@ -113,10 +119,19 @@ class _AdaptivePooling(Layer):
         super().__init__(**kwargs)
         self.output_size = _tuple(output_size, self.rank, "output_size")
         self.data_format = _data_format(data_format)
+        self.input_spec = InputSpec(ndim=self.rank + 2)  # TF checks the rank before any work
 
     def call(self, inputs: Any) -> Any:
         first = self.data_format == "channels_first"
         x = inputs
+        # one slice per output position: check the output's size before the loop
+        count = math.prod(self.output_size) * math.prod(
+            d or 1 for i, d in enumerate(inputs.shape) if i not in self._spatial_axes())
+        if count * inputs.dtype.size > allocation_limit():
+            raise errors.ResourceExhaustedError(errors.with_location(
+                f"Layer '{self.name}' ({type(self).__name__}): output_size {self.output_size}"
+                f" on inputs of shape {inputs.shape} needs {count} elements, past the "
+                f"allocation limit of {allocation_limit()} bytes"))
         for k, n in enumerate(self.output_size):
             axis = k + (2 if first else 1)
             size = x.shape[axis]
@@ -130,6 +145,10 @@ class _AdaptivePooling(Layer):
                 pieces.append(type(self)._reduce(window, axis, keepdims=True))
             x = concat(pieces, axis) if len(pieces) > 1 else pieces[0]
         return x
+
+    def _spatial_axes(self) -> range:
+        first = 2 if self.data_format == "channels_first" else 1
+        return range(first, first + self.rank)
 
     def compute_output_shape(self, input_shape: Any) -> TensorShape:
         dims = TensorShape(input_shape).with_rank(self.rank + 2).as_list()

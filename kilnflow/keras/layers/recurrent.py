@@ -17,6 +17,7 @@ from kilnflow.keras import backend
 from kilnflow.keras import initializers as _initializers
 from kilnflow.keras import regularizers as _regularizers
 from kilnflow.keras.layers.base import Layer
+from kilnflow.keras.layers import boundary
 from kilnflow.ops import math as kmath
 from kilnflow.ops import array
 from kilnflow.ops import while_loop as while_ops
@@ -61,7 +62,7 @@ class _Cell(Layer):
                  bias_regularizer: Any = None, dropout: float = 0.0,
                  recurrent_dropout: float = 0.0, **kwargs: Any):
         super().__init__(**kwargs)
-        self.units = int(units)
+        self.units = boundary.positive_int(units, "units")
         self.activation = _activations.get(activation)
         self.use_bias = use_bias
         self.kernel_initializer = _initializers.get(kernel_initializer)

@@ -6,6 +6,8 @@ from typing import Any, Optional, Sequence
 
 from kilnflow.keras.layers.base import Layer
 from kilnflow.keras.layers.convolutional import _data_format
+from kilnflow.keras.layers import boundary
+from kilnflow.keras.layers.layer_utils import InputSpec
 from kilnflow.ops import reshaping
 from kilnflow.shapes import TensorShape
 
@@ -37,7 +39,7 @@ class RepeatVector(Layer):
 
     def __init__(self, n: int, **kwargs: Any):
         super().__init__(**kwargs)
-        self.n = int(n)
+        self.n = boundary.positive_int(n, "n")
 
     def call(self, inputs: Any) -> Any:
         return reshaping.tile(reshaping.expand_dims(inputs, 1), [1, self.n, 1])
@@ -69,6 +71,7 @@ class _Spatial(Layer):
     def __init__(self, data_format: Optional[str] = None, **kwargs: Any):
         super().__init__(**kwargs)
         self.data_format = _data_format(data_format)
+        self.input_spec = InputSpec(ndim=self.rank + 2)  # TF checks the rank before any work
 
     def _spatial_axes(self) -> list:
         first = 2 if self.data_format == "channels_first" else 1
@@ -128,6 +131,11 @@ class _Cropping(_Spatial):
     def call(self, inputs: Any) -> Any:
         index = [slice(None)] * (self.rank + 2)
         for (before, after), axis in zip(self.cropping, self._spatial_axes()):
+            length = inputs.shape[axis]
+            if length is not None and before + after >= length:  # Keras 3 refuses, no slice
+                raise ValueError(f"`cropping` parameter of `{type(self).__name__}` layer must "
+                                 f"be smaller than the input length. Received: inputs.shape="
+                                 f"{tuple(inputs.shape)}, cropping={self.cropping}")
             index[axis] = slice(before, -after if after else None)
         return inputs[tuple(index)]
 

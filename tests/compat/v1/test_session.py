@@ -150,8 +150,16 @@ def test_fetch_errors():
         sess.run(foreign)
     with pytest.raises(TypeError, match="has invalid type"):
         sess.run(3.0)
-    with pytest.raises(KeyError):
-        sess.run("nothing:0")
+    with pytest.raises(ValueError, match="cannot be interpreted as a Tensor"):
+        sess.run("nothing:0")  # TF 2.21's class and words (recorded)
+    with pytest.raises(TypeError, match="Cannot interpret feed_dict key as Tensor"):
+        sess.run(total, {object(): 1.0})
+    with pytest.raises(TypeError, match="Cannot interpret feed_dict key as Tensor"):
+        sess.run(total, {"nothing:0": 1.0})
+    with pytest.raises(TypeError, match="feed_dict"):
+        sess.run(total, [1.0, 2.0])
+    with pytest.raises(TypeError, match="Cannot feed"):
+        sess.run(total, {x: object()})
     sess.close()
     with pytest.raises(RuntimeError, match="closed Session"):
         sess.run(total, {x: X})
