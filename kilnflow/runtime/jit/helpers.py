@@ -269,3 +269,43 @@ def erf(x):
 @numba.njit(**_OPTIONS)
 def erf_scalar(x):
     return math.erf(np.float64(x))
+
+
+# ---------------------------------------------------------------- indexing (indexing.py)
+
+@numba.njit(**_OPTIONS)
+def checked_index(i, n):
+    """`i` as an index into a dimension of size n, negative from the end as in Python;
+    compiled code has no bounds checks, so a bad index raises here instead of reading
+    memory outside the array."""
+    if i < -n or i >= n:
+        raise IndexError("slice index out of bounds for the dimension it indexes")
+    return i + n if i < 0 else i
+
+
+@numba.njit(**_OPTIONS)
+def gather(cube, idx):
+    """cube (outer, n, inner) -> (outer, idx.size, inner): GatherV2 along n. TF rejects
+    indices outside [0, n) (no wrapping)."""
+    outer, n, inner = cube.shape
+    out = np.empty((outer, idx.size, inner), cube.dtype)
+    for j in range(idx.size):
+        k = idx[j]
+        if k < 0 or k >= n:
+            raise IndexError("gather: an index is not in [0, params.shape[axis])")
+        out[:, j, :] = cube[:, k, :]
+    return out
+
+
+@numba.njit(**_OPTIONS)
+def gather_grad(slices, idx, n):
+    """GatherV2's gradient: (outer, idx.size, inner) slices added into zeros (outer, n,
+    inner) at their indices (repeats accumulate)."""
+    outer, count, inner = slices.shape
+    out = np.zeros((outer, n, inner), slices.dtype)
+    for j in range(count):
+        k = idx[j]
+        if k < 0 or k >= n:
+            raise IndexError("gather: an index is not in [0, params.shape[axis])")
+        out[:, k, :] += slices[:, j, :]
+    return out

@@ -293,7 +293,7 @@ class Lowering:
                               f"{xs}.shape[1], {ws}.shape[1]))")
             index = cut.inputs[1]
             self.substitutes[id(m)] = lambda env, name=name, index=index: \
-                f"{name}[{env[id(index)]}]"
+                f"{name}[kf_helpers.checked_index({env[id(index)]}, {name}.shape[0])]"
 
     def _emit_while_grad(self, op: Any, env: Dict[int, str], indent: str) -> None:
         """Backpropagation through a loop: the body's VJP graph, run for each recorded
