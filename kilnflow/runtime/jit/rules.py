@@ -189,8 +189,10 @@ def _matmul(op: Any, args: List[str], lo: Any) -> Optional[str]:
     if a.shape.rank != 2 or b.shape.rank != 2 or np.dtype(
             a.dtype.as_numpy_dtype).kind not in "fc":
         return None  # numba's np.dot: 2-D floating only
-    return matmul_text(args[0], args[1], bool(op.attrs.get("transpose_a")),
-                       bool(op.attrs.get("transpose_b")), a.dtype, lo)
+    tb = bool(op.attrs.get("transpose_b"))
+    y = lo.transposed.get(args[1]) if tb else None  # W^T hoisted before a loop
+    return matmul_text(args[0], y or args[1], bool(op.attrs.get("transpose_a")),
+                       tb and y is None, a.dtype, lo)
 
 
 def _shape_tuple(dims: Sequence[str]) -> str:
