@@ -90,3 +90,31 @@ def test_tensor_array_reads_in_a_loop():
             s += ta.read(i)
         return s
     _same(total, kf.constant(X))
+
+
+def _squares(x):
+    ta = kf.TensorArray(kf.float32, size=3, element_shape=[4])
+    for i in kf.range(3):
+        ta = ta.write(i, x[i] * x[i])
+    return ta.stack()
+
+
+def test_tensor_array_writes_in_a_loop():
+    _same(_squares, kf.constant(X[0]))
+
+    def scalars(x):
+        ta = kf.TensorArray(kf.float32, size=4, element_shape=[])
+        for i in kf.range(4):
+            ta = ta.write(i, kf.reduce_sum(x) * kf.cast(i, kf.float32))
+        return ta.stack()
+    _same(scalars, kf.constant(X[0]))
+
+
+def test_tensor_array_write_past_its_size_raises():
+    def past(x):
+        ta = kf.TensorArray(kf.float32, size=2, element_shape=[4])
+        for i in kf.range(3):
+            ta = ta.write(i, x[i])
+        return ta.stack()
+    with pytest.raises(errors.InvalidArgumentError, match="TensorArray"):
+        kf.function(past, jit_compile=True)(kf.constant(X[0]))

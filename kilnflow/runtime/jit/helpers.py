@@ -309,3 +309,41 @@ def gather_grad(slices, idx, n):
             raise IndexError("gather: an index is not in [0, params.shape[axis])")
         out[:, k, :] += slices[:, j, :]
     return out
+
+
+@numba.njit(**_OPTIONS)
+def set_item(buffer, i, value, limit):
+    """TensorArray.write (TensorListSetItem): a new buffer with row i = value, grown as the
+    Python kernel grows it (values are immutable, so the buffer is copied); limit < 0: none."""
+    n = buffer.shape[0]
+    if i < 0:
+        raise IndexError("TensorArray index is negative")
+    if limit >= 0 and i >= limit:
+        raise IndexError("Tried to write to an index past a non-resizeable TensorArray's size")
+    if buffer.size == 0 or buffer.shape[1:] != value.shape:
+        if buffer.size and buffer.shape[1:] != value.shape:
+            raise ValueError("TensorArray: cannot write an element of another shape")
+        grown = np.zeros((max(n, i + 1),) + value.shape, value.dtype)
+        if buffer.size:
+            grown[:n] = buffer
+    elif i >= n:
+        grown = np.zeros((i + 1,) + value.shape, value.dtype)
+        grown[:n] = buffer
+    else:
+        grown = buffer.copy()
+    grown[i] = value
+    return grown
+
+
+@numba.njit(**_OPTIONS)
+def set_item_scalar(buffer, i, value, limit):
+    """set_item for a rank-0 element (a numba scalar)."""
+    n = buffer.shape[0]
+    if i < 0:
+        raise IndexError("TensorArray index is negative")
+    if limit >= 0 and i >= limit:
+        raise IndexError("Tried to write to an index past a non-resizeable TensorArray's size")
+    grown = np.zeros(max(n, i + 1), buffer.dtype)
+    grown[:n] = buffer
+    grown[i] = value
+    return grown

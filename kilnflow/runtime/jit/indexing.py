@@ -1,4 +1,5 @@
-"""Lowering rules for indexing: StridedSlice (`x[1:, i, ::2]`), GatherV2 and its gradient.
+"""Lowering rules for indexing: StridedSlice (`x[1:, i, ::2]`), GatherV2 and its gradient,
+TensorArray writes (TensorListSetItem).
 
 numba compiles without bounds checks, so an index read out of range would return whatever
 memory lies there: every integer index whose range is not proven at trace time goes through
@@ -92,4 +93,17 @@ def gather_grad(op: Any, args: List[str]) -> Optional[str]:
     return f"kf_helpers.gather_grad({slices}, {idx}, {dims[axis]}).reshape(({', '.join(dims)},))"
 
 
-RULES = {"StridedSlice": strided_slice, "GatherV2": gather, "GatherGrad": gather_grad}
+def set_item(op: Any, args: List[str]) -> Optional[str]:
+    """TensorArray.write: the buffer must already have the element's rank plus one (a
+    TensorArray made with element_shape, or from unstack) so its numba type stays fixed."""
+    buffer, _, value = op.inputs
+    if buffer.shape.rank != (value.shape.rank or 0) + 1 or buffer.dtype != value.dtype:
+        return None
+    limit = op.attrs.get("limit")
+    helper = "set_item_scalar" if value.shape.rank == 0 else "set_item"
+    return f"kf_helpers.{helper}({args[0]}, np.intp({args[1]}), {args[2]}, " \
+           f"{-1 if limit is None else int(limit)})"
+
+
+RULES = {"StridedSlice": strided_slice, "GatherV2": gather, "GatherGrad": gather_grad,
+         "TensorListSetItem": set_item}
