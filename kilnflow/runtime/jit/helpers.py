@@ -347,3 +347,22 @@ def set_item_scalar(buffer, i, value, limit):
     grown[:n] = buffer
     grown[i] = value
     return grown
+
+
+@numba.njit(**_OPTIONS)
+def scaled_update(var, s, g, subtract):
+    """var -= s * g (or +=) in place, one pass: each product rounded to var's dtype
+    before the update, as the separate Mul and AssignSub give."""
+    if var.flags.c_contiguous and g.flags.c_contiguous and var.shape == g.shape:
+        v = var.reshape(var.size)
+        f = g.reshape(g.size)
+        if subtract:
+            for i in range(v.size):
+                v[i] = v[i] - s * f[i]
+        else:
+            for i in range(v.size):
+                v[i] = v[i] + s * f[i]
+    elif subtract:
+        np.subtract(var, s * g, var)
+    else:
+        np.add(var, s * g, var)

@@ -78,6 +78,8 @@ class Lowering:
         self.substitutes: Dict[int, Any] = {}   # id(op) -> env -> expression replacing it
         self.uses_blas = False                  # calls NumPy's BLAS (blas.py: threads)
         self.transposed: Dict[str, str] = {}    # loop-invariant W -> W.T made contiguous
+        self.scaled: Dict[int, tuple] = {}      # id(in-place update) -> (scale, tensor)
+        self.folded: set = set()                # id(op) of products folded into those
 
     # ------------------------------------------------------------ values
 
@@ -111,6 +113,9 @@ class Lowering:
     def emit(self, operations: Sequence, env: Dict[int, str], indent: str) -> None:
         for op in operations:
             if op.outputs and id(op.outputs[0]) in env:  # fed from outside: an input
+                continue
+            if id(op) in self.folded:  # `s * g` computed by the update that uses it
+                env[id(op.outputs[0])] = "None"
                 continue
             substitute = self.substitutes.get(id(op))
             if substitute is not None:  # computed before the loop (a hoisted projection)
@@ -204,7 +209,14 @@ class Lowering:
         elif id(op) in self.in_place:  # no value read from it is used later: update in place
             ufunc = "np.add" if op.type == "AssignAddVariableOp" else "np.subtract"
             self.lines.append(f"{indent}if kf_inplace:")
-            self.lines.append(f"{indent}    {ufunc}({local}, {env[id(op.inputs[0])]}, {local})")
+            if id(op) in self.scaled:  # v -= s * g: one loop, no array for s * g
+                scale, tensor = (env[id(t)] for t in self.scaled[id(op)])
+                value = update.format(local, f"({scale} * {tensor})")
+                self.lines.append(f"{indent}    kf_helpers.scaled_update({local}, {scale}, "
+                                  f"{tensor}, {op.type == 'AssignSubVariableOp'})")
+            else:
+                self.lines.append(f"{indent}    {ufunc}({local}, {env[id(op.inputs[0])]}, "
+                                  f"{local})")
             self.lines.append(f"{indent}else:")
             self.lines.append(f"{indent}    {local} = {value}")
             return
@@ -453,6 +465,8 @@ def lower(name: str, graph: Any) -> Lowered:
         params.append(param)
         scalar_inputs.append(t.shape.rank == 0)
     lo.in_place = _in_place_updates(graph)
+    lo.scaled = _scaled_updates(graph, lo.in_place)
+    lo.folded = {id(op.inputs[0].op) for op in graph.operations if id(op) in lo.scaled}
     donated = _donated_outputs(graph)
     lo.donors = {id(graph.outputs[i]): f"kf_out{i}" for i in donated}
     lo.emit(graph.operations, env, "    ")
@@ -583,6 +597,45 @@ def _in_place_updates(graph: Any) -> set:
         elif op.type in ("AssignAddVariableOp", "AssignSubVariableOp") and all(
                 last_use.get(id(t), -1) < i for t in reads.get(id(handle), [])):
             found.add(id(op))
+    return found
+
+
+def _scaled_updates(graph: Any, in_place: set) -> Dict[int, tuple]:
+    """In-place assign_add/sub of `s * g` (a scalar times a tensor of the variable's
+    static shape, used by nothing else): id(update) -> (s, g), so the update is one loop
+    (`v[i] -= s * g[i]`, the same float rounding as the product then the subtraction)."""
+    consumers: Dict[int, int] = {}
+    for op in graph.operations:
+        for t in op.inputs:
+            consumers[id(t)] = consumers.get(id(t), 0) + 1
+    for t in graph.outputs:
+        consumers[id(t)] = consumers.get(id(t), 0) + 1
+    found = {}
+    for op in graph.operations:
+        if id(op) not in in_place:
+            continue
+        value, handle = op.inputs[0], op.attrs["handle"]
+        product = value.op
+        operands = list(product.inputs)
+        if product.type == "FusedElementwise":
+            program = product.attrs["program"]
+            if program.reduce is not None or len(program.steps) != 1 or \
+                    program.steps[0].fn != "multiply" or \
+                    [a[0] for a in program.steps[0].args] != ["in", "in"]:
+                continue
+            operands = [operands[a[1]] for a in program.steps[0].args]
+        elif product.type != "Mul":
+            continue
+        if consumers.get(id(value)) != 1 or len(operands) != 2 or \
+                not handle.shape.is_fully_defined() or not handle.shape.rank:
+            continue
+        ranks = [t.shape.rank for t in operands]
+        if 0 not in ranks:
+            continue
+        scale, tensor = operands[ranks.index(0)], operands[1 - ranks.index(0)]
+        if tensor.shape.as_list() == handle.shape.as_list() and \
+                tensor.dtype == scale.dtype == value.dtype:
+            found[id(op)] = (scale, tensor)
     return found
 
 
