@@ -200,13 +200,8 @@ def test_graph_tensor_lookup_refuses_negative_slots():
             graph.get_tensor_by_name(bad)
 
 
+@pytest.mark.usefixtures("without_autoclustering")
 def test_sanitised_names_still_read_well(saved):
-    # Ordinary names stay as they were: the generated code remains readable (read with
-    # autoclustering off: with it on, the code calls compiled clusters, issue 16)
-    before = kf.config.optimizer.get_jit()
-    kf.config.optimizer.set_jit(False)
-    try:
-        code = saved_model.load(saved).__dict__["__call__"].concrete_functions[0].code
-    finally:
-        kf.config.optimizer.set_jit(before or False)
+    # Ordinary names stay as they were: the generated code remains readable
+    code = saved_model.load(saved).__dict__["__call__"].concrete_functions[0].code
     assert "mul = " in code and "AddN" in code

@@ -142,6 +142,7 @@ def test_bad_input_names_the_summary(tmp_path):
     writer.close()
 
 
+@pytest.mark.usefixtures("without_autoclustering")
 def test_graph_trace_export_shows_the_traced_function(tmp_path):
     writer = kf.summary.create_file_writer(str(tmp_path))
 
