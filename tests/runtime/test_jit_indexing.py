@@ -118,3 +118,9 @@ def test_tensor_array_write_past_its_size_raises():
         return ta.stack()
     with pytest.raises(errors.InvalidArgumentError, match="TensorArray"):
         kf.function(past, jit_compile=True)(kf.constant(X[0]))
+
+
+def test_indexing_a_scalar_is_named_as_not_compilable():
+    f = kf.function(lambda x: x[None] * 2.0, jit_compile=True)
+    with pytest.raises(errors.InvalidArgumentError, match="StridedSlice"):
+        f(kf.constant(3.0))

@@ -19,6 +19,8 @@ def strided_slice(op: Any, args: List[str]) -> Optional[str]:
     x = op.inputs[0]
     rank = x.shape.rank
     spec = op.attrs["spec"]
+    if rank == 0:  # a numba scalar has no [...]
+        return args[0] if not spec else None
     fed = iter(args[1:])
     consumed = sum(1 for e in spec if e is not None and e != _ELLIPSIS)
     dims = x.shape.as_list()
