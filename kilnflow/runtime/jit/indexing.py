@@ -107,5 +107,17 @@ def set_item(op: Any, args: List[str]) -> Optional[str]:
            f"{-1 if limit is None else int(limit)})"
 
 
+def clusterable(op: Any) -> bool:
+    """Whether autoclustering may put this op in a cluster: only the integer-indexed
+    StridedSlice it clustered before indexing.py (`x[i]`, `x[1, 2]`), also inside loop
+    bodies. Slices, gathers and TensorArray writes lower under jit_compile=True; in
+    clusters, a keras RNN's While (its body slices `x[:, i]`) joined a cluster and the
+    compiled loop's recorded history (Python ints for the counter) reached the Python
+    runtime's WhileGrad, which failed (tests/keras/test_recurrent_loops.py, autoclustered)."""
+    spec = op.attrs.get("spec") if op.type == "StridedSlice" else None
+    return spec is not None and (spec == (_FED,) or bool(spec) and
+                                 all(type(e) is int for e in spec))
+
+
 RULES = {"StridedSlice": strided_slice, "GatherV2": gather, "GatherGrad": gather_grad,
          "TensorListSetItem": set_item}
