@@ -1,6 +1,7 @@
 import os
 import sys
 
+import pytest
 from hypothesis import settings
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -17,3 +18,14 @@ collect_ignore_glob = ["ops/samples/*.py"]
 # Corpus programs run at import; --doctest-modules must not import (and so run) them:
 # tests/corpus/test_corpus.py runs each one with its state reset.
 collect_ignore_glob.append("corpus/programs/*.py")
+
+
+@pytest.fixture
+def without_autoclustering():
+    """For tests that read graph structure (op types, generated code, DOT exports): they
+    see the unclustered graph when the suite runs with KF_JIT_AUTOCLUSTERING=1 (issue 16)."""
+    import kilnflow as kf
+    before = kf.config.optimizer.get_jit()
+    kf.config.optimizer.set_jit(False)
+    yield
+    kf.config.optimizer.set_jit(before or False)

@@ -22,6 +22,7 @@ def _traced():
     return f.get_concrete_function(kf.ones([1, 3]))
 
 
+@pytest.mark.usefixtures("without_autoclustering")
 def test_dot_has_scopes_lines_fused_groups_and_bodies():
     dot = _traced().graph.to_dot()
     assert dot.startswith('digraph "f" {') and dot.rstrip().endswith("}")
@@ -34,6 +35,7 @@ def test_dot_has_scopes_lines_fused_groups_and_bodies():
     assert "->" in dot and "(1, 3) float32" in dot
 
 
+@pytest.mark.usefixtures("without_autoclustering")
 def test_dot_annotates_profile_timings():
     concrete = _traced()
     dot = concrete.graph.to_dot(timings={"dense/MatMul": 12_500})

@@ -234,3 +234,50 @@ def test_erf_and_exact_gelu_lower_through_numbas_math():
     source = kf.function(lambda t: kf.math.erf(t), jit_compile=True).experimental_get_compiler_ir(
         x)()
     assert "kf_helpers.erf(" in source
+
+
+def test_large_elementwise_loops_use_the_threads_kf_config_sets():
+    """From 1M elements a fused loop has a prange variant; it runs with
+    kf.config.threading's intra-op count (numba's pool follows it) and gives the serial
+    loop's values exactly."""
+    numba = pytest.importorskip("numba")
+    x = kf.constant(np.linspace(-3, 3, 1 << 20).astype(np.float32))
+    f = kf.function(lambda t: kf.tanh(t * 0.5) * t + 1.0, jit_compile=True)
+    assert "prange(" in f.experimental_get_compiler_ir(x)()
+    before = kf.config.threading.get_intra_op_parallelism_threads()
+    try:
+        kf.config.threading.set_intra_op_parallelism_threads(1)
+        serial = f(x).numpy()
+        assert numba.get_num_threads() == 1
+        kf.config.threading.set_intra_op_parallelism_threads(2)
+        parallel = f(x).numpy()
+        assert numba.get_num_threads() == min(2, numba.config.NUMBA_NUM_THREADS)
+    finally:
+        kf.config.threading.set_intra_op_parallelism_threads(before)
+    np.testing.assert_array_equal(serial, parallel)
+
+
+def test_sgd_update_is_one_loop_with_the_python_runtimes_bits():
+    """v.assign_sub(lr * g): the product is folded into the in-place update (no array for
+    lr * g); values equal the Python runtime's bit for bit, in place or not."""
+    rng = np.random.default_rng(4)
+    start = rng.standard_normal((64, 33)).astype(np.float32)
+    g = kf.constant(rng.standard_normal((64, 33)).astype(np.float32))
+    results = []
+    for jit_compile in (True, False):
+        v = kf.Variable(start)
+
+        def step(g):
+            v.assign_sub(0.1 * g)
+            v.assign_add(kf.constant(0.3) * (g * g))
+            return kf.constant(0.0)
+        f = kf.function(step, jit_compile=jit_compile)
+        if jit_compile:
+            # the second product is a two-step fused group (0.3 * g * g): left as it was
+            assert f.experimental_get_compiler_ir(g)().count("kf_helpers.scaled_update(") == 1
+        f(g)
+        held = v.read_value()  # now the update may not write in place
+        f(g)
+        results.append((held.numpy(), v.numpy()))
+    for got, want in zip(*results):
+        np.testing.assert_array_equal(got, want)

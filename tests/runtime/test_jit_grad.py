@@ -200,5 +200,28 @@ def test_rnn_loop_weight_and_bias_gradients_are_summed_after_the_loop():
     fn = kf.function(grads, jit_compile=True)
     source = fn.experimental_get_compiler_ir(xs, wx, wh, b)()
     assert "= kf_helpers.columns_sum(stack" in source
+    # dh @ wh^T in the backward loop: wh^T made contiguous once before it, no BLAS transpose
+    assert "wh_t = np.ascontiguousarray(wh.T)" in source and \
+        "np.ascontiguousarray(wh_t), False, False)" in source
     for got, want in zip(fn(xs, wx, wh, b), grads(xs, wx, wh, b)):
         np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_a_loop_that_writes_the_weight_keeps_the_transposed_product():
+    """No W^T hoisting when the loop body assigns a variable (W could change under the
+    copy): the product stays a transposed GEMM of the current value."""
+    w = kf.Variable(np.eye(3, dtype=np.float32))
+
+    def run(x):
+        before = w.read_value()
+        for _ in kf.range(3):
+            x = kf.matmul(x, before, transpose_b=True) + kf.matmul(x, w.read_value(),
+                                                                  transpose_b=True)
+            w.assign_add(kf.ones([3, 3]))
+        return x
+    x = kf.constant(np.arange(6, dtype=np.float32).reshape(2, 3))
+    fn = kf.function(run, jit_compile=True)
+    assert "_t = np.ascontiguousarray(" not in fn.experimental_get_compiler_ir(x)()
+    got = fn(x).numpy()
+    w.assign(np.eye(3, dtype=np.float32))
+    np.testing.assert_array_equal(got, kf.function(run)(x).numpy())

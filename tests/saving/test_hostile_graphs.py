@@ -198,6 +198,7 @@ def test_graph_tensor_lookup_refuses_negative_slots():
             graph.get_tensor_by_name(bad)
 
 
+@pytest.mark.usefixtures("without_autoclustering")
 def test_sanitised_names_still_read_well(saved):
     # Ordinary names stay as they were: the generated code remains readable
     code = saved_model.load(saved).__dict__["__call__"].concrete_functions[0].code

@@ -149,6 +149,7 @@ def _run_metadata(acc, tag):
     return config_pb2.RunMetadata.FromString(raw)
 
 
+@pytest.mark.usefixtures("without_autoclustering")
 @pytest.mark.parametrize("profiled", [False, True])
 def test_graph_trace_export_shows_the_traced_function(tmp_path, profiled):
     # TF 2.21 writes one summary tagged with the trace's name, plugin

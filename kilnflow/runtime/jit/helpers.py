@@ -269,3 +269,100 @@ def erf(x):
 @numba.njit(**_OPTIONS)
 def erf_scalar(x):
     return math.erf(np.float64(x))
+
+
+# ---------------------------------------------------------------- indexing (indexing.py)
+
+@numba.njit(**_OPTIONS)
+def checked_index(i, n):
+    """`i` as an index into a dimension of size n, negative from the end as in Python;
+    compiled code has no bounds checks, so a bad index raises here instead of reading
+    memory outside the array."""
+    if i < -n or i >= n:
+        raise IndexError("slice index out of bounds for the dimension it indexes")
+    return i + n if i < 0 else i
+
+
+@numba.njit(**_OPTIONS)
+def gather(cube, idx):
+    """cube (outer, n, inner) -> (outer, idx.size, inner): GatherV2 along n. TF rejects
+    indices outside [0, n) (no wrapping)."""
+    outer, n, inner = cube.shape
+    out = np.empty((outer, idx.size, inner), cube.dtype)
+    for j in range(idx.size):
+        k = idx[j]
+        if k < 0 or k >= n:
+            raise IndexError("gather: an index is not in [0, params.shape[axis])")
+        out[:, j, :] = cube[:, k, :]
+    return out
+
+
+@numba.njit(**_OPTIONS)
+def gather_grad(slices, idx, n):
+    """GatherV2's gradient: (outer, idx.size, inner) slices added into zeros (outer, n,
+    inner) at their indices (repeats accumulate)."""
+    outer, count, inner = slices.shape
+    out = np.zeros((outer, n, inner), slices.dtype)
+    for j in range(count):
+        k = idx[j]
+        if k < 0 or k >= n:
+            raise IndexError("gather: an index is not in [0, params.shape[axis])")
+        out[:, k, :] += slices[:, j, :]
+    return out
+
+
+@numba.njit(**_OPTIONS)
+def set_item(buffer, i, value, limit):
+    """TensorArray.write (TensorListSetItem): a new buffer with row i = value, grown as the
+    Python kernel grows it (values are immutable, so the buffer is copied); limit < 0: none."""
+    n = buffer.shape[0]
+    if i < 0:
+        raise IndexError("TensorArray index is negative")
+    if limit >= 0 and i >= limit:
+        raise IndexError("Tried to write to an index past a non-resizeable TensorArray's size")
+    if buffer.size == 0 or buffer.shape[1:] != value.shape:
+        if buffer.size and buffer.shape[1:] != value.shape:
+            raise ValueError("TensorArray: cannot write an element of another shape")
+        grown = np.zeros((max(n, i + 1),) + value.shape, value.dtype)
+        if buffer.size:
+            grown[:n] = buffer
+    elif i >= n:
+        grown = np.zeros((i + 1,) + value.shape, value.dtype)
+        grown[:n] = buffer
+    else:
+        grown = buffer.copy()
+    grown[i] = value
+    return grown
+
+
+@numba.njit(**_OPTIONS)
+def set_item_scalar(buffer, i, value, limit):
+    """set_item for a rank-0 element (a numba scalar)."""
+    n = buffer.shape[0]
+    if i < 0:
+        raise IndexError("TensorArray index is negative")
+    if limit >= 0 and i >= limit:
+        raise IndexError("Tried to write to an index past a non-resizeable TensorArray's size")
+    grown = np.zeros(max(n, i + 1), buffer.dtype)
+    grown[:n] = buffer
+    grown[i] = value
+    return grown
+
+
+@numba.njit(**_OPTIONS)
+def scaled_update(var, s, g, subtract):
+    """var -= s * g (or +=) in place, one pass: each product rounded to var's dtype
+    before the update, as the separate Mul and AssignSub give."""
+    if var.flags.c_contiguous and g.flags.c_contiguous and var.shape == g.shape:
+        v = var.reshape(var.size)
+        f = g.reshape(g.size)
+        if subtract:
+            for i in range(v.size):
+                v[i] = v[i] - s * f[i]
+        else:
+            for i in range(v.size):
+                v[i] = v[i] + s * f[i]
+    elif subtract:
+        np.subtract(var, s * g, var)
+    else:
+        np.add(var, s * g, var)

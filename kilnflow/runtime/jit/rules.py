@@ -15,6 +15,8 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 
 import numpy as np
 
+from kilnflow.runtime.jit import indexing
+
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
 
 
@@ -187,8 +189,10 @@ def _matmul(op: Any, args: List[str], lo: Any) -> Optional[str]:
     if a.shape.rank != 2 or b.shape.rank != 2 or np.dtype(
             a.dtype.as_numpy_dtype).kind not in "fc":
         return None  # numba's np.dot: 2-D floating only
-    return matmul_text(args[0], args[1], bool(op.attrs.get("transpose_a")),
-                       bool(op.attrs.get("transpose_b")), a.dtype, lo)
+    tb = bool(op.attrs.get("transpose_b"))
+    y = lo.transposed.get(args[1]) if tb else None  # W^T hoisted before a loop
+    return matmul_text(args[0], y or args[1], bool(op.attrs.get("transpose_a")),
+                       tb and y is None, a.dtype, lo)
 
 
 def _shape_tuple(dims: Sequence[str]) -> str:
@@ -281,21 +285,18 @@ def _sum_to_shape(op: Any, args: List[str]) -> Optional[str]:
     """A gradient summed back to an input's shape (undoing broadcasting), when both static
     shapes are known."""
     src, dst = op.inputs[0].shape, op.outputs[0].shape
-    if not (src.is_fully_defined() and dst.is_fully_defined()):
+    if src.rank is None or not dst.is_fully_defined() or src.rank < dst.rank:
         return None
+    # an unknown source dim under a 1 of dst is summed too (a no-op when it is 1 as well)
     src, dst = src.as_list(), dst.as_list()
     lead = len(src) - len(dst)
     axes = tuple(range(lead)) + tuple(lead + i for i, d in enumerate(dst)
                                       if d == 1 and src[lead + i] != 1)
     if not axes:
-        return args[0]
+        return args[0] if None not in src else \
+            f"np.ascontiguousarray({args[0]}).reshape({tuple(dst)!r})"
     summed = reduce_text("sum", args[0], len(src), axes, False, op.outputs[0].dtype)
     return f"np.ascontiguousarray({summed}).reshape({tuple(dst)!r})" if dst else summed
-
-
-def _strided_slice(op: Any, args: List[str]) -> Optional[str]:
-    inline = op.opdef.inline(op) if op.opdef.inline is not None else None
-    return inline.format(*args) if inline is not None else None
 
 
 def _broadcast_to(op: Any, args: List[str]) -> Optional[str]:
@@ -334,11 +335,11 @@ RULES: Dict[str, Callable[[Any, List[str]], Optional[str]]] = {
     "Cast": _cast, "Reshape": _reshape, "ExpandDims": _expand_dims,
     "Squeeze": _squeeze, "Transpose": _transpose, "ConcatV2": _concat, "Pack": _pack,
     "Fill": _fill, "Softmax": _softmax, "SparseSoftmaxCrossEntropyWithLogits": _sparse_xent,
-    "SumToShape": _sum_to_shape, "StridedSlice": _strided_slice, "AddN": _add_n,
+    "SumToShape": _sum_to_shape, "AddN": _add_n,
     "Shape": _shape, "Erf": _erf, "BroadcastTo": _broadcast_to, "DynamicBroadcastTo": _broadcast_to,
     "Sum": _reduction("sum"), "Mean": _reduction("mean"), "Prod": _reduction("prod"),
     "Max": _reduction("max"), "Min": _reduction("min"), "Any": _reduction("any"),
-    "All": _reduction("all"),
+    "All": _reduction("all"), **indexing.RULES,
 }
 ALIASES = {"Identity", "StopGradient"}
 

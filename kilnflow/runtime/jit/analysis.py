@@ -1,0 +1,137 @@
+"""Graph facts the jit emitter (lower.py) plans with: loop gradients that can be summed
+after the loop, outputs that may reuse the caller's dropped array, variable updates that
+may run in place (and fold a `s * g` product in). Reads graphs only.
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, List
+
+VARIABLE_OPS = {"ReadVariableOp": None, "AssignVariableOp": "{1}",
+                "AssignAddVariableOp": "{0} + {1}", "AssignSubVariableOp": "{0} - {1}"}
+
+
+def deferred_products(graph: Any, n: int, n_totals: int) -> Dict[int, Any]:
+    """Captured gradients of a loop body that are one `A^T B` MatMul per iteration (a
+    weight's gradient in an RNN), with static 2-D operands of equal rows, used by nothing
+    else: total number j -> the MatMul. The loop stacks A and B; one GEMM sums them."""
+    used = {id(t) for op in graph.operations for t in op.inputs}
+    counts: Dict[int, int] = {}
+    for t in graph.outputs:
+        counts[id(t)] = counts.get(id(t), 0) + 1
+    found = {}
+    for j in range(n_totals):
+        t = graph.outputs[n + j]
+        m = t.op
+        if m.type != "MatMul" or not m.attrs.get("transpose_a") or \
+                m.attrs.get("transpose_b") or id(t) in used or counts[id(t)] > 1:
+            continue
+        a, b = m.inputs
+        if all(x.shape.rank == 2 and x.shape.is_fully_defined() and x.dtype.is_floating
+               for x in (a, b)) and a.shape[0] == b.shape[0] and a.dtype == b.dtype:
+            found[j] = m
+    return found
+
+
+def deferred_sums(graph: Any, n: int, n_totals: int, taken: Dict[int, Any]) -> Dict[int, Any]:
+    """Captured gradients of a loop body that are a column sum of a static 2-D float
+    tensor (a bias gradient: Sum over axis 0, or SumToShape [rows, cols] -> [cols]), used
+    by nothing else: total number j -> the op. The loop stacks the tensor; one column sum
+    after the loop replaces one per iteration."""
+    used = {id(t) for op in graph.operations for t in op.inputs}
+    outputs = [id(t) for t in graph.outputs]
+    found = {}
+    for j in range(n_totals):
+        t = graph.outputs[n + j]
+        m, x = t.op, (t.op.inputs[0] if t.op.inputs else None)
+        if j in taken or id(t) in used or outputs.count(id(t)) > 1 or x is None or \
+                x.shape.rank != 2 or not x.shape.is_fully_defined() or \
+                not x.dtype.is_floating or x.dtype != t.dtype or t.shape.rank != 1:
+            continue
+        axis = m.attrs.get("axis")
+        if (m.type == "Sum" and axis in (0, (0,), [0]) and not m.attrs.get("keepdims")) or \
+                (m.type == "SumToShape" and t.shape.as_list() == x.shape.as_list()[1:]):
+            found[j] = m
+    return found
+
+
+def donated_outputs(graph: Any) -> List[int]:
+    """Outputs an elementwise loop writes whole (FusedElementwise, no reduction): the
+    caller may hand back the array it returned last time, when nobody holds it any more,
+    and the loop writes into it instead of into fresh pages (XLA's buffer donation, done
+    by the runtime: a new 64 MB array costs its page faults every call)."""
+    seen: set = set()
+    found = []
+    for i, t in enumerate(graph.outputs):
+        op = t.op
+        if op.type == "FusedElementwise" and op.attrs["program"].reduce is None and \
+                t.shape.rank and id(t) not in seen:
+            found.append(i)
+        seen.add(id(t))
+    return found
+
+
+def in_place_updates(graph: Any) -> set:
+    """assign_add/assign_sub ops of the top level after which no value read from their
+    variable is used (nor returned), and whose variable no subgraph touches: those may
+    update the array in place when the caller says nothing else holds it."""
+    ops = graph.operations
+    last_use: Dict[int, int] = {}
+    for i, op in enumerate(ops):
+        for t in op.inputs:
+            last_use[id(t)] = i
+    for t in graph.outputs:
+        last_use[id(t)] = len(ops)
+    nested = {id(value) for op in ops for sub in op.attrs.values()
+              if hasattr(sub, "graph") and hasattr(sub.graph, "operations")
+              for inner in sub.graph.operations for value in inner.attrs.values()}
+    reads: Dict[int, List[Any]] = {}
+    found = set()
+    for i, op in enumerate(ops):
+        handle = op.attrs.get("handle") if op.type in VARIABLE_OPS else None
+        if handle is None or id(handle) in nested:
+            continue
+        if op.type == "ReadVariableOp":
+            reads.setdefault(id(handle), []).append(op.outputs[0])
+        elif op.type in ("AssignAddVariableOp", "AssignSubVariableOp") and all(
+                last_use.get(id(t), -1) < i for t in reads.get(id(handle), [])):
+            found.add(id(op))
+    return found
+
+
+def scaled_updates(graph: Any, in_place: set) -> Dict[int, tuple]:
+    """In-place assign_add/sub of `s * g` (a scalar times a tensor of the variable's
+    static shape, used by nothing else): id(update) -> (s, g), so the update is one loop
+    (`v[i] -= s * g[i]`, the same float rounding as the product then the subtraction)."""
+    consumers: Dict[int, int] = {}
+    for op in graph.operations:
+        for t in op.inputs:
+            consumers[id(t)] = consumers.get(id(t), 0) + 1
+    for t in graph.outputs:
+        consumers[id(t)] = consumers.get(id(t), 0) + 1
+    found = {}
+    for op in graph.operations:
+        if id(op) not in in_place:
+            continue
+        value, handle = op.inputs[0], op.attrs["handle"]
+        product = value.op
+        operands = list(product.inputs)
+        if product.type == "FusedElementwise":
+            program = product.attrs["program"]
+            if program.reduce is not None or len(program.steps) != 1 or \
+                    program.steps[0].fn != "multiply" or \
+                    [a[0] for a in program.steps[0].args] != ["in", "in"]:
+                continue
+            operands = [operands[a[1]] for a in program.steps[0].args]
+        elif product.type != "Mul":
+            continue
+        if consumers.get(id(value)) != 1 or len(operands) != 2 or \
+                not handle.shape.is_fully_defined() or not handle.shape.rank:
+            continue
+        ranks = [t.shape.rank for t in operands]
+        if 0 not in ranks:
+            continue
+        scale, tensor = operands[ranks.index(0)], operands[1 - ranks.index(0)]
+        if tensor.shape.as_list() == handle.shape.as_list() and \
+                tensor.dtype == scale.dtype == value.dtype:
+            found[id(op)] = (scale, tensor)
+    return found
