@@ -6,7 +6,8 @@ replica function to the workers once, pickled by Ray's cloudpickle with those va
 replaced by references (pickle persistent ids), so every function shipped later shares
 the workers' copies. Before a step the driver pushes variables whose value it changed
 (a restored checkpoint), after it pulls worker 0's values, so reading a variable on the
-driver shows the trained value. all_reduce and merge_call run between the workers
+driver shows the trained value; of a SyncOnReadVariable worker r holds copy r, pulled
+from every worker so that the driver's read combines them. all_reduce and merge_call run between the workers
 (ray_worker.py). A worker that dies surfaces as UnavailableError naming its task; the
 next `run` starts fresh workers from the driver's variables.
 """
@@ -66,6 +67,15 @@ def _variable_meta(v: Variable) -> dict:
 
 def _to_numpy(value: Any) -> Any:
     return np.asarray(value) if is_tensor(value) or isinstance(value, Variable) else value
+
+
+def _held(v: Variable) -> np.ndarray:
+    """What the workers hold of `v`: a SyncOnReadVariable's per-replica copies stacked
+    (worker r holds copy r: metric state stays per worker and is combined when read),
+    any other variable's one value."""
+    if isinstance(v, SyncOnReadVariable):
+        return np.stack([np.array(Variable.numpy(c)) for c in v.components])
+    return np.array(Variable.numpy(v))
 
 
 class MultiWorkerMirroredStrategy(Strategy):
@@ -174,7 +184,7 @@ class MultiWorkerMirroredStrategy(Strategy):
         """Variables whose driver value differs from what the workers hold."""
         out = {}
         for index, v in enumerate(self._tracked):
-            value = np.array(Variable.numpy(v))
+            value = _held(v)
             held = self._synced.get(index)
             if held is None or held.shape != value.shape or not np.array_equal(held, value):
                 out[index] = (value, _variable_meta(v))
@@ -212,9 +222,10 @@ class MultiWorkerMirroredStrategy(Strategy):
                                            shard_args, shard_kwargs, rank == 0))
         outputs = self._gather(calls)
         self._pull(outputs[0][1])
+        self._pull_replica_copies([local for _, _, local in outputs])
         with eager_mode():
             return [pack_values(out, [convert_to_tensor(v) if isinstance(v, np.ndarray) else v
-                                      for v in flatten_values(out)]) for out, _ in outputs]
+                                      for v in flatten_values(out)]) for out, _, _ in outputs]
 
     def _gather(self, calls: list) -> list:
         """Every worker's output; on the first failure the workers are stopped (the
@@ -247,6 +258,17 @@ class MultiWorkerMirroredStrategy(Strategy):
     def _pull(self, pulled: dict) -> None:
         with eager_mode():
             for index, value in pulled.items():
-                if index < len(self._tracked):
+                if index < len(self._tracked) and \
+                        not isinstance(self._tracked[index], SyncOnReadVariable):
                     Variable.assign(self._tracked[index], value)
                     self._synced[index] = value
+
+    def _pull_replica_copies(self, per_worker: list) -> None:
+        """Copy r of each SyncOnReadVariable (a metric's total or count) from worker r,
+        so that reading it here combines every worker's state (TF's ON_READ read)."""
+        with eager_mode():
+            for index in per_worker[0]:
+                v = self._tracked[index]
+                for component, local in zip(v.components, per_worker):
+                    Variable.assign(component, local[index])
+                self._synced[index] = _held(v)

@@ -20,14 +20,14 @@ import numpy as np
 from kilnflow.context import eager_mode
 from kilnflow.distribute import distribution_context as dctx
 from kilnflow.distribute import reduction
-from kilnflow.distribute.distributed_variables import create_variable
+from kilnflow.distribute.distributed_variables import SyncOnReadVariable, create_variable
 from kilnflow.distribute.reduce_util import as_reduce_op
 from kilnflow.distribute.strategy import ReplicaContext, Strategy
 from kilnflow.distribute.values import PerReplica, flatten_values, pack_values
 from kilnflow.distribute.values import select_replica
 from kilnflow.ops.convert import convert_to_tensor
 from kilnflow.tensor import is_tensor
-from kilnflow.variables import Variable
+from kilnflow.variables import Variable, VariableSynchronization
 
 VARIABLE_TAG = "kilnflow.variable"
 STRATEGY_TAG = "kilnflow.strategy"
@@ -166,10 +166,13 @@ class Worker:
             kwargs: dict, pull: bool) -> tuple:
         with eager_mode():
             for index, (value, meta) in sorted(pushes.items()):
-                if index in self.variables:
-                    Variable.assign(self.variables[index], value)
-                else:
+                if VariableSynchronization.of(meta.get("synchronization")) is \
+                        VariableSynchronization.ON_READ:
+                    value = value[self.rank]  # the driver's copy r is this worker's copy
+                    meta = dict(meta, num_replicas=self.world)
+                if index not in self.variables:
                     self.variables[index] = create_variable(value, **meta)
+                Variable.assign(self._own_copy(self.variables[index]), value)
         if payload is not None:
             self.functions[key] = _Unpickler(payload, self).load()
         fn = self.functions[key]
@@ -182,5 +185,13 @@ class Worker:
         flat = [_to_numpy(v) for v in flatten_values(result)]
         pulled = None
         if pull:
-            pulled = {i: np.array(Variable.numpy(v)) for i, v in self.variables.items()}
-        return pack_values(result, flat), pulled
+            pulled = {i: np.array(Variable.numpy(v)) for i, v in self.variables.items()
+                      if not isinstance(v, SyncOnReadVariable)}
+        # every worker's own copy of each SyncOnReadVariable (its metric state)
+        local = {i: np.array(Variable.numpy(self._own_copy(v)))
+                 for i, v in self.variables.items() if isinstance(v, SyncOnReadVariable)}
+        return pack_values(result, flat), pulled, local
+
+    def _own_copy(self, v: Variable) -> Variable:
+        """The copy of `v` replica `rank` reads and updates (v itself unless ON_READ)."""
+        return v.components[self.rank] if isinstance(v, SyncOnReadVariable) else v

@@ -11,6 +11,7 @@ from typing import Any, Callable, Iterator, Optional
 import numpy as np
 
 from kilnflow import nest
+from kilnflow.distribute.hooks import steps_run_eagerly
 from kilnflow.function.api import function
 from kilnflow.keras import backend
 from kilnflow.keras import callbacks as _callbacks
@@ -259,9 +260,16 @@ def _per_execution(model: Any) -> int:
     return int(getattr(model, "_steps_per_execution", 1) or 1)
 
 
-def metrics_result_or_logs(model: Any, logs: dict) -> dict:
+def metrics_result_or_logs(model: Any, logs: dict, in_workers: bool = False) -> dict:
     """The model's metric results when the step's logs name exactly them (Keras reads
-    the metrics, not the last step's logs), else the logs (a custom train_step's)."""
+    the metrics, not the last step's logs), else the logs (a custom train_step's).
+
+    `in_workers`: the steps ran in worker processes (MultiWorkerMirroredStrategy), each
+    accumulating metric state over its own shards; the metric variables here hold only
+    worker 0's state (pulled after each step), so the step's logs, the mean of the
+    workers' (distribute hooks.run_step), stand for the metrics."""
+    if in_workers:
+        return dict(logs)
     results = _python_logs(model.get_metrics_result())
     return results if set(logs) == set(results) else dict(logs)
 
@@ -305,6 +313,7 @@ def fit_loop(model: Any, x: Any, y: Any, batch_size: Optional[int], epochs: int,
                          _per_execution(model))
     cbs = callback_list(callbacks, model, verbose, epochs, data.steps, history=True)
     train_function = model.make_train_function()
+    in_workers = steps_run_eagerly(getattr(model, "distribute_strategy", None))
     model.stop_training = False
     model._initial_epoch = None
     cbs.on_train_begin()
@@ -324,7 +333,7 @@ def fit_loop(model: Any, x: Any, y: Any, batch_size: Optional[int], epochs: int,
             cbs.on_train_batch_end(data.last_step(step), logs)
             if model.stop_training:
                 break
-        epoch_logs = metrics_result_or_logs(model, logs)
+        epoch_logs = metrics_result_or_logs(model, logs, in_workers)
         if val is not None and _should_eval(epoch, validation_freq):
             if val_data is None:  # made once, reused by every validation (as Keras)
                 val_data = EpochIterator(batches(val[0], val[1], val[2], validation_batch_size

@@ -183,3 +183,26 @@ def test_a_step_past_the_timeout_is_a_deadline_error(two_workers):
         strategy.run(stuck)
     assert float(strategy.reduce("SUM", strategy.run(lambda: kf.constant(1.0)), None)) == 2.0
     strategy.shutdown()
+
+
+@pytest.mark.slow
+def test_sync_on_read_variable_combines_every_workers_copy(two_workers):
+    # each worker accumulates into its own copy (metric state); the driver's read sums
+    # them all, a cross-replica reset reaches every worker's copy
+    with two_workers.scope():
+        total = kf.Variable(0.0, synchronization="ON_READ", aggregation="SUM")
+
+    def add():
+        rank = kf.distribute.get_replica_context().replica_id_in_sync_group
+        total.assign_add(kf.cast(rank + 1, "float32"))
+        return total.read_value()
+
+    local = two_workers.run(add)
+    assert [float(v) for v in two_workers.experimental_local_results(local)] == [1.0, 2.0]
+    assert float(total.numpy()) == 3.0
+    two_workers.run(add)
+    assert float(total.numpy()) == 6.0
+    total.assign(0.0)
+    local = two_workers.run(add)
+    assert [float(v) for v in two_workers.experimental_local_results(local)] == [1.0, 2.0]
+    assert float(total.numpy()) == 3.0
