@@ -154,7 +154,8 @@ class ClusterCoordinator:
         self._ray = strategy._ray
         self._workers: List[Any] = []
         self._pending: Dict[int, RemoteValue] = {}
-        self._shipped: Dict[tuple, int] = {}
+        self._shipped: Dict[tuple, tuple] = {}  # (rank, id(fn)) -> (fn, number)
+        self._numbers = itertools.count(1)
         self._round = itertools.count()
 
     def _start(self) -> None:
@@ -192,12 +193,15 @@ class ClusterCoordinator:
         rank = next(self._round) % len(self._workers)
 
         def submit(worker_rank: int) -> Any:
+            # keyed by id(fn) but holding fn: a function freed since (its id reused by a
+            # new one) is not taken for the new one, and numbers are never reused
             key = (worker_rank, id(fn))
             payload = None
-            if key not in self._shipped:
-                self._shipped[key] = len(self._shipped) + 1
+            entry = self._shipped.get(key)
+            if entry is None or entry[0] is not fn:
+                entry = self._shipped[key] = (fn, next(self._numbers))
                 payload = self.strategy._pickle(fn)
-            return self._workers[worker_rank].run.remote(self._shipped[key], payload, metas,
+            return self._workers[worker_rank].run.remote(entry[1], payload, metas,
                                                          args, dict(kwargs or {}))
         remote = RemoteValue(self, rank, submit)
         self._pending[id(remote)] = remote
@@ -213,7 +217,7 @@ class ClusterCoordinator:
                 if (rank, "restarted", id(remote)) not in self._shipped:
                     self._workers[rank] = self._new_worker()
                     self._shipped = {k: v for k, v in self._shipped.items() if k[0] != rank}
-                    self._shipped[(rank, "restarted", id(remote))] = 0
+                    self._shipped[(rank, "restarted", id(remote))] = (remote, 0)
                 remote._ref = remote._submit(rank)
 
     def join(self) -> None:
