@@ -133,3 +133,120 @@ def test_where_of_a_scalar_condition_alone_is_refused():
     with pytest.raises(errors.InvalidArgumentError, match="Where"):
         kf.where(True)
     assert kf.where([True, False]).numpy().tolist() == [[0]]
+
+
+def test_a_graph_kernel_error_keeps_numpy_s_error_as_the_cause():
+    # shapes only known at run time: the kernel fails inside the compiled function
+    @kf.function(input_signature=[kf.TensorSpec([None]), kf.TensorSpec([None])])
+    def f(a, b):
+        return a + b
+
+    with pytest.raises(errors.InvalidArgumentError, match="AddV2") as info:
+        f(kf.ones([2]), kf.ones([3]))
+    assert isinstance(info.value.__cause__, ValueError)
+
+
+@pytest.mark.parametrize("call, error, fragment", [
+    (lambda: kf.SparseTensor(np.zeros((2, 3, 3), np.int64), [1, 2], [3, 3]), ValueError,
+     "`indices`"),
+    (lambda: kf.SparseTensor([[0, 0]], 1, [3, 3]), ValueError, "`values`"),
+    (lambda: kf.SparseTensor([[0, 0]], [1], 3), ValueError, "`dense_shape`"),
+    (lambda: kf.SparseTensor([[0, 0]], [1, 2], [3, 3]), ValueError, "`values`"),
+    (lambda: kf.SparseTensor([[0, 0]], [1], [3]), ValueError, "`dense_shape`"),
+    (lambda: kf.SparseTensor([[0, 0]], [1], [-3, 3]), ValueError, "`dense_shape`"),
+    (lambda: kf.linspace([0.0, 1.0], [1.0, 2.0, 3.0], 4), errors.InvalidArgumentError,
+     "LinSpace"),
+    (lambda: kf.strings.substr([b"abc"], 97, 1), errors.InvalidArgumentError, "^Substr: "),
+    (lambda: kf.function(lambda a: a, input_signature=5), TypeError, "input_signature"),
+    (lambda: kf.Variable([1.0], shape=object()), TypeError, "`shape`"),
+    (lambda: kf.Variable([1.0], shape={"a": 1}), TypeError, "`shape`"),
+    (lambda: kf.while_loop(lambda i: i < 3, lambda i: i + 1, []), ValueError, "loop_vars"),
+    (lambda: keras.layers.MaxPooling3D()(np.ones((2, 4, 4, 4, 2, 3), np.float32)),
+     errors.InvalidArgumentError, "`input`"),
+    (lambda: keras.layers.HashedCrossing(-1)([kf.constant([1, 2]), kf.constant([3, 4])]),
+     errors.InvalidArgumentError, "`num_buckets`"),
+], ids=["sparse_indices_rank", "sparse_values_rank", "sparse_shape_rank", "sparse_rows",
+        "sparse_columns", "sparse_negative_dim", "linspace_broadcast", "substr_pos",
+        "function_signature_int", "variable_shape_object", "variable_shape_dict",
+        "while_loop_empty", "pool3d_rank", "hashed_crossing_buckets"])
+def test_census_errors_name_the_op_or_argument(call, error, fragment):
+    # scripts/bad_input_census.py "unnamed": these raised TF's class but named neither
+    # the op nor the argument (SparseTensor's rank checks, "'int' object is not iterable")
+    with pytest.raises(error, match=fragment):
+        call()
+
+
+_BATCH = np.ones((2, 3), np.float32)
+
+
+@pytest.mark.parametrize("layer", ["Add", "Multiply", "Maximum", "Minimum", "Subtract",
+                                   "Average"])
+@pytest.mark.parametrize("first", [True, False])
+def test_merge_layers_refuse_a_scalar_input(layer, first):
+    # Keras 3 (census record): a scalar input is a ValueError, not a broadcast
+    inputs = [kf.constant(1.0), _BATCH] if first else [_BATCH, kf.constant(1.0)]
+    with pytest.raises(ValueError, match=layer):
+        getattr(keras.layers, layer)()(inputs)
+    assert getattr(keras.layers, layer)()([_BATCH, _BATCH]).shape == (2, 3)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: keras.layers.SimpleRNN(2), lambda: keras.layers.GRU(2),
+    lambda: keras.layers.LSTM(2), lambda: keras.layers.RNN(keras.layers.SimpleRNNCell(2)),
+    lambda: keras.layers.Bidirectional(keras.layers.SimpleRNN(2))],
+    ids=["SimpleRNN", "GRU", "LSTM", "RNN", "Bidirectional"])
+def test_recurrent_layers_refuse_a_sequence_without_steps(make):
+    # TF 2.21 (census record): slicing step 0 of 0 timesteps is an InvalidArgumentError
+    with pytest.raises(errors.InvalidArgumentError, match="timesteps"):
+        make()(np.zeros((0, 0, 0), np.float32))
+    assert make()(np.zeros((2, 1, 3), np.float32)).shape[0] == 2
+
+
+def test_betainc_needs_equal_shapes_or_scalars():
+    # TF 2.21 (census record): "Shapes of a and b are inconsistent: [2,3] vs. [3]"
+    with pytest.raises(errors.InvalidArgumentError, match="Betainc"):
+        kf.math.betainc(_BATCH, np.ones(3, np.float32), _BATCH * 0.5)
+    assert kf.math.betainc(1.0, _BATCH, _BATCH * 0.5).shape == (2, 3)
+
+
+@pytest.mark.parametrize("matrix", [[[np.nan, 1.0], [1.0, 1.0]], [[1.0, 1.0], [1.0, 1.0]]],
+                         ids=["nan", "singular"])
+def test_lu_of_a_matrix_without_pivots_is_refused(matrix):
+    # TF 2.21 (asked): "Input is not invertible. [Op:Lu]" for NaN and singular inputs
+    with pytest.raises(errors.InvalidArgumentError, match="Lu"):
+        kf.linalg.lu(np.array(matrix, np.float32))
+
+
+@pytest.mark.parametrize("weights", [np.ones(4, bool), np.float32(1.0), np.ones(3, np.float32)],
+                         ids=["bool", "scalar", "short"])
+def test_bincount_weights_are_not_cast_or_broadcast(weights):
+    # TF 2.21 (census record): bool weights have no kernel, weights must match arr's shape
+    with pytest.raises(errors.InvalidArgumentError, match="weights"):
+        kf.math.bincount(kf.constant([1, 1, 3, 6]), kf.constant(weights), minlength=6,
+                         maxlength=7)
+    out = kf.math.bincount(kf.constant([1, 1, 3, 6]), kf.ones([4], kf.int32))
+    assert out.numpy().tolist() == [0, 2, 0, 1, 0, 0, 1]
+
+
+@pytest.mark.parametrize("true, sampled", [
+    (kf.constant([[1.0, 5.0], [2.0, 2.0]]), kf.constant([5, 2, 1, 7], kf.int64)),
+    (kf.constant([[1, 5], [2, 2]], kf.int64), kf.constant([True, False, True, True])),
+    (kf.zeros([0, 0], kf.int64), kf.constant([5, 2, 1, 7], kf.int64)),
+], ids=["float_true", "bool_sampled", "empty"])
+def test_accidental_hits_need_int64_classes_of_num_true_columns(true, sampled):
+    # TF 2.21 (asked): "expected to be a int64 tensor", "a batch_size * num_true matrix"
+    with pytest.raises(errors.InvalidArgumentError, match="ComputeAccidentalHits"):
+        kf.nn.compute_accidental_hits(true, sampled, 2)
+
+
+@pytest.mark.parametrize("grad", [2 ** 62, -3, True], ids=["huge", "negative", "bool"])
+def test_output_gradients_of_an_int_for_a_float_target_are_refused(grad):
+    # TF 2.21 (census record): converted as an int, the Mul with the float target fails
+    x = kf.Variable(1.0)
+    with kf.GradientTape() as tape:
+        y = x * 2.0
+    with pytest.raises(errors.InvalidArgumentError, match="output_gradients"):
+        tape.gradient(y, x, output_gradients=grad)
+    with kf.GradientTape() as tape:
+        y = x * 2.0
+    assert float(tape.gradient(y, x, output_gradients=3.0)) == 6.0
