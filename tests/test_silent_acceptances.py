@@ -250,3 +250,53 @@ def test_output_gradients_of_an_int_for_a_float_target_are_refused(grad):
     with kf.GradientTape() as tape:
         y = x * 2.0
     assert float(tape.gradient(y, x, output_gradients=3.0)) == 6.0
+
+
+_IMAGES = np.ones((2, 8, 8, 3), np.float32)
+
+
+@pytest.mark.parametrize("call, error, fragment", [
+    (lambda: keras.layers.MaxPooling3D()(np.ones((2, 4, 4, 4, 3), np.int32)),
+     errors.InvalidArgumentError, "MaxPool3D"),
+    (lambda: keras.layers.AdaptiveMaxPooling3D(2)(np.ones((2, 4, 4, 4, 3), np.int32)),
+     errors.InvalidArgumentError, "AdaptiveMaxPooling3D"),
+    (lambda: keras.layers.AdaptiveAveragePooling2D(2)(np.ones((2, 8, 8, 3), np.int32)),
+     errors.InvalidArgumentError, "AdaptiveAveragePooling2D"),
+    (lambda: keras.layers.AdaptiveAveragePooling1D(2)(np.zeros((0, 0, 0), np.float32)),
+     ValueError, "AdaptiveAveragePooling1D"),
+    (lambda: keras.layers.GroupNormalization(groups=1)(np.zeros((0, 0, 0), np.float32)),
+     ValueError, "groups"),
+    (lambda: keras.layers.ThresholdedReLU()(np.ones((2, 3), np.int32)),
+     errors.InvalidArgumentError, "ThresholdedReLU"),
+    (lambda: keras.layers.Dot(0)([_BATCH, _BATCH]), ValueError, "axes"),
+    (lambda: keras.layers.Dot(2 ** 62)([_BATCH, _BATCH]), ValueError, "axes"),
+    (lambda: keras.layers.CategoryEncoding(4)(kf.constant([-3, 1])),
+     errors.InvalidArgumentError, "CategoryEncoding"),
+    (lambda: keras.layers.CenterCrop(4, 4)(np.ones((2, 8, 8, 3, 3), np.float32)), ValueError,
+     "CenterCrop"),
+    (lambda: keras.layers.CenterCrop(1.5, 4), ValueError, "height"),
+    (lambda: keras.layers.Resizing(1.5, 4), ValueError, "height"),
+    (lambda: keras.layers.RandomCrop(-1, 4), ValueError, "height"),
+    (lambda: keras.layers.RandomRotation(0.2)(np.zeros((0, 0, 0, 0), np.float32)),
+     errors.InvalidArgumentError, "output dimensions must be positive"),
+    (lambda: keras.layers.RandomZoom(0.2)(np.zeros((0, 0, 0, 0), np.float32)),
+     errors.InvalidArgumentError, "output dimensions must be positive"),
+], ids=["maxpool3d_int", "adaptive_max3d_int", "adaptive_avg2d_int", "adaptive_avg_empty",
+        "group_norm_no_channels", "thresholded_relu_int", "dot_batch_axis", "dot_huge_axis",
+        "category_encoding_negative", "center_crop_rank5", "center_crop_float",
+        "resizing_float", "random_crop_negative", "random_rotation_empty",
+        "random_zoom_empty"])
+def test_layers_refuse_what_keras_3_refuses(call, error, fragment):
+    # scripts/bad_input_census.py: TF 2.21 / Keras 3 raise for these; kilnflow returned
+    with pytest.raises(error, match=fragment):
+        call()
+
+
+def test_the_refusals_leave_valid_layer_calls_alone():
+    assert keras.layers.CenterCrop(4, 4)(_IMAGES).shape == (2, 4, 4, 3)
+    assert keras.layers.CenterCrop(4, 4)(_IMAGES[0]).shape == (4, 4, 3)  # one image
+    assert keras.layers.CategoryEncoding(4)(kf.constant([0, 3])).shape == (2, 4)
+    assert keras.layers.Dot(-1)([_BATCH, _BATCH]).shape == (2, 1)
+    assert keras.layers.AdaptiveMaxPooling2D(2)(np.ones((2, 8, 8, 3), np.int32)).shape == \
+        (2, 2, 2, 3)  # MaxPool has int kernels in TF
+    assert keras.layers.ThresholdedReLU()(_BATCH).shape == (2, 3)
