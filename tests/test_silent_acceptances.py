@@ -300,3 +300,18 @@ def test_the_refusals_leave_valid_layer_calls_alone():
     assert keras.layers.AdaptiveMaxPooling2D(2)(np.ones((2, 8, 8, 3), np.int32)).shape == \
         (2, 2, 2, 3)  # MaxPool has int kernels in TF
     assert keras.layers.ThresholdedReLU()(_BATCH).shape == (2, 3)
+
+
+@pytest.mark.parametrize("call, fragment", [
+    (lambda: kf.strings.unsorted_segment_join(kf.constant(["a", "b"]), kf.constant(1), 2),
+     "rank 0"),
+    (lambda: kf.strings.unsorted_segment_join(kf.constant(["a", "b"]), kf.constant([-3, 0]),
+                                              2), "negative"),
+    (lambda: kf.unravel_index(kf.zeros([0], kf.int32), [3, 4]), "empty"),
+    (lambda: kf.random.stateless_categorical(kf.zeros([2, 0]), 2, [1, 2]), "num_classes"),
+], ids=["segment_join_scalar_ids", "segment_join_negative_id", "unravel_empty",
+        "multinomial_no_classes"])
+def test_ops_refuse_what_tf_2_21_refuses(call, fragment):
+    # TF 2.21 (asked): each is an InvalidArgumentError; kilnflow returned a result
+    with pytest.raises(errors.InvalidArgumentError, match=fragment):
+        call()

@@ -196,6 +196,10 @@ def _categorical(logits: Any, num_samples: Any, seed: Any, *,
         raise errors.InvalidArgumentError(errors.with_location(
             f"num_samples should be nonnegative, got {int(num_samples)} "
             f"[Op:StatelessMultinomial]"))
+    if logits.shape[-1] == 0:  # TF: nothing to draw from
+        raise errors.InvalidArgumentError(errors.with_location(
+            "StatelessMultinomial: num_classes (the last dim of `logits`) should be "
+            "positive, got 0 [Op:StatelessMultinomial]"))
     return draw_categorical(key_counter(seed), logits, int(num_samples), dtype)
 
 
