@@ -315,3 +315,12 @@ def test_ops_refuse_what_tf_2_21_refuses(call, fragment):
     # TF 2.21 (asked): each is an InvalidArgumentError; kilnflow returned a result
     with pytest.raises(errors.InvalidArgumentError, match=fragment):
         call()
+
+
+def test_reciprocal_no_nan_of_ints_is_refused():
+    # TF 2.21 (asked): reciprocal_no_nan binds DivNoNan, which has no int kernel
+    with pytest.raises(errors.InvalidArgumentError, match="DivNoNan"):
+        kf.math.reciprocal_no_nan(kf.constant([1, 2]))
+    assert kf.math.reciprocal_no_nan(kf.constant([0.0, 2.0])).numpy().tolist() == [0.0, 0.5]
+    assert kf.math.divide_no_nan(kf.constant([1, 2]), kf.constant([0, 2])).numpy().tolist() \
+        == [0.0, 1.0]  # the Python-level divide_no_nan still casts ints
