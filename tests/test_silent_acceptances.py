@@ -324,3 +324,13 @@ def test_reciprocal_no_nan_of_ints_is_refused():
     assert kf.math.reciprocal_no_nan(kf.constant([0.0, 2.0])).numpy().tolist() == [0.0, 0.5]
     assert kf.math.divide_no_nan(kf.constant([1, 2]), kf.constant([0, 2])).numpy().tolist() \
         == [0.0, 1.0]  # the Python-level divide_no_nan still casts ints
+
+
+@pytest.mark.parametrize("compare", [lambda a, b: a < b, lambda a, b: a <= b,
+                                     lambda a, b: a > b, lambda a, b: a >= b])
+def test_bools_are_not_ordered(compare):
+    # TF 2.21 (census record): Less and friends have no bool kernel; == and != do
+    a = kf.constant([True, False])
+    with pytest.raises(errors.InvalidArgumentError, match="bool"):
+        compare(a, a)
+    assert (a == a).numpy().tolist() == [True, True]
