@@ -334,3 +334,15 @@ def test_bools_are_not_ordered(compare):
     with pytest.raises(errors.InvalidArgumentError, match="bool"):
         compare(a, a)
     assert (a == a).numpy().tolist() == [True, True]
+
+
+@pytest.mark.parametrize("call", [
+    lambda: kf.linalg.eigh_tridiagonal(kf.ones([3]), kf.constant([True, False])),
+    lambda: kf.linalg.eigh_tridiagonal(kf.ones([3]), kf.constant([1, 2])),
+    lambda: kf.random.stateless_poisson([2], [1, 2], kf.constant([True, False])),
+], ids=["tridiagonal_bool_beta", "tridiagonal_int_beta", "poisson_bool_lam"])
+def test_mixed_or_bool_dtypes_are_refused_as_tf_does(call):
+    # TF 2.21 (census record / asked): no cast; the op has no kernel for the mix
+    with pytest.raises(errors.InvalidArgumentError, match="beta|lam"):
+        call()
+    assert kf.random.stateless_poisson([2], [1, 2], kf.constant(3)).shape == (2,)
