@@ -192,7 +192,11 @@ class Variable(TensorOps, metaclass=_VariableMeta):
             with v1_graph.as_default():
                 value = convert_to_tensor(initial_value, dtype)
         self._trainable = True if trainable is None else bool(trainable)
-        var_shape = value.shape if shape is None else TensorShape(shape)
+        try:
+            var_shape = value.shape if shape is None else TensorShape(shape)
+        except (TypeError, ValueError) as exc:  # not a shape: name the argument
+            raise type(exc)(errors.with_location(
+                f"Variable: `shape` {shape!r} is not a shape: {exc}")) from exc
         if shape is not None and not var_shape.is_compatible_with(value.shape):
             raise ValueError(errors.with_location(
                 f"Variable: the initial value's shape {value.shape} is not compatible with "

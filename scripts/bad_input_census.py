@@ -126,7 +126,8 @@ def _cases(bad_inputs, layers_table, apis, samples, kf):
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--kilnflow", help="a checkout whose kilnflow and op samples to use")
-    parser.add_argument("--details", help="print the calls of this class (e.g. silent)")
+    parser.add_argument("--details", "--list", dest="details", default="",
+                        help="print the calls of these classes (e.g. silent or silent,unnamed)")
     parser.add_argument("--by-category", action="store_true")
     opts = parser.parse_args()
     sys.path.insert(0, opts.kilnflow or HERE)
@@ -164,7 +165,7 @@ def main() -> None:
         row = section if not opts.by_category else f"{section}:{key[1] if section != 'apis' else key.split()[-1]}"
         counts[row][klass] += 1
         subs[section][sub] += 1
-        if klass == opts.details:
+        if klass in opts.details.split(","):
             print(f"{section} {key} [{sub}]: {detail[:160]}")
     where = opts.kilnflow or HERE
     print(f"bad-input census of {where} (kilnflow {kf.__file__})")

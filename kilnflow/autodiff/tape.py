@@ -9,11 +9,12 @@ import contextlib
 import enum
 from typing import Any, Iterator, Optional
 
-from kilnflow import nest
+from kilnflow import errors, nest
 from kilnflow.autodiff.accumulate import REGISTERED_GRADIENTS, backward
 from kilnflow.context import ctx
 from kilnflow.ops import array, convert
 from kilnflow.ops import joining, reshaping
+from kilnflow.tensor import Tensor
 
 
 class UnconnectedGradients(enum.Enum):
@@ -36,6 +37,22 @@ def _key_object(x: Any) -> Any:
     """What a source is tracked as: variables by their handle, tensors by themselves."""
     handle = getattr(x, "_handle", None)
     return handle if handle is not None else x
+
+
+def _seed(grad: Any, target: Any, index: int) -> Any:
+    """One entry of `output_gradients` as a tensor of the target's dtype. TF converts it
+    without a dtype and multiplies: a Python int or bool for a float target is an error
+    there, not a cast."""
+    if not isinstance(grad, Tensor) and (target.dtype.is_floating or target.dtype.is_complex):
+        try:
+            natural = convert.convert_to_tensor(grad).dtype
+        except (TypeError, ValueError):
+            natural = None  # the conversion below names the problem
+        if natural is not None and (natural.is_integer or natural.is_bool):
+            raise errors.InvalidArgumentError(
+                f"GradientTape.gradient: `output_gradients[{index}]` is {natural.name} but "
+                f"the target is {target.dtype.name}; give a gradient of the target's dtype")
+    return convert.convert_to_tensor(grad, target.dtype)
 
 
 class GradientTape:
@@ -141,9 +158,8 @@ class GradientTape:
                 raise ValueError(f"GradientTape.gradient: `output_gradients` has "
                                  f"{len(flat_grads)} entries but `target` has "
                                  f"{len(flat_targets)}; give one per target (None for ones)")
-            seeds = [convert.convert_to_tensor(g, t.dtype) if g is not None else
-                     array.gradient_seed(t)
-                     for g, t in zip(flat_grads, flat_targets)]
+            seeds = [_seed(g, t, i) if g is not None else array.gradient_seed(t)
+                     for i, (g, t) in enumerate(zip(flat_grads, flat_targets))]
         keys = [_key_object(s) for s in flat_sources]
         # A persistent tape still active records its own gradient ops, like TF, so the
         # gradient of that gradient works; the walk reads a snapshot of the records.

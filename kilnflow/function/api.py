@@ -53,6 +53,9 @@ class Function:
         self.jit_compile = jit_compile
         self._name = name or getattr(python_function, "__name__", "function")
         self._signature = signature_of(python_function)
+        if input_signature is not None and not hasattr(input_signature, "__iter__"):
+            raise TypeError(f"function: `input_signature` must be a tuple or a list of "
+                            f"TensorSpec objects, got {input_signature!r}")
         self.input_signature = None if input_signature is None else tuple(input_signature)
         self._cache: Dict[Any, ConcreteFunction] = {}
         self._general: List[tuple] = []   # (relaxed key, concrete) for reduce_retracing

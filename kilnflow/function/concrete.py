@@ -84,7 +84,8 @@ class ConcreteFunction:
         except errors.OpError:
             raise
         except Exception as exc:  # map the failing generated line back to the op
-            raise self._runtime_error(exc) from None
+            # a new error keeps the kernel's own as its cause
+            raise (mapped := self._runtime_error(exc)) from (None if mapped is exc else exc)
         if self._single:
             out = outs[0]
             if type(out) is np.ndarray:
@@ -103,7 +104,8 @@ class ConcreteFunction:
         except errors.OpError:
             raise
         except Exception as exc:  # map the failing generated line back to the op
-            raise self._runtime_error(exc) from None
+            # a new error keeps the kernel's own as its cause
+            raise (mapped := self._runtime_error(exc)) from (None if mapped is exc else exc)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         from kilnflow.function.trace_key import make_key

@@ -296,7 +296,11 @@ def linspace(start: Any, stop: Any, num: Any, name: Optional[str] = None,
     count = python_int(num, "LinSpace", "num")
     if count < 0:
         raise invalid_argument(f"Requires num >= 0, got {count}", "LinSpace")
-    batch = broadcast_shapes(start_t.shape, stop_t.shape)
+    try:
+        batch = broadcast_shapes(start_t.shape, stop_t.shape)
+    except ValueError as exc:  # TF: BroadcastArgs of start and stop fails
+        raise invalid_argument(f"`start` and `stop` do not broadcast: {exc}", "LinSpace") \
+            from exc
     axis = axis_arg(axis, None if batch.rank is None else batch.rank + 1, "LinSpace")
     return bind(LINSPACE, (start_t, stop_t), {"num": count, "axis": axis}, name=name)
 

@@ -179,6 +179,10 @@ def _hits_rule(true_classes: Any, sampled: Any, *, num_true: int) -> list:
 
 
 def _hits_kernel(true_classes: Any, sampled: Any, *, num_true: int) -> tuple:
+    if true_classes.ndim != 2 or true_classes.shape[1] != num_true:
+        raise errors.InvalidArgumentError(errors.with_location(
+            f"true_classes must be a batch_size * num_true matrix, got shape "
+            f"{list(true_classes.shape)} for num_true {num_true} [Op:ComputeAccidentalHits]"))
     rows, _, columns = np.nonzero(true_classes[:, :, None] == sampled[None, None, :])
     order = np.lexsort((columns, rows))
     rows, columns = rows[order], columns[order]
@@ -194,6 +198,13 @@ def compute_accidental_hits(true_classes: Any, sampled_candidates: Any, num_true
                             seed: Optional[int] = None, name: Optional[str] = None) -> tuple:
     """(indices, ids, weights) of sampled candidates equal to a true class of their row:
     row index, position in sampled_candidates, and -FLT_MAX to add to those logits."""
+    for i, (arg, value) in enumerate((("true_classes", true_classes),
+                                      ("sampled_candidates", sampled_candidates))):
+        if isinstance(value, Tensor) and value.dtype != _dtypes.int64:  # TF never casts
+            raise errors.InvalidArgumentError(errors.with_location(
+                f"cannot compute ComputeAccidentalHits as input #{i}(zero-based) `{arg}` was "
+                f"expected to be a int64 tensor but is a {value.dtype.name} tensor "
+                f"[Op:ComputeAccidentalHits]"))
     true_classes = cast(convert_to_tensor(true_classes), _dtypes.int64)
     sampled = cast(convert_to_tensor(sampled_candidates), _dtypes.int64)
     return bind(ACCIDENTAL_HITS, (true_classes, sampled), {"num_true": int(num_true)},

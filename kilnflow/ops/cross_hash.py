@@ -89,7 +89,7 @@ def cross_hashed_dense(inputs: Sequence[Any], num_buckets: int = 0,
             f"cross_hashed: `inputs` must be a non-empty list of tensors, got {inputs!r}"))
     if not isinstance(num_buckets, (int, np.integer)) or num_buckets < 0:
         raise errors.InvalidArgumentError(errors.with_location(
-            f"cross_hashed: num_buckets must be a non-negative int, got {num_buckets!r}"))
+            f"cross_hashed: `num_buckets` must be a non-negative int, got {num_buckets!r}"))
     columns = tuple(convert_to_tensor(x) for x in inputs)
     key = DEFAULT_HASH_KEY if hash_key is None else int(hash_key)
     return bind(DENSE_CROSS_HASHED, columns, {"num_buckets": int(num_buckets),

@@ -8,6 +8,7 @@ from typing import Any, Optional
 import numpy as np
 
 from kilnflow import dtypes as _dtypes
+from kilnflow import errors
 from kilnflow.core.opdef import bind, defop
 from kilnflow.ops import array, math, reshaping
 from kilnflow.ops.convert import convert_to_tensor
@@ -129,6 +130,11 @@ def _lu_kernel(x: Any) -> tuple:
             factors = lu[..., k + 1:, k] / diagonal[..., None]
         lu[..., k + 1:, k] = factors
         lu[..., k + 1:, k + 1:] -= factors[..., :, None] * lu[..., k, None, k + 1:]
+    with np.errstate(invalid="ignore"):
+        pivots_ok = (np.abs(np.diagonal(lu, axis1=-2, axis2=-1)) > 0).all()
+    if not pivots_ok:  # TF's LU: a zero or NaN pivot (NumPy would go on with inf/NaN)
+        raise errors.InvalidArgumentError(errors.with_location(
+            "Input is not invertible: `input` has a zero or NaN pivot [Op:Lu]"))
     return lu, perm
 
 

@@ -10,6 +10,7 @@ from typing import Any, Optional
 import numpy as np
 
 from kilnflow import dtypes as _dtypes
+from kilnflow import errors
 from kilnflow.core import rules
 from kilnflow.core.opdef import bind, check_dtypes, defop, np_errors_ignored
 from kilnflow.ops import array, ragged_hooks
@@ -232,4 +233,8 @@ def realdiv(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
 def reciprocal_no_nan(x: Any, name: Optional[str] = None) -> Tensor:
     """Returns 0 where x == 0, else 1 / x."""
     x = convert_to_tensor(x)
+    if not (x.dtype.is_floating or x.dtype.is_complex):  # TF binds DivNoNan: no int kernel
+        raise errors.InvalidArgumentError(errors.with_location(
+            f"reciprocal_no_nan: `x` of dtype {x.dtype.name} is not in the list of allowed "
+            f"values: half, float, bfloat16, double, complex64, complex128 [Op:DivNoNan]"))
     return divide_no_nan(array.ones_like(x), x, name=name)

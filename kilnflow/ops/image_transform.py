@@ -192,10 +192,10 @@ def image_projective_transform_v3(images: Any, transforms: Any, output_shape: An
             raise ValueError("ImageProjectiveTransformV3: output_shape must be known when the "
                              "graph is built")
     size = tuple(int(s) for s in np.asarray(size).ravel())
-    if len(size) != 2 or min(size) < 0:
+    if len(size) != 2 or min(size) <= 0:  # TF: "output dimensions must be positive"
         raise errors.InvalidArgumentError(
-            None, None, f"ImageProjectiveTransformV3: output_shape must be 2 non-negative "
-            f"ints, got {list(size)}")
+            None, None, f"ImageProjectiveTransformV3: `output_shape` must be 2 positive ints "
+            f"(output dimensions must be positive), got {list(size)}")
     fill = convert_to_tensor(fill_value, dtype=_dtypes.float32)
     return bind(TRANSFORM, (images, transforms, fill),
                 {"output_shape": size, "interpolation": interpolation, "fill_mode": fill_mode},

@@ -313,18 +313,17 @@ def clip_by_value(t: Any, clip_value_min: Any, clip_value_max: Any,
 
 # ---------------------------------------------------------------- comparisons and logic
 
-def _comparison(name: str, kernel: Any, fusable: str, extra: frozenset = frozenset()):
-    return _binary(name, kernel, None, NUMERIC | BOOL | extra, fusable,
-                   out_dtype=_dtypes.bool)
+def _comparison(name: str, kernel: Any, fusable: str, extra: frozenset = BOOL):
+    return _binary(name, kernel, None, NUMERIC | extra, fusable, out_dtype=_dtypes.bool)
 
 
-LESS = _comparison("Less", np.less, "({0} < {1})")
-LESS_EQUAL = _comparison("LessEqual", np.less_equal, "({0} <= {1})")
-GREATER = _comparison("Greater", np.greater, "({0} > {1})")
-GREATER_EQUAL = _comparison("GreaterEqual", np.greater_equal, "({0} >= {1})")
-EQUAL = _comparison("Equal", np.equal, "({0} == {1})", frozenset({_dtypes.string}))
-NOT_EQUAL = _comparison("NotEqual", np.not_equal, "({0} != {1})",
-                        frozenset({_dtypes.string}))
+# TF orders numbers only: Less and friends have no bool kernel (Equal does)
+LESS = _comparison("Less", np.less, "({0} < {1})", frozenset())
+LESS_EQUAL = _comparison("LessEqual", np.less_equal, "({0} <= {1})", frozenset())
+GREATER = _comparison("Greater", np.greater, "({0} > {1})", frozenset())
+GREATER_EQUAL = _comparison("GreaterEqual", np.greater_equal, "({0} >= {1})", frozenset())
+EQUAL = _comparison("Equal", np.equal, "({0} == {1})", BOOL | {_dtypes.string})
+NOT_EQUAL = _comparison("NotEqual", np.not_equal, "({0} != {1})", BOOL | {_dtypes.string})
 LOGICAL_AND = _binary("LogicalAnd", np.logical_and, None, BOOL, "({0} & {1})")
 LOGICAL_OR = _binary("LogicalOr", np.logical_or, None, BOOL, "({0} | {1})")
 LOGICAL_NOT = _unary("LogicalNot", np.logical_not, None, BOOL, "(~{0})")

@@ -134,7 +134,12 @@ def _bincount_kernel(values: Any, weights: Any, *, minlength: int, maxlength: in
     if maxlength >= 0:
         size = min(size, maxlength)
     rows = values.reshape(-1, values.shape[-1]) if values.ndim == 2 else values.reshape(1, -1)
-    w = None if weights.size == 0 else np.broadcast_to(weights, values.shape).reshape(rows.shape)
+    if weights.size and weights.size != values.size:  # TF never broadcasts the weights
+        raise errors.InvalidArgumentError(errors.with_location(
+            f"bincount: `weights` must be the same shape as `arr` or a length-0 Tensor, in "
+            f"which case it acts as all weights equal to 1. Received {list(weights.shape)} "
+            f"[Op:DenseBincount]"))
+    w = None if weights.size == 0 else weights.reshape(rows.shape)
     out = np.zeros((rows.shape[0], size), dtype.as_numpy_dtype)
     for r in range(rows.shape[0]):
         keep = rows[r] < size
@@ -145,6 +150,9 @@ def _bincount_kernel(values: Any, weights: Any, *, minlength: int, maxlength: in
 
 BINCOUNT = defop("DenseBincount", shape=_bincount_rule, kernel=_bincount_kernel,
                  same_dtype=False, dtypes=frozenset((_dtypes.int32, _dtypes.int64)))
+
+
+_WEIGHT_DTYPES = frozenset((_dtypes.int32, _dtypes.int64, _dtypes.float32, _dtypes.float64))
 
 
 def bincount(arr: Any, weights: Any = None, minlength: Any = None, maxlength: Any = None,
@@ -172,6 +180,10 @@ def bincount(arr: Any, weights: Any = None, minlength: Any = None, maxlength: An
     else:
         weights_t = convert_to_tensor(weights)
         out_dtype = weights_t.dtype
+        if out_dtype not in _WEIGHT_DTYPES:
+            raise errors.InvalidArgumentError(errors.with_location(
+                f"bincount: `weights` of dtype {out_dtype.name} is not in the list of allowed "
+                f"values: int32, int64, float32, float64 [Op:DenseBincount]"))
     return bind(BINCOUNT, (arr, weights_t), {
         "minlength": -1 if minlength is None else int(minlength),
         "maxlength": -1 if maxlength is None else int(maxlength),

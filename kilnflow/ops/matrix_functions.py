@@ -206,6 +206,9 @@ def eigh_tridiagonal(alpha: Any, beta: Any, eigvals_only: bool = True, select: s
     if b.shape.rank != 1 or b.shape[0] not in (None, n - 1):
         raise invalid_argument(f"eigh_tridiagonal: `beta` must have {n - 1} entries, got "
                                f"shape {b.shape}", "EighTridiagonal")
+    if not b.dtype.is_complex and b.dtype != a.dtype:  # TF casts neither: a mixed Op fails
+        raise invalid_argument(f"eigh_tridiagonal: `beta` of dtype {b.dtype.name} does not "
+                               f"match `alpha` of dtype {a.dtype.name}", "EighTridiagonal")
     dtype = b.dtype if b.dtype.is_complex else a.dtype
     a_c, b_c = math.cast(a, dtype), math.cast(b, dtype)
     matrix = diag(a_c)

@@ -245,7 +245,11 @@ def _pool3d(pool2d: Any, combine: Any, input: Any, ksize: Any, strides: Any,  # 
     op = "MaxPool3D" if pool2d is conv.max_pool2d else "AvgPool3D"
     if data_format != "NDHWC" or x.shape.rank != 5 or x.shape[1] is None:
         raise errors.InvalidArgumentError(errors.with_location(
-            f"{op}: 3-D pooling needs NDHWC 5-D input with a known depth, got {x.shape}"))
+            f"{op}: 3-D pooling needs `input` in NDHWC 5-D with a known depth, got {x.shape}"))
+    if not x.dtype.is_floating:  # TF's 3-D pooling kernels are float only
+        raise errors.InvalidArgumentError(errors.with_location(
+            f"{op}: `input` of dtype {x.dtype.name} is not in the list of allowed values: "
+            f"half, bfloat16, float [Op:{op}]"))
     ksize = [int(k) for k in ([ksize] * 3 if isinstance(ksize, (int, np.integer)) else ksize)]
     strides = [int(k) for k in ([strides] * 3 if isinstance(strides, (int, np.integer))
                                 else strides)]

@@ -37,6 +37,9 @@ def _unravel_rule(indices: Any, dims: Any) -> TensorSpec:
 
 
 def _unravel_kernel(indices: Any, dims: Any) -> Any:
+    if indices.size == 0:  # TF refuses an empty `indices`
+        raise ValueError(f"unravel_index: received empty tensor `indices` of shape "
+                         f"{list(indices.shape)}")
     if np.any(dims <= 0):
         raise ValueError(f"Input dims must be positive, got {dims.tolist()}")
     total = int(np.prod(dims.astype(np.int64)))

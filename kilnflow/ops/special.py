@@ -309,9 +309,29 @@ def _betainc_grad(op: Any, dy: Any) -> list:
     return [None, None, dy * exp((a - 1) * log(x) + (b - 1) * log1p(-x) - log_beta)]
 
 
-BETAINC = defop("Betainc", shape=rules.broadcast(), dtypes=FLOATS, grad=_betainc_grad,
-                kernel=np_errors_ignored(
-                    lambda a, b, x: _as(x, _per_element(_betainc_scalar, a, b, x))))
+def _same_or_scalar(a: Any, b: Any, x: Any) -> None:
+    """TF's Betainc does not broadcast: every non-scalar input has one shape."""
+    shapes = [(n, s) for n, s in (("a", a), ("b", b), ("x", x)) if s != ()]
+    for n, s in shapes[1:]:
+        if s != shapes[0][1]:
+            raise ValueError(f"Shapes of `{shapes[0][0]}` and `{n}` are inconsistent: "
+                             f"{list(shapes[0][1])} vs. {list(s)}")
+
+
+def _betainc_rule(a: Any, b: Any, x: Any) -> Any:
+    known = [t.shape for t in (a, b, x)]
+    if all(s.is_fully_defined() for s in known):
+        _same_or_scalar(*(tuple(s.as_list()) for s in known))
+    return rules.broadcast()(a, b, x)
+
+
+def _betainc_kernel(a: np.ndarray, b: np.ndarray, x: np.ndarray) -> np.ndarray:
+    _same_or_scalar(np.shape(a), np.shape(b), np.shape(x))
+    return _as(x, _per_element(_betainc_scalar, a, b, x))
+
+
+BETAINC = defop("Betainc", shape=_betainc_rule, dtypes=FLOATS, grad=_betainc_grad,
+                kernel=np_errors_ignored(_betainc_kernel))
 
 
 # ---------------------------------------------------------------- public functions

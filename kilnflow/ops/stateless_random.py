@@ -196,6 +196,10 @@ def _categorical(logits: Any, num_samples: Any, seed: Any, *,
         raise errors.InvalidArgumentError(errors.with_location(
             f"num_samples should be nonnegative, got {int(num_samples)} "
             f"[Op:StatelessMultinomial]"))
+    if logits.shape[-1] == 0:  # TF: nothing to draw from
+        raise errors.InvalidArgumentError(errors.with_location(
+            "StatelessMultinomial: num_classes (the last dim of `logits`) should be "
+            "positive, got 0 [Op:StatelessMultinomial]"))
     return draw_categorical(key_counter(seed), logits, int(num_samples), dtype)
 
 
@@ -447,6 +451,10 @@ def stateless_poisson(shape: Any, seed: Any, lam: Any, dtype: Any = _dtypes.int3
                       name: Optional[str] = None) -> Tensor:
     """Deterministic Poisson draws with rate `lam` (broadcast to `shape`)."""
     lam = convert_to_tensor(lam)
+    if not (lam.dtype.is_floating or lam.dtype in (_dtypes.int32, _dtypes.int64)):
+        raise errors.InvalidArgumentError(errors.with_location(
+            f"stateless_poisson: `lam` of dtype {lam.dtype.name} is not in the list of allowed "
+            f"values: half, float, double, int32, int64 [Op:StatelessRandomPoisson]"))
     if not lam.dtype.is_floating:
         lam = cast(lam, _dtypes.float32)
     return bind(STATELESS_POISSON, (shape_argument(shape)[0], seed_tensor(seed), lam),

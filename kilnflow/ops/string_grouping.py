@@ -29,6 +29,8 @@ def _segment_join_rule(x: Any, ids: Any, count: Any, *, separator: str) -> Tenso
                         "int64")
     if count.shape.rank not in (None, 0):
         raise ValueError(f"num_segments must be a scalar, got shape {count.shape}")
+    if ids.shape.rank == 0:  # TF: "Segment_id cannot have rank 0"
+        raise ValueError("UnsortedSegmentJoin: `segment_ids` cannot have rank 0")
     if x.shape.rank is None or ids.shape.rank is None:
         return TensorSpec(None, _dtypes.string)
     if not TensorShape(x.shape.as_list()[:ids.shape.rank]).is_compatible_with(ids.shape):
@@ -44,14 +46,14 @@ def _segment_join_kernel(x: np.ndarray, ids: np.ndarray, count: np.ndarray, *,
     segments = int(count)
     flat_ids = ids.reshape(-1)
     rows = x.reshape((flat_ids.size,) + x.shape[ids.ndim:])
-    if np.any(flat_ids >= segments):
-        bad = int(flat_ids[flat_ids >= segments][0])
+    if np.any((flat_ids >= segments) | (flat_ids < 0)):  # TF 2.21 refuses negative ids too
+        bad = int(flat_ids[(flat_ids >= segments) | (flat_ids < 0)][0])
         raise errors.InvalidArgumentError(errors.with_location(
-            f"segment_ids[{bad}] is out of range [0, {segments}) [Op:UnsortedSegmentJoin]"))
+            f"segment_ids are not allowed to exceed num_segments or to have negative values: "
+            f"`segment_ids` holds {bad}, outside [0, {segments}) [Op:UnsortedSegmentJoin]"))
     pieces: list = [[] for _ in range(segments)]
     for i, segment in enumerate(flat_ids):
-        if segment >= 0:  # negative ids are dropped, as in TF
-            pieces[segment].append(rows[i:i + 1].reshape(rows.shape[1:]))  # arrays, even 0-d
+        pieces[segment].append(rows[i:i + 1].reshape(rows.shape[1:]))  # arrays, even 0-d
     sep = separator.encode("utf-8", "surrogateescape")
     out = np.empty((segments,) + x.shape[ids.ndim:], object)
     for segment, members in enumerate(pieces):

@@ -477,7 +477,7 @@ def _substr_kernel(x: np.ndarray, pos: np.ndarray, size: np.ndarray, *, unit: st
         p, n = int(ps[index]), int(ns[index])
         if not -len(text) <= p <= len(text):
             raise errors.InvalidArgumentError(errors.with_location(
-                f"pos {p} out of range for string {s!r} at index {list(index)}"))
+                f"Substr: pos {p} out of range for string {s!r} at index {list(index)}"))
         start = p + len(text) if p < 0 else p
         piece = text[start:start + max(n, 0)]
         out[index] = piece.encode("utf-8") if unit == "UTF8_CHAR" else piece

@@ -328,6 +328,8 @@ def while_loop(cond: Callable, body: Callable, loop_vars: Any, shape_invariants:
     """
     single = not isinstance(loop_vars, (list, tuple))
     structure = [loop_vars] if single else loop_vars
+    if not structure:  # TF refuses an empty loop (cond would get no arguments)
+        raise ValueError(errors.with_location("while_loop: `loop_vars` must be provided"))
     if maximum_iterations is not None and not is_symbolic(maximum_iterations):
         maximum_iterations = int(maximum_iterations)
     flat = nest.flatten(structure)

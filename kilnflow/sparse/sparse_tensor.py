@@ -46,21 +46,24 @@ class SparseTensor(CompositeTensor):
         i_shape, v_shape = self._indices.shape, self._values.shape
         s_shape = self._dense_shape.shape
         if i_shape.rank not in (None, 2):
-            raise ValueError(f"Shape {i_shape} must have rank 2 (indices of a SparseTensor)")
+            raise ValueError(f"Shape {i_shape} must have rank 2 (`indices` of a SparseTensor)")
         if v_shape.rank not in (None, 1):
-            raise ValueError(f"Shape {v_shape} must have rank 1 (values of a SparseTensor)")
+            raise ValueError(f"Shape {v_shape} must have rank 1 (`values` of a SparseTensor)")
         if s_shape.rank not in (None, 1):
-            raise ValueError(f"Shape {s_shape} must have rank 1 (dense_shape of a SparseTensor)")
+            raise ValueError(f"Shape {s_shape} must have rank 1 (`dense_shape` of a SparseTensor)")
         nnz, rank = (i_shape.as_list() if i_shape.rank == 2 else [None, None])
         if None not in (nnz, v_shape.rank) and v_shape.as_list()[0] not in (None, nnz):
             raise ValueError(f"Dimensions {nnz} and {v_shape.as_list()[0]} are not compatible: "
-                             f"indices has {nnz} rows but values has {v_shape.as_list()[0]}")
+                             f"`indices` has {nnz} rows but `values` has {v_shape.as_list()[0]}")
         if s_shape.rank == 1 and None not in (rank, s_shape.as_list()[0]) and \
                 rank != s_shape.as_list()[0]:
             raise ValueError(f"Dimensions {rank} and {s_shape.as_list()[0]} are not "
-                             f"compatible: indices has {rank} columns but dense_shape has "
+                             f"compatible: `indices` has {rank} columns but `dense_shape` has "
                              f"{s_shape.as_list()[0]} dims")
-        self._shape = _static_shape(self._dense_shape)
+        try:
+            self._shape = _static_shape(self._dense_shape)
+        except ValueError as exc:  # a negative dim
+            raise ValueError(f"SparseTensor `dense_shape`: {exc}") from exc
 
     @classmethod
     def from_value(cls, value: Any) -> "SparseTensor":

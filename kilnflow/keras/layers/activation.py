@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+from kilnflow import errors
 from kilnflow.keras import activations as _activations
 from kilnflow.keras import constraints as _constraints
 from kilnflow.keras import initializers as _initializers
@@ -59,6 +60,10 @@ class ThresholdedReLU(_Elementwise):
         self.theta = float(theta)
 
     def call(self, inputs: Any) -> Any:
+        if not inputs.dtype.is_floating:  # TF: Greater of the inputs and the float theta
+            raise errors.InvalidArgumentError(errors.with_location(
+                f"Layer '{self.name}' (ThresholdedReLU): `inputs` of dtype {inputs.dtype.name} "
+                f"cannot be compared with the float theta {self.theta}"))
         return inputs * kmath.cast(inputs > self.theta, inputs.dtype)
 
     def get_config(self) -> dict:

@@ -9,7 +9,7 @@ import numpy as np
 
 from kilnflow import dtypes as _dtypes
 from kilnflow.keras.layers.base import Layer
-from kilnflow.ops import array
+from kilnflow.ops import array, checks
 from kilnflow.ops import math as kmath
 from kilnflow.ops import reduction
 from kilnflow.ops import reshaping
@@ -39,6 +39,9 @@ class CategoryEncoding(Layer):
 
     def call(self, inputs: Any, count_weights: Any = None) -> Any:
         ids = kmath.cast(inputs, _dtypes.int32)
+        # TF counts with DenseBincount, which refuses negative ids (one_hot gave zeros)
+        checks.assert_non_negative(ids, message=f"Layer '{self.name}' (CategoryEncoding): "
+                                   f"`inputs` must be non-negative")
         if self.output_mode == "one_hot":
             if ids.shape.rank and ids.shape.rank > 1 and ids.shape[-1] == 1:
                 ids = reshaping.squeeze(ids, [-1])

@@ -301,6 +301,15 @@ class Lambda(Layer):
 
 # ---------------------------------------------------------------- merging
 
+def _no_scalars(layer: Layer, inputs: Sequence) -> None:
+    """Keras 3 merges tensors with a batch dimension: a scalar input is a ValueError there
+    (its rank-matching reshape fails), not a broadcast."""
+    for i, x in enumerate(inputs):
+        if getattr(getattr(x, "shape", None), "rank", None) == 0:
+            raise ValueError(f"A {type(layer).__name__} layer's `inputs[{i}]` is a scalar; "
+                             f"every input needs a batch dimension. Received: inputs={inputs}")
+
+
 class _Merge(Layer):
     """Combines a list of same-shaped tensors elementwise."""
 
@@ -311,6 +320,7 @@ class _Merge(Layer):
         if not isinstance(inputs, (list, tuple)) or len(inputs) < 2:
             raise ValueError(f"A {type(self).__name__} layer should be called on a list of at "
                              f"least 2 inputs. Received: inputs={inputs}")
+        _no_scalars(self, inputs)
         out = inputs[0]
         for x in inputs[1:]:
             out = self._merge(out, x)
@@ -351,6 +361,7 @@ class Subtract(_Merge):
     def call(self, inputs: Sequence) -> Any:
         if not isinstance(inputs, (list, tuple)) or len(inputs) != 2:
             raise ValueError("A Subtract layer should be called on exactly 2 inputs")
+        _no_scalars(self, inputs)
         return inputs[0] - inputs[1]
 
 

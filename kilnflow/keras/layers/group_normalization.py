@@ -43,6 +43,9 @@ class GroupNormalization(Layer):
         if channels is None:
             raise ValueError(f"Axis {self.axis} of input tensor should have a defined "
                              f"dimension but the layer received an input with shape {shape}.")
+        if self.groups > channels:  # Keras 3's check (0 channels would pass the one below)
+            raise ValueError(f"Number of groups ({self.groups}) cannot be more than the "
+                             f"number of channels ({channels}).")
         if channels % self.groups:
             raise ValueError(f"Number of groups ({self.groups}) must be a multiple of the "
                              f"number of channels ({channels}).")

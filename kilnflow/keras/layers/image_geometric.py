@@ -12,6 +12,7 @@ import math as pymath
 from typing import Any, Optional
 
 from kilnflow.keras.layers.image_base import ImageLayer, factor_pair, saturate_to
+from kilnflow.keras.layers.layer_utils import image_sizes
 from kilnflow.ops import array, joining, math as kmath, reshaping
 from kilnflow.ops.image import resize
 from kilnflow.ops.image_transform import image_projective_transform_v3
@@ -238,7 +239,7 @@ class Resizing(ImageLayer):
         if crop_to_aspect_ratio and pad_to_aspect_ratio:
             raise ValueError("Only one of `pad_to_aspect_ratio` & `crop_to_aspect_ratio` can be "
                              "`True`.")
-        self.height, self.width = int(height), int(width)
+        self.height, self.width = image_sizes("Resizing", height, width)
         self.interpolation = interpolation
         self.crop_to_aspect_ratio = bool(crop_to_aspect_ratio)
         self.pad_to_aspect_ratio = bool(pad_to_aspect_ratio)
@@ -276,7 +277,7 @@ class RandomCrop(ImageLayer):
     def __init__(self, height: int, width: int, seed: Optional[int] = None,
                  data_format: Optional[str] = None, name: Optional[str] = None, **kwargs: Any):
         super().__init__(seed=seed, data_format=data_format, name=name, **kwargs)
-        self.height, self.width = int(height), int(width)
+        self.height, self.width = image_sizes("RandomCrop", height, width)
 
     def transform(self, images: Any, training: Any) -> Any:
         if not training:

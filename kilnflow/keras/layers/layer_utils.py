@@ -72,6 +72,16 @@ def deserialize(config: dict, custom_objects: Optional[dict] = None) -> Any:
     return deserialize_keras_object(config, custom_objects=custom_objects)
 
 
+def image_sizes(layer: str, height: Any, width: Any) -> tuple:
+    """(height, width) as ints; a fractional or negative size is TF's error (there at call
+    time: a float size has no int32 kernel), not a silent int() truncation."""
+    for argument, value in (("height", height), ("width", width)):
+        if isinstance(value, float) and not value.is_integer() or int(value) < 0:
+            raise ValueError(f"{layer}: `{argument}` must be a non-negative integer, "
+                             f"received {argument}={value!r}")
+    return int(height), int(width)
+
+
 class InputSpec:
     """The rank, dtype and shape a layer accepts for each input (None dims match any).
 

@@ -23,6 +23,10 @@ class Dot(Layer):
 
     def _axes(self, a: Any, b: Any) -> tuple:
         axes = (self.axes, self.axes) if isinstance(self.axes, int) else self.axes
+        for axis, x in zip(axes, (a, b)):
+            if not -x.shape.rank < axis < x.shape.rank or axis % x.shape.rank == 0:
+                raise ValueError(f"Dot: cannot perform batch_dot over `axes` {self.axes} for "
+                                 f"an input of rank {x.shape.rank} (axis 0 is the batch)")
         return axes[0] % a.shape.rank, axes[1] % b.shape.rank
 
     def call(self, inputs: Sequence) -> Any:

@@ -124,6 +124,16 @@ class _AdaptivePooling(Layer):
     def call(self, inputs: Any) -> Any:
         first = self.data_format == "channels_first"
         x = inputs
+        mean = type(self)._reduce is reduction.reduce_mean
+        if not inputs.dtype.is_floating and (mean or self.rank == 3):
+            # TF pools with AvgPool / MaxPool3D, which have float kernels only
+            raise errors.InvalidArgumentError(errors.with_location(
+                f"Layer '{self.name}' ({type(self).__name__}): `inputs` of dtype "
+                f"{inputs.dtype.name} is not in the list of allowed values: half, bfloat16, "
+                f"float, double"))
+        if mean and 0 in [inputs.shape[a] for a in self._spatial_axes()]:
+            raise ValueError(f"Layer '{self.name}' ({type(self).__name__}): `inputs` of shape "
+                             f"{inputs.shape} has an empty spatial dimension to average")
         # one slice per output position: check the output's size before the loop
         count = math.prod(self.output_size) * math.prod(
             d or 1 for i, d in enumerate(inputs.shape) if i not in self._spatial_axes())

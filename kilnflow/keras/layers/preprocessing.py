@@ -7,6 +7,7 @@ from typing import Any, Optional
 import numpy as np
 
 from kilnflow.keras.layers.base import Layer
+from kilnflow.keras.layers.layer_utils import image_sizes
 from kilnflow.ops import math as kmath
 from kilnflow.ops import nn as knn
 from kilnflow.ops.convert import convert_to_tensor
@@ -122,11 +123,15 @@ class CenterCrop(Layer):
     def __init__(self, height: int, width: int, data_format: Optional[str] = None,
                  **kwargs: Any):
         super().__init__(**kwargs)
-        self.height, self.width = int(height), int(width)
+        self.height, self.width = image_sizes("CenterCrop", height, width)
         self.data_format = data_format or "channels_last"
 
     def call(self, inputs: Any) -> Any:
-        h_axis = 2 if self.data_format == "channels_first" else 1
+        rank = inputs.shape.rank
+        if rank not in (3, 4):  # Keras 3: a batch of images or one image
+            raise ValueError(f"Layer '{self.name}' (CenterCrop): `inputs` must be 3-D or 4-D "
+                             f"images, got shape {inputs.shape}")
+        h_axis = rank - (2 if self.data_format == "channels_first" else 3)
         h, w = inputs.shape[h_axis], inputs.shape[h_axis + 1]
         if h is None or w is None or h < self.height or w < self.width:
             raise NotImplementedError(f"{self.name}: CenterCrop needs known image sizes at "

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kilnflow import errors
 from kilnflow.keras import activations as _activations
 from kilnflow.keras import backend
 from kilnflow.keras import initializers as _initializers
@@ -279,6 +280,11 @@ class RNN(Layer):
     def call(self, inputs: Any, initial_state: Any = None, training: Any = None,
              mask: Any = None) -> Any:
         cell = self.cell
+        if getattr(inputs, "shape", None) is not None and inputs.shape.rank == 3 \
+                and inputs.shape[1] == 0:  # TF: slicing step 0 of no steps fails
+            raise errors.InvalidArgumentError(
+                f"{type(self).__name__}: `sequences` has no timesteps (shape "
+                f"{inputs.shape}); a recurrent layer needs at least one step")
         if initial_state is None:
             states = self._initial_states(inputs)
         else:
