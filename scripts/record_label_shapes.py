@@ -12,9 +12,11 @@ import sys
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "tests", "keras"))
+from label_shape_forms import FORMS  # noqa: E402  (the pairs the test feeds kilnflow)
 OUT = os.path.join(HERE, "..", "tests", "keras", "data", "label_shapes_tf.json")
 
-N, C = 6, 3
+N = 6
 INPUTS = {
     "y01": [0, 1, 1, 0, 1, 0],
     "p_col": [[0.9], [0.8], [0.3], [0.2], [0.6], [0.7]],
@@ -22,22 +24,6 @@ INPUTS = {
     "p_cat": [[0.7, 0.2, 0.1], [0.1, 0.3, 0.6], [0.2, 0.5, 0.3], [0.3, 0.4, 0.3],
               [0.5, 0.25, 0.25], [0.2, 0.2, 0.6]],
     "ids_pred": [0, 2, 2, 1, 0, 1],
-}
-# form -> (labels, predictions) built from INPUTS
-FORMS = {
-    "binary_flat": lambda d: (np.array(d["y01"], np.float32), np.array(d["p_col"], np.float32)),
-    "binary_column": lambda d: (np.array(d["y01"], np.float32)[:, None],
-                                np.array(d["p_col"], np.float32)),
-    "binary_flat_pred": lambda d: (np.array(d["y01"], np.float32)[:, None],
-                                   np.array(d["p_col"], np.float32)[:, 0]),
-    "one_hot": lambda d: (np.eye(C, dtype=np.float32)[d["sparse"]],
-                          np.array(d["p_cat"], np.float32)),
-    "sparse_flat": lambda d: (np.array(d["sparse"], np.int32), np.array(d["p_cat"], np.float32)),
-    "sparse_column": lambda d: (np.array(d["sparse"], np.int32)[:, None],
-                                np.array(d["p_cat"], np.float32)),
-    "ids_flat": lambda d: (np.array(d["sparse"], np.int32), np.array(d["ids_pred"], np.int32)),
-    "ids_column": lambda d: (np.array(d["sparse"], np.int32)[:, None],
-                             np.array(d["ids_pred"], np.int32)),
 }
 # constructor arguments for classes that need some
 METRIC_ARGS = {

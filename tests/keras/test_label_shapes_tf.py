@@ -12,26 +12,11 @@ import numpy as np
 import pytest
 
 from kilnflow import keras
+from tests.keras.label_shape_forms import FORMS
 
 DATA = json.load(open(os.path.join(os.path.dirname(__file__), "data",
                                    "label_shapes_tf.json")))
 INPUTS = DATA["inputs"]
-C = 3
-FORMS = {
-    "binary_flat": lambda d: (np.array(d["y01"], np.float32), np.array(d["p_col"], np.float32)),
-    "binary_column": lambda d: (np.array(d["y01"], np.float32)[:, None],
-                                np.array(d["p_col"], np.float32)),
-    "binary_flat_pred": lambda d: (np.array(d["y01"], np.float32)[:, None],
-                                   np.array(d["p_col"], np.float32)[:, 0]),
-    "one_hot": lambda d: (np.eye(C, dtype=np.float32)[d["sparse"]],
-                          np.array(d["p_cat"], np.float32)),
-    "sparse_flat": lambda d: (np.array(d["sparse"], np.int32), np.array(d["p_cat"], np.float32)),
-    "sparse_column": lambda d: (np.array(d["sparse"], np.int32)[:, None],
-                                np.array(d["p_cat"], np.float32)),
-    "ids_flat": lambda d: (np.array(d["sparse"], np.int32), np.array(d["ids_pred"], np.int32)),
-    "ids_column": lambda d: (np.array(d["sparse"], np.int32)[:, None],
-                             np.array(d["ids_pred"], np.int32)),
-}
 NOT_LABEL_METRICS = {"Metric", "Mean", "Sum", "MeanMetricWrapper"}
 BINARY = ("binary_flat", "binary_column", "binary_flat_pred", "one_hot")
 SPARSE = ("sparse_flat", "sparse_column")
