@@ -12,12 +12,12 @@ reads source) and imported.
 import importlib.util
 import itertools
 
-import numpy as np
 import pytest
 
 import kilnflow as kf
 
-v1 = kf.compat.v1
+from .session_leg import session_ints
+
 
 # kind -> (header lines for index `v` over range(b), as text with {v} and {b})
 LOOPS = {
@@ -102,9 +102,4 @@ def test_python_function_and_session_agree(programs, name, outer, inner, exit_ki
     assert expected == [int(fn(n)) for n in INPUTS]  # eager tensors behave as Python ints
     compiled = kf.function(fn)
     assert [int(compiled(kf.constant(n))) for n in INPUTS] == expected
-    graph = kf.Graph()
-    with graph.as_default():
-        n = v1.placeholder(kf.int32, [])
-        out = kf.autograph.to_graph(fn)(n)
-    with v1.Session(graph=graph) as sess:
-        assert [int(np.asarray(sess.run(out, {n: value}))) for value in INPUTS] == expected
+    assert session_ints(fn, INPUTS) == expected
