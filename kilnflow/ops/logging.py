@@ -223,10 +223,14 @@ ASSERT = defop("Assert", shape=lambda *inputs, template, summarize: [], kernel=_
 def Assert(condition: Any, data: Sequence, summarize: Optional[int] = None,  # noqa: N802
            name: Optional[str] = None) -> Any:
     """Raises InvalidArgumentError with `data` when `condition` is false (on every call of a
-    compiled function; eagerly, at once)."""
+    compiled function; eagerly, at once).
+
+    Returns the Assert operation while a graph is built (so that
+    `control_dependencies([Assert(...)])` makes later ops wait for it, as TF1 code does),
+    None eagerly."""
     condition = convert_to_tensor(condition)
     tensors = [convert_to_tensor(d) for d in data if not isinstance(d, str)]
     template = tuple(d if isinstance(d, str) else None for d in data)
     attrs = {"template": template, "summarize": int(summarize or 3)}
     bind(ASSERT, [condition] + tensors, attrs, name=name or "Assert")
-    return None
+    return None if ctx.graph is None else ctx.graph.operations[-1]

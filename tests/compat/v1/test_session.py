@@ -362,3 +362,20 @@ def test_compat_v1_gradients_through_a_variable():
     with v1.Session(graph=g) as sess:
         sess.run(init)
         np.testing.assert_allclose(sess.run(grad), [2.0, 4.0, 6.0])
+
+
+def test_a_control_dependency_on_an_assert_runs_it():
+    # TF1 code guards a value with `with control_dependencies([tf.Assert(...)])`: the Assert
+    # must run when the value is fetched (it returned None and the guard was dropped)
+    graph = kf.Graph()
+    with graph.as_default():
+        x = kf.compat.v1.placeholder(kf.float32, [])
+        check = kf.debugging.Assert(x > 0, [x])
+        with kf.control_dependencies([check]):
+            y = kf.identity(x)
+    assert check.type == "Assert"
+    assert kf.debugging.Assert(True, [1]) is None  # eagerly
+    with kf.compat.v1.Session(graph=graph) as sess:
+        assert sess.run(y, {x: 2.0}) == 2.0
+        with pytest.raises(kf.errors.InvalidArgumentError, match="assertion failed"):
+            sess.run(y, {x: -1.0})
