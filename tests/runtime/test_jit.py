@@ -175,6 +175,21 @@ def test_fused_float32_tanh_is_accurate_everywhere():
     np.testing.assert_allclose(got, want, rtol=4e-7, atol=1e-30)
 
 
+def test_fused_float32_tanh_contracts_its_multiply_adds_only():
+    """GELU's loop is compute-bound on tanh: its polynomial may use FMAs (LLVM's per-
+    instruction `contract` flag), while the ops of the loop around it keep their own
+    roundings (the Python runtime's bits)."""
+    from kilnflow.runtime.jit import helpers
+    x = kf.constant(np.linspace(-3, 3, 64, dtype=np.float32))
+    f = kf.function(lambda t: kf.tanh(t * 2.0) + t * 3.0, jit_compile=True)
+    f(x)
+    tanh_ir = "".join(helpers.tanh_f32.inspect_llvm().values())
+    assert "fmul contract" in tanh_ir and "fadd contract" in tanh_ir
+    got = f(x).numpy()
+    want = np.tanh(x.numpy().astype(np.float64) * 2.0) + x.numpy().astype(np.float64) * 3.0
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+
+
 def test_variable_writes_keep_program_order_inside_loops():
     def make():
         v, count = kf.Variable([1.0, 2.0]), kf.Variable(0)

@@ -233,10 +233,13 @@ def sparse_softmax_cross_entropy(logits, labels):
 # tanh for float32 as x * P(x^2) / Q(x^2) on [-9, 9] (beyond, tanh is +-1 in float32): a
 # rational fit made for kilnflow (weighted least squares on relative error, iterated), max
 # relative error 3.6e-7 in float32 against float64 tanh. Unlike libm's tanhf it has no call
-# and no branch, so a fused loop calling it vectorizes.
+# and no branch, so a fused loop calling it vectorizes. `contract` lets LLVM fuse its
+# multiply-adds (FMA: fewer instructions, one rounding each); the flag is per instruction,
+# so the ops around an inlined call keep their separate roundings. GELU on 16M float32 at
+# one thread: 8.1 -> 6.6 ms, against a 3.6 ms copy (the loop is compute-bound).
 
 
-@numba.njit(**_OPTIONS)
+@numba.njit(fastmath={"contract"}, **_OPTIONS)
 def tanh_f32(x):
     x = min(max(x, np.float32(-9.0)), np.float32(9.0))
     z = x * x
