@@ -17,7 +17,7 @@ import numpy as np
 
 from kilnflow import errors
 from kilnflow.runtime import codegen
-from kilnflow.runtime.jit import analysis, fused, indexing, rules
+from kilnflow.runtime.jit import analysis, blas, fused, indexing, rules
 from kilnflow.runtime.jit.analysis import VARIABLE_OPS
 
 JIT_OPTIONS = 'cache=True, error_model="numpy"'  # numpy: x/0 gives inf, as the kernels do
@@ -80,6 +80,8 @@ class Lowering:
         self.clustering = False                 # probing an op for autoclustering
         self.scaled: Dict[int, tuple] = {}      # id(in-place update) -> (scale, tensor)
         self.folded: set = set()                # id(op) of products folded into those
+        self.gemm: Dict[int, tuple] = {}        # id(update) -> (id(op) before it, MatMul)
+        self.after: Dict[int, list] = {}        # id(op) -> gemm updates emitted after it
 
     # ------------------------------------------------------------ values
 
@@ -112,21 +114,42 @@ class Lowering:
 
     def emit(self, operations: Sequence, env: Dict[int, str], indent: str) -> None:
         for op in operations:
-            if op.outputs and id(op.outputs[0]) in env:  # fed from outside: an input
-                continue
-            if id(op) in self.folded:  # `s * g` computed by the update that uses it
-                env[id(op.outputs[0])] = "None"
-                continue
-            substitute = self.substitutes.get(id(op))
-            if substitute is not None:  # computed before the loop (a hoisted projection)
-                env[id(op.outputs[0])] = substitute(env)
-                continue
-            try:
-                self._emit_op(op, env, indent)
-            except Unsupported as exc:
-                self.unsupported.append((op, str(exc)))
-                for t in op.outputs:  # keep going: the error lists every unsupported op
-                    env[id(t)] = "None"
+            self._emit_step(op, env, indent)
+            for update in self.after.get(id(op), ()):  # v -= s * (A @ B) as one GEMM
+                self._emit_gemm_update(update, env, indent)
+
+    def _emit_step(self, op: Any, env: Dict[int, str], indent: str) -> None:
+        if op.outputs and id(op.outputs[0]) in env:  # fed from outside: an input
+            return
+        if id(op) in self.folded:  # `s * g` computed by the update that uses it
+            env[id(op.outputs[0])] = "None"
+            return
+        substitute = self.substitutes.get(id(op))
+        if substitute is not None:  # computed before the loop (a hoisted projection)
+            env[id(op.outputs[0])] = substitute(env)
+            return
+        try:
+            self._emit_op(op, env, indent)
+        except Unsupported as exc:
+            self.unsupported.append((op, str(exc)))
+            for t in op.outputs:  # keep going: the error lists every unsupported op
+                env[id(t)] = "None"
+
+    def _emit_gemm_update(self, op: Any, env: Dict[int, str], indent: str) -> None:
+        """`v -= s * op(A) op(B)` (or +=) into v's array: one ?gemm with beta 1, on a copy
+        when the caller says the array is shared (analysis.gemm_updates: where and when)."""
+        handle, matmul = op.attrs["handle"], self.gemm[id(op)][1]
+        local = self.variable(handle)
+        self.assigned[id(handle)] = handle
+        a, b = (f"np.ascontiguousarray({env[id(t)]})" for t in matmul.inputs)
+        flags = f"{bool(matmul.attrs.get('transpose_a'))}, {bool(matmul.attrs.get('transpose_b'))}"
+        sign = "-" if op.type == "AssignSubVariableOp" else ""
+        kind, scale = dtype_text(handle.dtype), env[id(self.scaled[id(op)][0])]
+        bits = np.dtype(handle.dtype.as_numpy_dtype).itemsize * 8
+        self.lines.append(f"{indent}if not kf_inplace or not {local}.flags.c_contiguous:")
+        self.lines.append(f"{indent}    {local} = {local}.copy()")
+        self.lines.append(f"{indent}kf_helpers.gemm_update_f{bits}({a}, {b}, {flags}, "
+                          f"{kind}({sign}{scale}), {local})")
 
     def _emit_op(self, op: Any, env: Dict[int, str], indent: str) -> None:
         kind = op.type
@@ -208,6 +231,8 @@ class Lowering:
             value = f"{dtype_text(handle.dtype)}({value})"
         elif op.type == "AssignVariableOp":  # a copy: later writes must not alias the value
             value = f"np.asarray({value}, dtype={dtype_text(handle.dtype)}).copy()"
+        elif id(op) in self.gemm:  # emitted as one GEMM after the op analysis chose
+            return
         elif id(op) in self.in_place:  # no value read from it is used later: update in place
             ufunc = "np.add" if op.type == "AssignAddVariableOp" else "np.subtract"
             self.lines.append(f"{indent}if kf_inplace:")
@@ -469,6 +494,13 @@ def lower(name: str, graph: Any) -> Lowered:
     lo.in_place = analysis.in_place_updates(graph)
     lo.scaled = analysis.scaled_updates(graph, lo.in_place)
     lo.folded = {id(op.inputs[0].op) for op in graph.operations if id(op) in lo.scaled}
+    if blas.available():  # a weight update that is one GEMM into the variable
+        lo.gemm = analysis.gemm_updates(graph, lo.scaled)
+        for op in graph.operations:
+            if id(op) in lo.gemm:
+                lo.after.setdefault(lo.gemm[id(op)][0], []).append(op)
+                lo.folded.add(id(lo.gemm[id(op)][1]))
+                lo.uses_blas = True
     donated = analysis.donated_outputs(graph)
     lo.donors = {id(graph.outputs[i]): f"kf_out{i}" for i in donated}
     lo.emit(graph.operations, env, "    ")
