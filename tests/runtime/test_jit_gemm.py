@@ -151,3 +151,22 @@ def test_autoclustering_keeps_the_python_runtimes_bits(monkeypatch):
     finally:
         kf.config.optimizer.set_jit(before or False)
     np.testing.assert_array_equal(runs[0], runs[1])
+
+
+def test_bias_and_relu_run_in_place_over_the_gemms_output(without_autoclustering):
+    """relu(x @ w + b), b + x @ w: the add (and max) write over the GEMM's own output,
+    with the Python runtime's bits; a product used twice keeps its own array."""
+    rng = np.random.default_rng(8)
+    x = kf.constant(rng.standard_normal((7, 5)).astype(np.float32))
+    w = kf.constant(rng.standard_normal((5, 6)).astype(np.float32))
+    b = kf.constant(rng.standard_normal(6).astype(np.float32))
+
+    def f(x, w, b):
+        h = kf.nn.relu(kf.matmul(x, w) + b)
+        logits = b + kf.matmul(h, w, transpose_b=True) @ w
+        shared = kf.matmul(x * 2.0, w)
+        return h, logits, shared + b, shared * 2.0
+    jit = kf.function(f, jit_compile=True)
+    assert jit.experimental_get_compiler_ir(x, w, b)().count("kf_helpers.bias_add(") == 2
+    for got, want in zip(jit(x, w, b), kf.function(f)(x, w, b)):
+        np.testing.assert_array_equal(got.numpy(), want.numpy())

@@ -201,3 +201,41 @@ def _may_view(tensors: Any, handle: Any) -> bool:
             return True
         stack.extend(op.inputs)
     return False
+
+
+def bias_epilogues(graph: Any) -> Dict[int, tuple]:
+    """`A @ B + b` and `relu(A @ B + b)` (an AddV2/BiasAdd, or a FusedElementwise of
+    exactly that add and a max with 0) with the 2-D float MatMul used by nothing else and
+    b 1-D along its columns: id(op) -> (product, b, relu). The add (and max) then run in
+    place over the GEMM's fresh output, one pass with the separate ops' rounding."""
+    consumers: Dict[int, int] = {}
+    for op in graph.operations:
+        for t in op.inputs:
+            consumers[id(t)] = consumers.get(id(t), 0) + 1
+    for t in graph.outputs:
+        consumers[id(t)] = consumers.get(id(t), 0) + 1
+    add = ("add", (("in", 0), ("in", 1)))
+    found = {}
+    for op in graph.operations:
+        relu = False
+        if op.type == "FusedElementwise":
+            program = op.attrs["program"]
+            steps = [(s.fn, tuple(s.args)) for s in program.steps]
+            relu = len(steps) == 2 and steps[1][0] == "maximum" and \
+                steps[1][1][0] == ("step", 0) and steps[1][1][1][0] == "const" and \
+                float(steps[1][1][1][1][0]) == 0
+            if steps[0] != add or program.reduce is not None or not (relu or len(steps) == 1) \
+                    or tuple(program.root) != ("step", len(steps) - 1) or len(op.inputs) != 2:
+                continue
+        elif op.type not in ("AddV2", "Add", "BiasAdd"):
+            continue
+        for product, bias in (op.inputs, op.inputs[::-1]):
+            if product.op.type == "MatMul" and consumers.get(id(product)) == 1 and \
+                    product.shape.rank == 2 and bias.shape.rank == 1 and \
+                    product.dtype.name in ("float32", "float64") and \
+                    product.dtype == bias.dtype == op.outputs[0].dtype and \
+                    op.outputs[0].shape.as_list() == product.shape.as_list() and \
+                    bias.shape[0] is not None and bias.shape[0] == product.shape[1]:
+                found[id(op)] = (product, bias, relu)
+                break
+    return found

@@ -104,6 +104,16 @@ def gemm_update_f64(a, b, ta, tb, alpha, c):
 
 
 @numba.njit(**_OPTIONS)
+def bias_add(c, bias, relu, zero):
+    """c += bias along the columns, then max(c, 0) with `relu`, in place over a GEMM's
+    fresh output: the separate add's and max's roundings, without their arrays."""
+    for i in range(c.shape[0]):
+        for j in range(c.shape[1]):
+            t = c[i, j] + bias[j]
+            c[i, j] = np.maximum(t, zero) if relu else t
+
+
+@numba.njit(**_OPTIONS)
 def flat(a, shape):
     """`a` broadcast to `shape` (same rank), C-contiguous and flat."""
     if a.shape != shape:

@@ -82,6 +82,7 @@ class Lowering:
         self.folded: set = set()                # id(op) of products folded into those
         self.gemm: Dict[int, tuple] = {}        # id(update) -> (id(op) before it, MatMul)
         self.after: Dict[int, list] = {}        # id(op) -> gemm updates emitted after it
+        self.epilogues: Dict[int, tuple] = {}   # id(op) -> (product, bias, relu) in place
 
     # ------------------------------------------------------------ values
 
@@ -179,6 +180,12 @@ class Lowering:
             self.emit(cluster.operations, env, indent)
             env.update((id(new), env[id(old)]) for new, old in
                        zip(op.outputs, cluster.outputs))
+        elif id(op) in self.epilogues and id(self.epilogues[id(op)][0].op) not in \
+                self.folded.union(self.substitutes):  # + b (and relu) over the GEMM's output
+            product, bias, relu = self.epilogues[id(op)]
+            self.lines.append(f"{indent}kf_helpers.bias_add({env[id(product)]}, "
+                              f"{env[id(bias)]}, {relu}, {literal(0, bias.dtype)})")
+            env[id(op.outputs[0])] = env[id(product)]
         elif kind == "FusedElementwise":
             args = [env[id(t)] for t in op.inputs]
             name = self.namer.fresh(op.name)
@@ -501,6 +508,7 @@ def lower(name: str, graph: Any) -> Lowered:
                 lo.after.setdefault(lo.gemm[id(op)][0], []).append(op)
                 lo.folded.add(id(lo.gemm[id(op)][1]))
                 lo.uses_blas = True
+    lo.epilogues = analysis.bias_epilogues(graph)
     donated = analysis.donated_outputs(graph)
     lo.donors = {id(graph.outputs[i]): f"kf_out{i}" for i in donated}
     lo.emit(graph.operations, env, "    ")
