@@ -170,3 +170,36 @@ def test_bias_and_relu_run_in_place_over_the_gemms_output(without_autoclustering
     assert jit.experimental_get_compiler_ir(x, w, b)().count("kf_helpers.bias_add(") == 2
     for got, want in zip(jit(x, w, b), kf.function(f)(x, w, b)):
         np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+def test_keras_sgd_apply_gradients_updates_kernels_with_one_gemm(without_autoclustering):
+    """keras.optimizers.SGD's `variable.assign_sub(gradient * learning_rate)` (a read of
+    its learning-rate variable) on Dense kernels: one GEMM each, the biases one loop."""
+    keras = kf.keras
+    rng = np.random.default_rng(9)
+    x = kf.constant(rng.standard_normal((8, 12)).astype(np.float32))
+    y = kf.constant(np.arange(8) % 4)
+    model = keras.Sequential([keras.Input((12,)), keras.layers.Dense(16, activation="relu"),
+                              keras.layers.Dense(4)])
+    loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    start = [v.numpy() for v in model.variables]
+    runs = []
+    for jit_compile in (True, False):
+        for v, w in zip(model.variables, start):
+            v.assign(w)
+        optimizer = keras.optimizers.SGD(0.1)
+
+        def step(x, y):
+            with kf.GradientTape() as tape:
+                loss = loss_fn(y, model(x))
+            grads = tape.gradient(loss, model.trainable_variables)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+            return loss
+        f = kf.function(step, jit_compile=jit_compile)
+        if jit_compile:
+            assert f.experimental_get_compiler_ir(x, y)().count("gemm_update_f32(") == 2
+        runs.append(([float(f(x, y)) for _ in range(3)],
+                     [v.numpy() for v in model.trainable_variables]))
+    np.testing.assert_allclose(runs[0][0], runs[1][0], rtol=1e-5)
+    for g, w in zip(runs[0][1], runs[1][1]):
+        np.testing.assert_allclose(g, w, **TOLERANCE[np.float32])
