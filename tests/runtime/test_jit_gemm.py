@@ -29,7 +29,7 @@ def _transposes_step(variables, a, b):
     w_tn.assign_sub(kf.matmul(a, b, transpose_a=True) * 0.05)
     w_nt.assign_add(0.2 * kf.matmul(a, b, transpose_b=True))
     w_tt.assign_sub(0.1 * kf.matmul(a, b, transpose_a=True, transpose_b=True))
-    return kf.reduce_sum(a)
+    return kf.reduce_sum(w_nn.read_value())  # a read after the update sees it
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -51,8 +51,9 @@ def test_updates_are_one_gemm_for_every_transpose(dtype, without_autoclustering)
         values = []
         for step in range(4):
             held = variables[step].read_value() if step % 2 else None  # shared: a copy
-            f(a, b)
+            total = float(f(a, b))
             values.append([v.numpy() for v in variables])
+            assert total == pytest.approx(float(values[-1][0].sum()), rel=1e-6)
             if held is not None:  # the read taken before the step kept its value
                 np.testing.assert_array_equal(held.numpy(), values[-2][step])
         runs.append(values)

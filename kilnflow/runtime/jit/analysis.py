@@ -156,7 +156,7 @@ def gemm_updates(graph: Any, scaled: Dict[int, tuple]) -> Dict[int, tuple]:
             last_use[id(t)] = i
     for t in graph.outputs:
         consumers[id(t)] = consumers.get(id(t), 0) + 1
-    last_read: Dict[int, int] = {}
+    reads: Dict[int, List[tuple]] = {}  # id(handle) -> (index, last use) of each read
     writes: List[tuple] = []  # (index, id(handle)) of every assign
     for i, op in enumerate(ops):
         handle = op.attrs.get("handle") if op.type in VARIABLE_OPS else None
@@ -165,8 +165,7 @@ def gemm_updates(graph: Any, scaled: Dict[int, tuple]) -> Dict[int, tuple]:
         if op.type != "ReadVariableOp":
             writes.append((i, id(handle)))
             continue
-        last_read[id(handle)] = max(last_read.get(id(handle), i),
-                                    last_use.get(id(op.outputs[0]), i))
+        reads.setdefault(id(handle), []).append((i, last_use.get(id(op.outputs[0]), i)))
     found = {}
     for op in ops:
         scale, tensor = scaled.get(id(op), (None, None))
@@ -176,7 +175,8 @@ def gemm_updates(graph: Any, scaled: Dict[int, tuple]) -> Dict[int, tuple]:
                 id(matmul) not in index or tensor.shape.rank != 2:
             continue
         handle, i, j = op.attrs["handle"], index[id(op)], index[id(matmul)]
-        at = max(j, last_read.get(id(handle), -1), index.get(id(scale.op), -1))
+        at = max([j, index.get(id(scale.op), -1)] +
+                 [use for read, use in reads.get(id(handle), ()) if read < i])
         if at < i and not _may_view(matmul.inputs, handle) and \
                 not any(j < w <= at for w, _ in writes) and \
                 not any(at < w < i and h == id(handle) for w, h in writes):
