@@ -15,6 +15,9 @@ from kilnflow.runtime import jit
 pytest.importorskip("numba")
 
 
+LOGITS = np.array([[0.0, 1.0, -np.inf, 2.0], [-np.inf] * 4, [3.0, 0.5, 0.1, 0.2]], np.float32)
+
+
 def _bits(value):
     value = np.asarray(value)
     return value.dtype, value.shape, value.tobytes()
@@ -40,7 +43,11 @@ def _stateless(seed):
             kf.random.stateless_uniform([4], seed, minval=None, maxval=None, dtype=kf.uint32),
             kf.random.stateless_uniform([3], seed, minval=None, maxval=None, dtype=kf.int64),
             kf.random.stateless_uniform([0, 3], seed),
-            kf.random.split(seed, 3), kf.random.fold_in(seed, 7))
+            kf.random.split(seed, 3), kf.random.fold_in(seed, 7),
+            kf.random.experimental.stateless_shuffle(kf.reshape(kf.range(30), [10, 3]), seed),
+            kf.random.experimental.stateless_shuffle(kf.constant([True, False, True]), seed),
+            kf.random.stateless_categorical(LOGITS, 7, seed),
+            kf.random.stateless_categorical(kf.cast(LOGITS, kf.float64), 3, seed, kf.int32))
 
 
 def test_stateless_ops_give_the_python_runtimes_bits():
@@ -69,6 +76,7 @@ def _stateful():
             kf.random.truncated_normal([3], dtype=kf.float64, seed=6),
             kf.random.uniform([4], 0, 100, dtype=kf.int64, seed=7),
             kf.random.uniform([], -3, 3, dtype=kf.int32, seed=8),
+            kf.random.shuffle(kf.range(9.0), seed=12), kf.random.categorical(LOGITS, 5, seed=13),
             kf.random.uniform([3]))  # no op seed: the global seed's per-graph counter
 
 
@@ -144,6 +152,9 @@ def test_bad_bounds_raise_invalid_argument():
     assert f(kf.constant(0)).numpy().shape == (2,)
     with pytest.raises(errors.InvalidArgumentError, match="minval < maxval"):
         f(kf.constant(3))
+    g = kf.function(lambda n: kf.random.categorical(LOGITS, n, seed=1), jit_compile=True)
+    with pytest.raises(errors.InvalidArgumentError, match="nonnegative"):
+        g(kf.constant(-1))
 
 
 def _train_step(options, steps):
@@ -191,8 +202,6 @@ def test_a_jit_train_step_with_dropout_matches_the_python_runtime():
 @pytest.mark.parametrize("draw, op_type", [
     (lambda s: kf.random.gamma([2], 1.5, seed=1), "RandomGamma"),
     (lambda s: kf.random.poisson([2], 3.0, seed=1), "RandomPoissonV2"),
-    (lambda s: kf.random.categorical([[0.0, 1.0]], 2, seed=1), "Multinomial"),
-    (lambda s: kf.random.shuffle(kf.range(4), seed=1), "RandomShuffle"),
     (lambda s: kf.random.stateless_gamma([2], s, 1.5), "StatelessRandomGammaV2"),
     (lambda s: kf.random.stateless_poisson([2], s, 3.0), "StatelessRandomPoisson"),
     (lambda s: kf.random.stateless_binomial([2], s, 5.0, 0.5), "StatelessRandomBinomial"),

@@ -254,10 +254,73 @@ def uniform_int(state, n, low, high, wide):
 
 
 @_njit
+def some_classes(logits, state):
+    if logits.shape[1] == 0:
+        raise ValueError("StatelessMultinomial: num_classes should be positive, got 0")
+    return state
+
+
+@_njit
 def stateful(state, n, values):
     """A stateful op's draw: `values` were drawn at the state; reserve 256 per value."""
     advance(state, _STEP * n)
     return values
+
+
+@_njit
+def shuffle(state, value, stateful):
+    """value with its rows permuted as TF shuffles: swap row i with row i + (word i mod
+    (rows - i)), in order; a stateful op reserves one block per four rows (rounded)."""
+    rows = value.shape[0]
+    perm = np.arange(rows)
+    if rows > 1:
+        w = _words(state, rows - 1)
+        for i in range(rows - 1):
+            j = i + np.int64(w[i]) % (rows - i)
+            perm[i], perm[j] = perm[j], perm[i]
+    if stateful:
+        advance(state, (rows + 2) // 4)
+    return value[perm]
+
+
+@_njit
+def _numpy_exp(x):
+    with numba.objmode(y="float64[:, :]"):  # NumPy's SIMD exp, as for the log above
+        y = np.exp(x)
+    return y
+
+
+@_njit
+def categorical(state, logits, count, stateful):
+    """Class indices [batch, count] as ops/random.py's draw_categorical: per row, the first
+    class whose running sum of exp(logit - max) over finite logits exceeds a uniform
+    double times the total."""
+    if count < 0:
+        raise ValueError("num_samples should be nonnegative")
+    batch, classes = logits.shape
+    u = _doubles(_words(state, 2 * batch * count))
+    x = logits.astype(np.float64)
+    finite = np.isfinite(x)
+    shifted = np.zeros((batch, classes))
+    for r in range(batch):
+        top = -np.inf
+        for c in range(classes):
+            if finite[r, c] and x[r, c] > top:
+                top = x[r, c]
+        top = top if np.isfinite(top) else np.finfo(np.float64).min
+        for c in range(classes):
+            if finite[r, c]:
+                shifted[r, c] = x[r, c] - top
+    weights = _numpy_exp(shifted)
+    out = np.empty((batch, count), np.int64)
+    for r in range(batch):
+        cdf = np.cumsum(np.where(finite[r], weights[r], 0.0))
+        total = cdf[classes - 1] if classes else 0.0
+        for k in range(count):
+            out[r, k] = np.searchsorted(cdf, u[r * count + k] * total, side="right")
+    if stateful:  # 256 blocks per double, for a sample count rounded up to 4
+        advance(state, _STEP * batch * ((count + 3) // 4 * 4) * 2)
+    return out
 
 
 # ---------------------------------------------------------------- the Python side
@@ -335,7 +398,30 @@ def _draw(op: Any, state: str, shape: str, bounds: List[str]) -> str:
     return f"{flat}.reshape(({dims},))"
 
 
+def _special(op: Any, args: List[str], state: str) -> Optional[str]:
+    """Shuffle and categorical: other inputs than a shape, their own reservations."""
+    stateful = bool(op.opdef.random)
+    if op.type.endswith("Shuffle"):
+        if op.inputs[0].shape.rank == 0:
+            return args[0]
+        return f"kf_random.shuffle({state}, {args[0]}, {stateful})"
+    logits = op.inputs[0]
+    if np.dtype(logits.dtype.as_numpy_dtype) not in (np.float32, np.float64) or \
+            logits.shape.rank != 2:
+        raise _unsupported(f"categorical over {logits.dtype.name} logits")
+    if not stateful:  # the Python kernel's own check
+        state = f"kf_random.some_classes({args[0]}, {state})"
+    draw = f"kf_random.categorical({state}, {args[0]}, np.int64({args[1]}), {stateful})"
+    return f"{draw}.astype({_np_text(op.outputs[0].dtype)})"
+
+
+def _np_text(dtype: Any) -> str:
+    return f"np.{np.dtype(dtype.as_numpy_dtype).name}"
+
+
 def _stateless(op: Any, args: List[str]) -> Optional[str]:
+    if op.type in ("StatelessShuffle", "StatelessMultinomial"):
+        return _special(op, args, f"kf_random.seed_state({args[-1]})")
     if op.type.endswith("V2"):  # shape, key [1], counter [2], bounds
         return _draw(op, f"kf_random.v2_state({args[1]}, {args[2]})", args[0], args[3:])
     return _draw(op, f"kf_random.seed_state({args[1]})", args[0], args[2:])
@@ -348,6 +434,8 @@ def _stateful(op: Any, args: List[str], lo: Any) -> Optional[str]:
     stream = op.attrs["stream"]
     handle = streams.setdefault(id(stream), StreamState(stream))
     lo.assigned[id(handle)] = handle
+    if op.type in ("RandomShuffle", "Multinomial"):
+        return _special(op, args, lo.variable(handle))
     return _draw(op, lo.variable(handle), args[0], args[1:])
 
 
@@ -360,7 +448,8 @@ RULES = {name: _stateless for name in (
     "StatelessRandomUniform", "StatelessRandomNormal", "StatelessTruncatedNormal",
     "StatelessRandomUniformInt", "StatelessRandomUniformFullInt", "StatelessRandomUniformV2",
     "StatelessRandomNormalV2", "StatelessTruncatedNormalV2", "StatelessRandomUniformIntV2",
-    "StatelessRandomUniformFullIntV2")}
+    "StatelessRandomUniformFullIntV2", "StatelessShuffle", "StatelessMultinomial")}
 RULES.update({name: _stateful for name in ("RandomUniform", "RandomStandardNormal",
-                                           "TruncatedNormal", "RandomUniformInt")})
+                                           "TruncatedNormal", "RandomUniformInt",
+                                           "RandomShuffle", "Multinomial")})
 RULES["RngSkip"] = _rng_skip
