@@ -1,7 +1,7 @@
 """Random ops under jit_compile=True (kilnflow/runtime/jit/random_ops.py) against the Python
 runtime (the same kf.function without it): draws of 1M values and a keras train step with
-Dropout. Medians of interleaved calls in one process; each pair is checked equal first
-(bitwise for the draws; the train step's float32 sums may round 1 ulp apart).
+Dropout. Medians of interleaved calls in one process, one thread; each pair is checked
+equal first (bitwise for the draws; the train step's float32 sums may round 1 ulp apart).
 
     python3 -m benchmarks.jit_random [--repeats 31]
 """
@@ -73,6 +73,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=31)
     repeats = parser.parse_args().repeats
+    # one thread for BLAS and the engine: two spin-waiting OpenBLAS threads on the shared
+    # 2 cores made every GEMM many times slower (JIT.md)
+    kf.config.threading.set_intra_op_parallelism_threads(1)
     _draws(repeats)
     python, compiled = _dropout_step(False), _dropout_step(True)
     np.testing.assert_allclose(python().numpy(), compiled().numpy(), rtol=1e-4)
