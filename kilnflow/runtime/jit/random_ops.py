@@ -8,8 +8,9 @@ handle: read gives the stream's current counter, the write-back moves its positi
 the draw advances it by 256 blocks per value, as `RandomStream.reserve` does. The words
 become values with ops/philox.py's conversions, so the bits equal the Python runtime's:
 float32 normals round float64 log/sin/cos as it does (numba's libm equals NumPy's there,
-checked over all 2**23 inputs); float64 normals take NumPy's own `np.log` (an objmode
-call: NumPy's AVX-512 log differs from libm's in the last bit). float16 and bfloat16
+checked over all 2**23 inputs); float64 normals take NumPy's own `np.log`, categorical
+NumPy's `np.exp` (objmode calls: NumPy's AVX-512 versions differ from libm's in the last
+bit). Shuffle and categorical follow philox.permutation and random.draw_categorical. float16 and bfloat16
 draws, and the ops whose numbers come from a NumPy Generator (gamma, Poisson, binomial),
 are not lowered. Rules read op attrs as data; the helpers need numba (imported lazily so
 the rules load without it).
@@ -359,7 +360,7 @@ def _unsupported(reason: str) -> Any:
     return Unsupported(reason)
 
 
-def _draw(op: Any, state: str, shape: str, bounds: List[str]) -> str:
+def _draw(op: Any, state: str, shape: str, bounds: List[str]) -> Optional[str]:
     """The expression drawing op's output from Philox state `state`."""
     out = op.outputs[0]
     kind = np.dtype(out.dtype.as_numpy_dtype)
