@@ -2,8 +2,7 @@
 as modules whose functions carry numba's `cache=True`, so a second process loads the
 machine code from disk instead of compiling again.
 
-A module's file name is a digest of its source (and the numba version and the sources of
-the backend's modules, whose helpers numba compiles into it), so equal graphs
+A module's file name is a digest of its source (and the numba version), so equal graphs
 share one file and one on-disk cache entry. The directory is `KILNFLOW_JIT_CACHE_DIR`,
 else `~/.cache/kilnflow/jit`; `set_cache_dir` and `clear_cache` change and empty it.
 Imports nothing from kilnflow.
@@ -69,8 +68,7 @@ def forget_modules() -> None:
 
 def load(source: str) -> ModuleType:
     """The module built from `source` (imported once per process, compiled lazily)."""
-    digest = hashlib.sha256((numba().__version__ + "\n" + backend_stamp() + source).encode()
-                            ).hexdigest()[:24]
+    digest = hashlib.sha256((numba().__version__ + "\n" + source).encode()).hexdigest()[:24]
     with _lock:
         module = _modules.get(digest)
         if module is not None:
@@ -86,23 +84,6 @@ def load(source: str) -> ModuleType:
         spec.loader.exec_module(module)
         _modules[digest] = module
         return module
-
-
-def backend_stamp() -> str:
-    """A digest of this package's sources. numba's disk cache of a generated function holds
-    the helpers it calls (helpers.py, random_ops.py...) compiled in, and checks only the
-    generated file's stamp: without this, an edited helper kept running its old machine
-    code (found when random_ops.py's Philox loop changed)."""
-    stamp = _state.get("stamp")
-    if stamp is None:
-        folder = os.path.dirname(os.path.abspath(__file__))
-        digest = hashlib.sha256()
-        for name in sorted(os.listdir(folder)):
-            if name.endswith(".py"):
-                with open(os.path.join(folder, name), "rb") as f:
-                    digest.update(f.read())
-        stamp = _state["stamp"] = digest.hexdigest()
-    return stamp
 
 
 def _same_file(path: str, source: str) -> bool:
