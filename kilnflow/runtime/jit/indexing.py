@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any, List, Optional
 
+from kilnflow.runtime.jit import tensorlist
+
 _FED, _ELLIPSIS = "*", "..."
 
 
@@ -96,15 +98,66 @@ def gather_grad(op: Any, args: List[str]) -> Optional[str]:
 
 
 def set_item(op: Any, args: List[str]) -> Optional[str]:
-    """TensorArray.write: the buffer must already have the element's rank plus one (a
-    TensorArray made with element_shape, or from unstack) so its numba type stays fixed."""
+    """TensorArray.write: a buffer of the element's rank plus one (element_shape=, unstack,
+    or a loop variable typed from its writes by tensorlist.typed), or an unwritten
+    TensorArray's empty [n, 0] start, retyped to that rank here. Writes whose static shapes
+    disagree raise TF's trace-time ValueError."""
     buffer, _, value = op.inputs
-    if buffer.shape.rank != (value.shape.rank or 0) + 1 or buffer.dtype != value.dtype:
+    rank = value.shape.rank
+    if rank is None or buffer.shape.rank is None or buffer.dtype != value.dtype:
         return None
+    b = args[0]
+    if buffer.shape.rank != rank + 1 or not buffer.shape[1:].is_compatible_with(value.shape):
+        if not tensorlist.statically_empty(buffer):
+            raise tensorlist.inconsistent(value.shape, buffer.shape[1:])
+        if buffer.shape.rank != rank + 1:
+            b = f"np.zeros(({b}.shape[0],{' 0,' * rank}), {b}.dtype)"
     limit = op.attrs.get("limit")
-    helper = "set_item_scalar" if value.shape.rank == 0 else "set_item"
-    return f"kf_helpers.{helper}({args[0]}, np.intp({args[1]}), {args[2]}, " \
+    helper = "set_item_scalar" if rank == 0 else "set_item"
+    return f"kf_helpers.{helper}({b}, np.intp({args[1]}), {args[2]}, " \
            f"{-1 if limit is None else int(limit)})"
+
+
+def dynamic_range(op: Any, args: List[str]) -> Optional[str]:
+    """`kf.range` with tensor bounds (a TensorArray gradient's row numbers)."""
+    if op.outputs[0].dtype.name not in ("int32", "int64"):
+        return None
+    start, limit, delta = args
+    return f"kf_lists.arange(np.int64({start}), np.int64({limit}), np.int64({delta}))" \
+        f".astype(np.{op.outputs[0].dtype.name})"
+
+
+def dynamic_fill(op: Any, args: List[str]) -> Optional[str]:
+    """`kf.fill(shape_tensor, value)`: the dims read at run time (a gradient's seed)."""
+    from kilnflow.runtime.jit.lower import literal  # lower imports this module
+    rank = op.outputs[0].shape.rank
+    value = literal(op.attrs["value"], op.attrs["dtype"])
+    dims = "".join(f"np.intp({args[0]}[{d}]), " for d in range(rank))
+    return f"np.full(({dims}), {value})" if rank else value
+
+
+def sum_to_shape(op: Any, args: List[str]) -> Optional[str]:
+    """SumToShape (a gradient summed back to an input's shape) when the target's dims are
+    known only at run time (a stacked TensorArray's [None, None]): the leading dims summed,
+    then each dim kept or summed to 1 by `kf_lists.sum_to` on an (outer, n, inner) view."""
+    src, dst = op.inputs[0].shape.rank, op.outputs[0].shape.rank
+    if src is None or not dst or src < dst or op.outputs[0].dtype.name not in (
+            "float32", "float64"):
+        return None
+    x, s = args
+    lead = src - dst
+    target = [f"np.intp({s}[{d}])" for d in range(dst)]
+    cur = x
+    if lead:
+        summed = " * ".join(f"{x}.shape[{d}]" for d in range(lead))
+        rest = " * ".join(f"{x}.shape[{d}]" for d in range(lead, src))
+        cur = f"kf_lists.sum_to(np.ascontiguousarray({x}).reshape((1, {summed}, {rest})), 1)"
+    for d in range(dst):
+        outer = " * ".join(target[:d]) or "1"
+        inner = " * ".join(f"{x}.shape[{lead + k}]" for k in range(d + 1, dst)) or "1"
+        cur = f"kf_lists.sum_to(np.ascontiguousarray({cur}).reshape(({outer}, " \
+            f"{x}.shape[{lead + d}], {inner})), {target[d]})"
+    return f"np.ascontiguousarray({cur}).reshape(({', '.join(target)},))"
 
 
 def clusterable(op: Any) -> bool:
@@ -120,4 +173,5 @@ def clusterable(op: Any) -> bool:
 
 
 RULES = {"StridedSlice": strided_slice, "GatherV2": gather, "GatherGrad": gather_grad,
-         "TensorListSetItem": set_item}
+         "TensorListSetItem": set_item, "DynamicRange": dynamic_range,
+         "DynamicFill": dynamic_fill}
