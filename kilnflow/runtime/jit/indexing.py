@@ -48,6 +48,32 @@ def strided_slice(op: Any, args: List[str]) -> Optional[str]:
     return f"{args[0]}[{', '.join(parts)}]"
 
 
+def strided_slice_grad(op: Any, args: List[str]) -> Optional[str]:
+    """StridedSlice's gradient: dy placed at `x[spec]` of zeros(x's shape), the index
+    passed to `kf_lists.place` as a tuple of ints and slices (newaxis is not lowered)."""
+    rank = op.outputs[0].shape.rank
+    spec = op.attrs["spec"]
+    if not rank or any(e is None for e in spec):
+        return None
+    dy, s = args[:2]
+    fed = iter(args[2:])
+    dims = [f"np.intp({s}[{d}])" for d in range(rank)]
+    consumed = sum(1 for e in spec if e != _ELLIPSIS)
+    parts: List[str] = []
+    for e in spec:
+        if e == _ELLIPSIS:
+            parts += ["slice(None, None, None)"] * (rank - consumed)
+        elif isinstance(e, tuple):
+            parts.append("slice(" + ", ".join("None" if p is None else next(fed) if p == _FED
+                                              else str(int(p)) for p in e[1:]) + ")")
+        else:
+            value = next(fed) if e == _FED else str(int(e))
+            parts.append(f"kf_helpers.checked_index({value}, {dims[len(parts)]})")
+    from kilnflow.runtime.jit.lower import dtype_text  # lower imports this module
+    zeros = f"np.zeros(({', '.join(dims)},), {dtype_text(op.outputs[0].dtype)})"
+    return f"kf_lists.place({zeros}, ({''.join(p + ', ' for p in parts)}), {dy})"
+
+
 def _gather_parts(params: str, rank: int, axis: int) -> tuple:
     """(outer, n, inner) sizes of params around `axis`, as expressions."""
     outer = " * ".join(f"{params}.shape[{d}]" for d in range(axis)) or "1"
@@ -174,4 +200,5 @@ def clusterable(op: Any) -> bool:
 
 RULES = {"StridedSlice": strided_slice, "GatherV2": gather, "GatherGrad": gather_grad,
          "TensorListSetItem": set_item, "DynamicRange": dynamic_range,
-         "DynamicFill": dynamic_fill}
+         "DynamicFill": dynamic_fill,
+         "StridedSliceGrad": strided_slice_grad}

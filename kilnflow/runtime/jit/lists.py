@@ -38,3 +38,10 @@ def sum_to(cube, t):
             for c in range(inner):
                 acc[a, 0, c] += cube[a, b, c]
     return acc.astype(cube.dtype)
+
+
+@numba.njit(**_OPTIONS)
+def place(out, index, value):
+    """`out[index] = value; out` (index: a tuple of ints and slices): StridedSliceGrad."""
+    out[index] = value
+    return out
