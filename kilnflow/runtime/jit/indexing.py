@@ -186,18 +186,6 @@ def sum_to_shape(op: Any, args: List[str]) -> Optional[str]:
     return f"np.ascontiguousarray({cur}).reshape(({', '.join(target)},))"
 
 
-def clusterable(op: Any) -> bool:
-    """Whether autoclustering may put this op in a cluster: only the integer-indexed
-    StridedSlice it clustered before indexing.py (`x[i]`, `x[1, 2]`), also inside loop
-    bodies. Slices, gathers and TensorArray writes lower under jit_compile=True; in
-    clusters, a keras RNN's While (its body slices `x[:, i]`) joined a cluster and the
-    compiled loop's recorded history (Python ints for the counter) reached the Python
-    runtime's WhileGrad, which failed (tests/keras/test_recurrent_loops.py, autoclustered)."""
-    spec = op.attrs.get("spec") if op.type == "StridedSlice" else None
-    return spec is not None and (spec == (_FED,) or bool(spec) and
-                                 all(type(e) is int for e in spec))
-
-
 RULES = {"StridedSlice": strided_slice, "GatherV2": gather, "GatherGrad": gather_grad,
          "TensorListSetItem": set_item, "DynamicRange": dynamic_range,
          "DynamicFill": dynamic_fill,

@@ -17,7 +17,7 @@ import numpy as np
 
 from kilnflow import errors
 from kilnflow.runtime import codegen
-from kilnflow.runtime.jit import analysis, fused, indexing, rules
+from kilnflow.runtime.jit import analysis, fused, rules
 from kilnflow.runtime.jit.analysis import VARIABLE_OPS
 from kilnflow.runtime.jit import tensorlist
 
@@ -78,7 +78,6 @@ class Lowering:
         self.substitutes: Dict[int, Any] = {}   # id(op) -> env -> expression replacing it
         self.uses_blas = False                  # calls NumPy's BLAS (blas.py: threads)
         self.transposed: Dict[str, str] = {}    # loop-invariant W -> W.T made contiguous
-        self.clustering = False                 # probing an op for autoclustering
         self.scaled: Dict[int, tuple] = {}      # id(in-place update) -> (scale, tensor)
         self.folded: set = set()                # id(op) of products folded into those
 
@@ -167,8 +166,6 @@ class Lowering:
             self._emit_rule(op, env, indent)
 
     def _emit_rule(self, op: Any, env: Dict[int, str], indent: str) -> None:
-        if self.clustering and op.type in indexing.RULES and not indexing.clusterable(op):
-            raise Unsupported("left to the Python runtime under autoclustering")
         args = [env[id(t)] for t in op.inputs]
         for t in op.inputs:
             if t.shape.rank is None:
@@ -506,7 +503,6 @@ def lowerable(op: Any) -> bool:
     """Whether the backend can lower `op` (fed by inputs of their static specs): what
     autoclustering asks of every op."""
     lo = Lowering("probe")
-    lo.clustering = True  # indexing.clusterable() applies inside loop bodies too
     env: Dict[int, str] = {}
     for t in op.inputs:
         if t.shape.rank is None or not supported_dtype(t.dtype):
