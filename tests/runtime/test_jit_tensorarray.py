@@ -130,3 +130,39 @@ def test_slice_gradients_lower():
                 kf.reduce_sum(x[i, 1:i + 2] * 3.0) + x[-1, 0, 2]
         return tape.gradient(y, x)
     _agree(grads, kf.constant(X[:3]), kf.constant(1))
+
+
+def test_autoclustered_loop_history_reaches_the_python_while_grad(monkeypatch):
+    """A While compiled in a cluster records its states for a WhileGrad the Python runtime
+    runs: numba boxes the scalar counter as a Python int, which the WhileGrad could not
+    use ('int' object has no attribute 'size'); the cluster now gives NumPy values."""
+    monkeypatch.setenv("KF_JIT_MIN_CLUSTER_SIZE", "1")
+    x = kf.constant(RNG.randn(2, 4, 3))
+    w = kf.Variable(RNG.randn(3, 2) * 0.5)
+
+    def loss_and_grads(t):
+        with kf.GradientTape() as tape:
+            tape.watch(t)
+            ta = kf.TensorArray(kf.float64, size=4, element_shape=[2, 2])
+            h = kf.zeros([2, 2], kf.float64)
+            for i in kf.range(4):
+                h = kf.tanh(kf.matmul(t[:, i], w) + h)
+                ta = ta.write(i, h)
+            loss = kf.reduce_sum(ta.stack() * 0.5)
+        return [loss] + tape.gradient(loss, [t, w])
+    before = kf.config.optimizer.get_jit()
+    kf.config.optimizer.set_jit(False)
+    want = kf.function(loss_and_grads)(x)
+    kf.config.optimizer.set_jit("autoclustering")
+    try:
+        f = kf.function(loss_and_grads)
+        got = f(x)
+        graph = f.get_concrete_function(x).graph
+    finally:
+        kf.config.optimizer.set_jit(before)
+    clusters = [op.attrs["cluster"] for op in graph.operations if op.type == "JitCluster"]
+    assert any(o.type == "StatelessWhile" for c in clusters for o in c.operations)
+    assert all(c.compiled for c in clusters)
+    assert "WhileGrad" in [op.type for op in graph.operations]  # left to Python
+    for g, w_ in zip(got, want):
+        np.testing.assert_allclose(g.numpy(), w_.numpy(), rtol=1e-12)
