@@ -98,6 +98,26 @@ def test_dynamic_size_and_a_run_time_size_with_gradients():
     _agree(grown, kf.constant(X))
 
 
+def test_loops_without_a_tape_write_in_place():
+    """No history recorded: the loop copies the starting buffer once and writes into it
+    (not a new buffer per write); the next call starts from the zeros again."""
+    def forward(x, n):
+        typed = kf.TensorArray(kf.float32, size=x.shape[0], element_shape=[3, 4])
+        bare = kf.TensorArray(kf.float32, size=0, dynamic_size=True)
+        for t in kf.range(n):
+            typed = typed.write(t, x[t] * 2.0)
+            bare = bare.write(t, kf.reduce_max(x[t]))
+        return typed.stack(), bare.stack()
+    _agree(forward, kf.constant(X), kf.constant(5))
+    f = kf.function(forward, jit_compile=True)
+    assert f.experimental_get_compiler_ir(kf.constant(X), kf.constant(5))().count(
+        "_in_place(") == 2
+    typed, bare = f(kf.constant(X), kf.constant(2))
+    np.testing.assert_array_equal(typed.numpy()[:2], X[:2] * 2.0)
+    np.testing.assert_array_equal(typed.numpy()[2:], 0.0)  # not the last call's rows
+    assert bare.shape == (2,)
+
+
 def test_writes_of_inconsistent_shapes_raise_tfs_value_error():
     def bad(x):  # TF: ValueError "Inconsistent shapes: saw (3, 4) but expected (4,)"
         ta = kf.TensorArray(kf.float32, size=3)

@@ -123,11 +123,12 @@ def gather_grad(op: Any, args: List[str]) -> Optional[str]:
     return f"kf_helpers.gather_grad({slices}, {idx}, {dims[axis]}).reshape(({', '.join(dims)},))"
 
 
-def set_item(op: Any, args: List[str]) -> Optional[str]:
+def set_item(op: Any, args: List[str], in_place: bool = False) -> Optional[str]:
     """TensorArray.write: a buffer of the element's rank plus one (element_shape=, unstack,
     or a loop variable typed from its writes by tensorlist.typed), or an unwritten
     TensorArray's empty [n, 0] start, retyped to that rank here. Writes whose static shapes
-    disagree raise TF's trace-time ValueError."""
+    disagree raise TF's trace-time ValueError. `in_place`: the loop owns the buffer (no
+    history keeps its states), so a write that needs no growth stores into it."""
     buffer, _, value = op.inputs
     rank = value.shape.rank
     if rank is None or buffer.shape.rank is None or buffer.dtype != value.dtype:
@@ -139,8 +140,9 @@ def set_item(op: Any, args: List[str]) -> Optional[str]:
         if buffer.shape.rank != rank + 1:
             b = f"np.zeros(({b}.shape[0],{' 0,' * rank}), {b}.dtype)"
     limit = op.attrs.get("limit")
-    helper = "set_item_scalar" if rank == 0 else "set_item"
-    return f"kf_helpers.{helper}({b}, np.intp({args[1]}), {args[2]}, " \
+    helper = ("kf_lists." if in_place else "kf_helpers.") + \
+        ("set_item_scalar" if rank == 0 else "set_item") + ("_in_place" if in_place else "")
+    return f"{helper}({b}, np.intp({args[1]}), {args[2]}, " \
            f"{-1 if limit is None else int(limit)})"
 
 

@@ -45,3 +45,41 @@ def place(out, index, value):
     """`out[index] = value; out` (index: a tuple of ints and slices): StridedSliceGrad."""
     out[index] = value
     return out
+
+
+@numba.njit(**_OPTIONS)
+def set_item_in_place(buffer, i, value, limit):
+    """TensorArray.write into a buffer the loop owns: stored in place unless the buffer
+    must grow (then helpers.set_item's new buffer)."""
+    n = buffer.shape[0]
+    if i < 0:
+        raise IndexError("TensorArray index is negative")
+    if limit >= 0 and i >= limit:
+        raise IndexError("Tried to write to an index past a non-resizeable TensorArray's size")
+    if i >= n or buffer.size == 0 or buffer.shape[1:] != value.shape:
+        if buffer.size and buffer.shape[1:] != value.shape:
+            raise ValueError("TensorArray: cannot write an element of another shape")
+        grown = np.zeros((max(n, i + 1),) + value.shape, value.dtype)
+        if buffer.size:
+            grown[:n] = buffer
+        grown[i] = value
+        return grown
+    buffer[i] = value
+    return buffer
+
+
+@numba.njit(**_OPTIONS)
+def set_item_scalar_in_place(buffer, i, value, limit):
+    """set_item_in_place for a rank-0 element (a numba scalar)."""
+    n = buffer.shape[0]
+    if i < 0:
+        raise IndexError("TensorArray index is negative")
+    if limit >= 0 and i >= limit:
+        raise IndexError("Tried to write to an index past a non-resizeable TensorArray's size")
+    if i >= n:
+        grown = np.zeros(i + 1, buffer.dtype)
+        grown[:n] = buffer
+        grown[i] = value
+        return grown
+    buffer[i] = value
+    return buffer

@@ -48,6 +48,27 @@ def retyped(value: str, initial: Any, loop_var: Any, dtype: str) -> str:
     return f"np.zeros(({value}.shape[0],{' 0,' * (want - 1)}), {dtype})"
 
 
+def owned_writes(g: Any, n: int) -> List[tuple]:
+    """(k, TensorListSetItem) for each loop variable k of the body `g` that is only
+    written, once, into the body's k-th result: with no history recorded, the loop may
+    write that buffer in place (after copying what it starts from)."""
+    uses: dict = {}
+    for t in [t for op in g.operations for t in op.inputs] + list(g.outputs):
+        uses[id(t)] = uses.get(id(t), 0) + 1
+    found = []
+    for k, var in enumerate(g.inputs[:n]):
+        write = next((op for op in g.operations if op.type == "TensorListSetItem" and
+                      op.inputs[0] is var), None)
+        if write is None or uses.get(id(var)) != 1 or g.outputs[k] is not write.outputs[0] \
+                or uses[id(write.outputs[0])] != 1:
+            continue
+        buffer, value = write.inputs[0].shape, write.inputs[2].shape
+        if value.rank is not None and buffer.rank == value.rank + 1 and \
+                write.inputs[0].dtype == write.inputs[2].dtype:
+            found.append((k, write))
+    return found
+
+
 def statically_empty(buffer: Any) -> bool:
     """A buffer with a 0 element dim: an unwritten TensorArray's [n, 0] start."""
     dims = buffer.shape.as_list() if buffer.shape.rank else []
