@@ -286,6 +286,8 @@ def _sum_to_shape(op: Any, args: List[str]) -> Optional[str]:
     """A gradient summed back to an input's shape (undoing broadcasting), when both static
     shapes are known."""
     src, dst = op.inputs[0].shape, op.outputs[0].shape
+    if src.rank is not None and dst.rank and not dst.is_fully_defined():
+        return indexing.sum_to_shape(op, args)  # dims known at run time only
     if src.rank is None or not dst.is_fully_defined() or src.rank < dst.rank:
         return None
     # an unknown source dim under a 1 of dst is summed too (a no-op when it is 1 as well)
