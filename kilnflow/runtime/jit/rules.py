@@ -16,6 +16,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 import numpy as np
 
 from kilnflow.runtime.jit import indexing
+from kilnflow.runtime.jit import array_ops
 
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
 
@@ -285,6 +286,8 @@ def _sum_to_shape(op: Any, args: List[str]) -> Optional[str]:
     """A gradient summed back to an input's shape (undoing broadcasting), when both static
     shapes are known."""
     src, dst = op.inputs[0].shape, op.outputs[0].shape
+    if src.rank is not None and dst.rank is not None and not dst.is_fully_defined():
+        return array_ops.sum_to_dynamic_shape(op, args)  # a target known when run
     if src.rank is None or not dst.is_fully_defined() or src.rank < dst.rank:
         return None
     # an unknown source dim under a 1 of dst is summed too (a no-op when it is 1 as well)
@@ -340,6 +343,7 @@ RULES: Dict[str, Callable[[Any, List[str]], Optional[str]]] = {
     "Sum": _reduction("sum"), "Mean": _reduction("mean"), "Prod": _reduction("prod"),
     "Max": _reduction("max"), "Min": _reduction("min"), "Any": _reduction("any"),
     "All": _reduction("all"), **indexing.RULES,
+    **array_ops.RULES,
 }
 ALIASES = {"Identity", "StopGradient"}
 
