@@ -49,7 +49,9 @@ def _float_ops(x, z):
             kf.tile(x, [2, 1]), kf.pad(x, [[1, 0], [0, 2]], constant_values=1.5),
             kf.linalg.diag_part(x), kf.nn.log_softmax(x),
             kf.nn.softmax_cross_entropy_with_logits(z, x), kf.range(0.5, 2.0, 0.25),
-            kf.one_hot(kf.argmax(x, 1), 4, on_value=x[0, 0], off_value=-1.0, dtype=x.dtype))
+            kf.one_hot(kf.argmax(x, 1), 4, on_value=x[0, 0], off_value=-1.0, dtype=x.dtype),
+            kf.nn.log_softmax(x, axis=0), kf.nn.softmax_cross_entropy_with_logits(
+                kf.transpose(z[:, :3]), kf.transpose(x[:, :3]), axis=0))
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -68,7 +70,8 @@ def _int_ops(x, i, start, limit):
             kf.pad(x, [[0, 1], [2, 0]], constant_values=7), kf.range(7, -1, -2),
             kf.range(start, limit, 3), kf.one_hot(i, 3), kf.one_hot(i, 3, axis=0,
                                                                     on_value=5, off_value=-1),
-            kf.linalg.diag_part(kf.reshape(x, [1, 3, 2])))
+            kf.linalg.diag_part(kf.reshape(x, [1, 3, 2])),
+            kf.tile(x, kf.stack([start, limit - 9])))  # DynamicTile: [1, 2]
 
 
 def test_int_ops_match_the_python_runtime():
@@ -95,6 +98,30 @@ def test_gradients_through_the_lowered_ops_run_natively():
         return total, tape.gradient(total, x)
 
     _same(loss_and_grad, kf.constant(x0), kf.constant(z0))
+
+
+def test_unknown_batch_dims_sum_gradients_to_shapes_known_when_run():
+    # a partial last batch retraces with None dims (Keras's reduce_retracing): the
+    # gradient's SumToShape targets, Size and DynamicFill are values of the run
+    spec = kf.TensorSpec([None, 3], kf.float32)
+
+    def step(x, y, b):
+        with kf.GradientTape() as tape:
+            tape.watch([x, b])
+            loss = kf.reduce_mean((x + b - y) ** 2) + kf.cast(kf.size(x), kf.float32)
+        return (loss,) + tuple(tape.gradient(loss, [x, b])) + (kf.ones_like(x),)
+
+    compiled = kf.function(step, input_signature=[spec, spec, kf.TensorSpec([1, 3])],
+                           jit_compile=True)
+    rng = np.random.default_rng(3)
+    b = kf.constant(rng.normal(size=(1, 3)).astype(np.float32))
+    for rows in (4, 1):
+        x, y = (kf.constant(rng.normal(size=(rows, 3)).astype(np.float32)) for _ in "xy")
+        calls = jit.stats["calls"]
+        got = compiled(x, y, b)
+        assert jit.stats["calls"] == calls + 1
+        for i, (g, w) in enumerate(zip(got, step(x, y, b))):
+            _close(g, w, f"output {i}, {rows} rows")
 
 
 def test_bad_values_raise_tf_errors():

@@ -97,35 +97,51 @@ def _one_hot(op: Any, args: List[str]) -> Optional[str]:
     return f"{out}.transpose({tuple(perm)!r})"
 
 
+def _last(x: str, rank: int, axis: int) -> tuple:
+    """(x with `axis` moved last, the permutation back, or None when it already is)."""
+    if axis == rank - 1:
+        return x, None
+    perm = [d for d in range(rank) if d != axis] + [axis]
+    return f"{x}.transpose({tuple(perm)!r})", tuple(int(i) for i in np.argsort(perm))
+
+
 def _log_softmax(op: Any, args: List[str]) -> Optional[str]:
     rank = op.inputs[0].shape.rank
-    if int(op.attrs.get("axis", -1)) % rank != rank - 1:
-        return None
-    return f"kf_array.log_softmax_rows({_rows(args[0], rank)}).reshape({args[0]}.shape)"
+    moved, back = _last(args[0], rank, int(op.attrs.get("axis", -1)) % rank)
+    out = f"kf_array.log_softmax_rows({_rows(moved, rank)}).reshape({moved}.shape)"
+    return out if back is None else f"{out}.transpose({back!r})"
 
 
 def _softmax_xent(op: Any, args: List[str]) -> Optional[str]:
-    """-sum(labels * log_softmax(logits)) over the last axis (labels and logits of one
-    static shape: the op's shape rule requires it)."""
+    """-sum(labels * log_softmax(logits)) over `axis` (labels and logits of one static
+    shape: the op's shape rule requires it), the axis moved last."""
     labels, logits = op.inputs
     rank = logits.shape.rank
-    if int(op.attrs["axis"]) % rank != rank - 1 or labels.shape.rank != rank:
+    if labels.shape.rank != rank:
         return None
-    z, x = args
+    axis = int(op.attrs["axis"]) % rank
+    (z, _), (x, _) = _last(args[0], rank, axis), _last(args[1], rank, axis)
     loss = f"kf_array.softmax_xent_rows({_rows(z, rank)}, {_rows(x, rank)})"
-    return f"{loss}[0]" if rank == 1 else \
-        f"{loss}.reshape({_shape(_dims(x, range(rank - 1)))})"
+    kept = _dims(args[1], [d for d in range(rank) if d != axis])
+    return f"{loss}[0]" if rank == 1 else f"{loss}.reshape({_shape(kept)})"
 
 
 def _tile(op: Any, args: List[str]) -> Optional[str]:
     """x viewed as (1, d0, 1, d1, ...), broadcast to (m0, d0, m1, d1, ...), copied and
-    merged pairwise: NumPy's tile without a loop of our own."""
-    multiples, rank, x = op.attrs["multiples"], op.inputs[0].shape.rank, args[0]
+    merged pairwise: NumPy's tile without a loop of our own. DynamicTile's multiples are a
+    tensor of static length."""
+    rank, x = op.inputs[0].shape.rank, args[0]
+    if op.type == "Tile":
+        multiples = [str(int(m)) for m in op.attrs["multiples"]]
+    elif op.inputs[1].shape.as_list() == [rank]:
+        multiples = [f"np.intp({args[1]}[{d}])" for d in range(rank)]
+    else:
+        return None
     if rank == 0:
         return x
     spread = [p for d in range(rank) for p in ("1", f"{x}.shape[{d}]")]
-    wide = [p for d, m in enumerate(multiples) for p in (str(int(m)), f"{x}.shape[{d}]")]
-    merged = [f"{int(m)} * {x}.shape[{d}]" for d, m in enumerate(multiples)]
+    wide = [p for d, m in enumerate(multiples) for p in (m, f"{x}.shape[{d}]")]
+    merged = [f"{m} * {x}.shape[{d}]" for d, m in enumerate(multiples)]
     return f"np.ascontiguousarray(np.broadcast_to(np.ascontiguousarray({x}).reshape(" \
            f"{_shape(spread)}), {_shape(wide)})).reshape({_shape(merged)})"
 
@@ -223,7 +239,7 @@ def sum_to_dynamic_shape(op: Any, args: List[str]) -> Optional[str]:
 
 RULES = {"ArgMax": _arg_extreme, "ArgMin": _arg_extreme, "OneHot": _one_hot,
          "LogSoftmax": _log_softmax, "SoftmaxCrossEntropyWithLogits": _softmax_xent,
-         "Tile": _tile, "PadV2": _pad, "Range": _range, "DynamicRange": _dynamic_range,
+         "Tile": _tile, "DynamicTile": _tile, "PadV2": _pad, "Range": _range, "DynamicRange": _dynamic_range,
          "Cumsum": _scan, "Cumprod": _scan, "MatrixDiagPart": _diag_part,
          "Size": _size, "DynamicFill": _dynamic_fill}
 
@@ -362,6 +378,9 @@ def _k_sum_to_shape(flat, dims, target, zero):
             raise ValueError("SumToShape: the gradient does not broadcast to the target")
         size *= t
     out = np.full(size, zero)
+    if size == flat.size:  # nothing to sum (the usual case): the same order
+        out[:] = flat
+        return out
     for i in range(flat.size):
         rest, at = i, 0
         for a in range(dims.size - 1, -1, -1):
