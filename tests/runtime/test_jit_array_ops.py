@@ -1,6 +1,7 @@
 """jit_compile=True over the array ops of kilnflow/runtime/jit/array_ops.py (ArgMax/ArgMin,
-OneHot, LogSoftmax, SoftmaxCrossEntropyWithLogits, Tile, PadV2, Range/DynamicRange,
-Cumsum/Cumprod, MatrixDiagPart): eager == kf.function == jit, gradients too, bad values
+OneHot, LogSoftmax, SoftmaxCrossEntropyWithLogits, Tile/DynamicTile, PadV2, Range and
+DynamicRange, Cumsum/Cumprod, MatrixDiagPart, SplitV; Size, DynamicFill and SumToShape
+with unknown batch dims): eager == kf.function == jit, gradients too, bad values
 raising TF's error classes.
 
 Tolerances per dtype: integers and bools exact (scans store every step in the input's
@@ -51,7 +52,8 @@ def _float_ops(x, z):
             kf.nn.softmax_cross_entropy_with_logits(z, x), kf.range(0.5, 2.0, 0.25),
             kf.one_hot(kf.argmax(x, 1), 4, on_value=x[0, 0], off_value=-1.0, dtype=x.dtype),
             kf.nn.log_softmax(x, axis=0), kf.nn.softmax_cross_entropy_with_logits(
-                kf.transpose(z[:, :3]), kf.transpose(x[:, :3]), axis=0))
+                kf.transpose(z[:, :3]), kf.transpose(x[:, :3]), axis=0),
+            *kf.split(x, [1, 2, 1], axis=1), *kf.split(x, [2, -1]))
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

@@ -1,6 +1,7 @@
 """Lowering rules for the array ops a Keras train step needs beyond rules.py: ArgMax and
 ArgMin (accuracy metrics), OneHot and SoftmaxCrossEntropyWithLogits (categorical losses),
-LogSoftmax, Tile, PadV2, Range / DynamicRange, Cumsum / Cumprod, MatrixDiagPart.
+LogSoftmax, Tile, PadV2, Range / DynamicRange, Cumsum / Cumprod, MatrixDiagPart, SplitV,
+and Size / DynamicFill / SumToShape with shapes known only when run (a partial batch).
 
 Each rule brings its input to a (rows, columns) or (outer, n, inner) C-contiguous view with
 static reshapes, calls one numba kernel below as `kf_array.<name>`, and reshapes back, so
@@ -174,7 +175,7 @@ def _range(op: Any, args: List[str]) -> Optional[str]:
     if dtype.kind in "iu":
         return f"np.arange({int(a['start'])}, {int(a['limit'])}, {int(a['delta'])})" \
                f".astype({_np(dtype)})"
-    if values.size > 4096:
+    if values.size > 4096 or dtype not in (np.float32, np.float64):
         return None
     return f"np.array([{', '.join(repr(float(v)) for v in values)}], {_np(dtype)})" \
         if values.size else f"np.zeros(0, {_np(dtype)})"
@@ -224,7 +225,7 @@ def sum_to_dynamic_shape(op: Any, args: List[str]) -> Optional[str]:
     """SumToShape to a target known only when run (a partial last batch retraced with
     `None` dims): one pass over dy adding each element into its target slot."""
     dy, target = op.inputs
-    if dy.shape.rank is None or target.shape.rank != 1 or target.shape[0] is None:
+    if dy.shape.rank is None or target.shape.rank != 1 or None in target.shape.as_list():
         return None
     k = target.shape.as_list()[0]
     kind = np.dtype(dy.dtype.as_numpy_dtype).kind
@@ -237,11 +238,21 @@ def sum_to_dynamic_shape(op: Any, args: List[str]) -> Optional[str]:
     return f"{summed}.reshape({_shape(out)})" if out else f"{summed}[0]"
 
 
+def _split(op: Any, args: List[str]) -> Optional[str]:
+    """SplitV: a tuple of basic slices along `axis` (views, as StridedSlice's); the last
+    piece takes the rest, as np.split's."""
+    rank, axis, x = op.inputs[0].shape.rank, int(op.attrs["axis"]), args[0]
+    bounds = np.cumsum((0,) + tuple(int(s) for s in op.attrs["sizes"])).tolist()
+    pieces = [f"{x}[{':, ' * axis}{a}:{b if i < len(bounds) - 2 else ''}]"
+              for i, (a, b) in enumerate(zip(bounds, bounds[1:]))]
+    return pieces[0] if len(pieces) == 1 else f"({', '.join(pieces)},)"
+
+
 RULES = {"ArgMax": _arg_extreme, "ArgMin": _arg_extreme, "OneHot": _one_hot,
          "LogSoftmax": _log_softmax, "SoftmaxCrossEntropyWithLogits": _softmax_xent,
          "Tile": _tile, "DynamicTile": _tile, "PadV2": _pad, "Range": _range, "DynamicRange": _dynamic_range,
          "Cumsum": _scan, "Cumprod": _scan, "MatrixDiagPart": _diag_part,
-         "Size": _size, "DynamicFill": _dynamic_fill}
+         "Size": _size, "DynamicFill": _dynamic_fill, "SplitV": _split}
 
 
 # ---------------------------------------------------------------- numba kernels
