@@ -57,8 +57,11 @@ def test_run_eagerly_disables_jit_compile_with_keras_warning():
 
 
 def test_a_layer_without_jit_support_turns_it_off_as_keras():
+    assert keras.layers.Dense(3).supports_jit is True  # Keras 3's flag, per layer
+    assert keras.layers.StringLookup().supports_jit is False
+    assert keras.layers.RandomRotation(0.1).supports_jit is False
     layer = keras.layers.Dense(3, name="nojit")
-    layer.supports_jit = False  # Keras 3's flag (its lookup layers set it)
+    layer.supports_jit = False
     model = _model(layer)
     with pytest.warns(UserWarning, match="Model doesn't support `jit_compile=True`"):
         model.compile("sgd", "mse", jit_compile=True)
