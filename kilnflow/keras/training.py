@@ -227,12 +227,38 @@ def batches(x: Any, y: Any, sw: Any, batch_size: Optional[int], shuffle: bool) -
 
 # ---------------------------------------------------------------- step functions
 
-def compiled(step: Callable, run_eagerly: bool) -> Callable:
+def compiled(step: Callable, run_eagerly: bool, jit_compile: bool = False) -> Callable:
     """`step` wrapped in kf.function (shape-relaxing, so the last short batch does not
-    retrace), unless run_eagerly."""
+    retrace), unless run_eagerly; with jit_compile, compiled by the numba backend."""
     if run_eagerly:
         return step
-    return function(step, reduce_retracing=True)
+    return function(step, reduce_retracing=True, jit_compile=True if jit_compile else None)
+
+
+def resolve_jit_compile(model: Any, value: Any, run_eagerly: bool) -> Any:
+    """compile()'s jit_compile as Keras 3 resolves it: "auto" is False (XLA is off on
+    CPU-only machines, and kilnflow runs on the CPU); True with run_eagerly, or with a
+    layer whose `supports_jit` is False, warns and gives False. None stays None (the
+    property reads it as False)."""
+    if value == "auto":
+        return False
+    if value and run_eagerly:
+        warnings.warn("If `run_eagerly` is True, then `jit_compile` cannot also be True. "
+                      "Disabling `jit_compile`.", stacklevel=3)
+        return False
+    if value and not all(getattr(layer, "supports_jit", True) for layer in
+                         _all_layers(model)):
+        warnings.warn("Model doesn't support `jit_compile=True`. Proceeding with "
+                      "`jit_compile=False`.", stacklevel=3)
+        return False
+    return value
+
+
+def _all_layers(layer: Any) -> Iterator[Any]:
+    yield layer
+    for sub in getattr(layer, "layers", None) or ():
+        if sub is not layer:
+            yield from _all_layers(sub)
 
 
 def _python_logs(logs: Any) -> dict:

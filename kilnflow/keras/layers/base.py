@@ -77,6 +77,7 @@ class Layer(Module):
 
     _MODULE_IGNORED_PROPERTIES = _IGNORED
     _SORT_ATTRIBUTES = False  # Keras order: as assigned
+    supports_jit = True  # Keras 3: False on layers compile(jit_compile=True) must not compile
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         # Keras 3 runs every build() under the layer's path, so weights of sublayers built

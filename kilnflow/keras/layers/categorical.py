@@ -121,6 +121,7 @@ class IntegerLookup(Layer):
     """Integer tokens to indices: the mask token (if any) -> 0, unknown tokens -> the
     num_oov_indices slots next, then the vocabulary in order. `adapt(data)` builds the
     vocabulary by descending frequency; invert=True maps indices back to tokens."""
+    supports_jit = False  # as in Keras 3: compile(jit_compile=True) warns and runs without
 
     def __init__(self, max_tokens: Optional[int] = None, num_oov_indices: int = 1,
                  mask_token: Optional[int] = None, oov_token: int = -1, vocabulary: Any = None,

@@ -23,6 +23,7 @@ class HashedCrossing(Layer):
     >>> layer([np.array([[1], [2]]), np.array([["x"], ["y"]])]).numpy().ravel().tolist()
     [859, 604]
     """
+    supports_jit = False  # as in Keras 3: compile(jit_compile=True) warns and runs without
 
     def __init__(self, num_bins: int, output_mode: str = "int", sparse: bool = False,
                  name: Optional[str] = None, dtype: Any = None, **kwargs: Any):

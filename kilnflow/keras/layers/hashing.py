@@ -26,6 +26,7 @@ class Hashing(Layer):
     >>> keras.layers.Hashing(num_bins=3)(kf.constant([["A"], ["B"], ["C"]])).numpy().tolist()
     [[1], [0], [1]]
     """
+    supports_jit = False  # as in Keras 3: compile(jit_compile=True) warns and runs without
 
     def __init__(self, num_bins: int, mask_value: Any = None, salt: Any = None,
                  output_mode: str = "int", sparse: bool = False, **kwargs: Any):

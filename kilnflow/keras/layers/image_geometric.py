@@ -36,6 +36,7 @@ def _rows(*columns: Any) -> Any:
 
 class AffineLayer(ImageLayer):
     """An augmentation that resamples each image through a random affine matrix."""
+    supports_jit = False  # as in Keras 3: compile(jit_compile=True) warns and runs without
 
     def __init__(self, fill_mode: str = "reflect", interpolation: str = "bilinear",
                  seed: Optional[int] = None, fill_value: float = 0.0,
@@ -273,6 +274,7 @@ class RandomCrop(ImageLayer):
     """In training, a random height x width window of the batch (one offset for the whole
     batch, as Keras draws it); images no larger than the window are centre-cropped to its
     aspect ratio and resized. At inference Keras 3 returns the images unchanged."""
+    supports_jit = False  # as in Keras 3: compile(jit_compile=True) warns and runs without
 
     def __init__(self, height: int, width: int, seed: Optional[int] = None,
                  data_format: Optional[str] = None, name: Optional[str] = None, **kwargs: Any):
@@ -334,6 +336,7 @@ class RandomPerspective(ImageLayer):
     """Moves each image's four corners by up to `scale` / 2 of their coordinates (drawn per
     corner and axis) and resamples through the homography between old and new corners,
     with probability drawn from `factor`; outside pixels read `fill_value`."""
+    supports_jit = False  # as in Keras 3: compile(jit_compile=True) warns and runs without
 
     def __init__(self, factor: Any = 1.0, scale: float = 1.0, interpolation: str = "bilinear",
                  fill_value: float = 0.0, seed: Optional[int] = None,

@@ -42,6 +42,7 @@ def _batches(data: Any) -> list:
 
 class _IndexLookup(Layer):
     """Vocabulary, adapt and the output modes shared by StringLookup and TextVectorization."""
+    supports_jit = False  # as in Keras 3: compile(jit_compile=True) warns and runs without
 
     def __init__(self, max_tokens: Optional[int] = None, num_oov_indices: int = 1,
                  mask_token: Optional[str] = None, oov_token: str = "[UNK]",

@@ -99,9 +99,13 @@ class Model(Functional, Layer):
     def compile(self, optimizer: Any = "rmsprop", loss: Any = None, metrics: Any = None,
                 loss_weights: Any = None, weighted_metrics: Any = None,
                 run_eagerly: bool = False, steps_per_execution: int = 1,
-                jit_compile: Any = None, **kwargs: Any) -> None:
+                jit_compile: Any = "auto", **kwargs: Any) -> None:
         """Configure training: the optimizer, the loss and the metrics to report
-        (`metrics` ignore sample weights, `weighted_metrics` use them)."""
+        (`metrics` ignore sample weights, `weighted_metrics` use them).
+
+        `jit_compile=True` compiles the train/test/predict steps with
+        kf.function(jit_compile=True) (the numba backend, the `fast` extra); "auto" is
+        False, as Keras resolves it on a CPU-only machine."""
         self.optimizer = _optimizers.get(optimizer)
         self.distribute_strategy = get_strategy()  # fit splits batches over its replicas
         self.loss = loss
@@ -118,7 +122,7 @@ class Model(Functional, Layer):
             self._compile_metrics = CompileMetrics(metrics, weighted_metrics)
         self._loss_tracker = _metrics.Mean(name="loss")
         self._run_eagerly = bool(run_eagerly)
-        self._jit_compile = jit_compile
+        self._jit_compile = training.resolve_jit_compile(self, jit_compile, self._run_eagerly)
         self._steps_per_execution = int(steps_per_execution)
         self._train_function = self._test_function = self._predict_function = None
         self._is_compiled = True
@@ -130,6 +134,19 @@ class Model(Functional, Layer):
     @run_eagerly.setter
     def run_eagerly(self, value: bool) -> None:
         self._run_eagerly = bool(value)
+        self._train_function = self._test_function = self._predict_function = None
+
+    @property
+    def jit_compile(self) -> bool:
+        """Whether the step functions compile with the numba backend (never set: False,
+        Keras's "auto" on a CPU-only machine)."""
+        if getattr(self, "_jit_compile", None) is None:
+            self._jit_compile = False
+        return self._jit_compile
+
+    @jit_compile.setter
+    def jit_compile(self, value: Any) -> None:
+        self._jit_compile = training.resolve_jit_compile(self, value, False)
         self._train_function = self._test_function = self._predict_function = None
 
     @property
@@ -256,21 +273,23 @@ class Model(Functional, Layer):
                                                  pack_data(x, y, sample_weight))
             self._train_function = training.compiled(
                 train_function, self._run_eagerly or distribute_hooks.steps_run_eagerly(
-                    self.distribute_strategy))
+                    self.distribute_strategy), self.jit_compile)
         return self._train_function
 
     def make_test_function(self, force: bool = False) -> Any:
         if self._test_function is None or force:
             def test_function(x: Any, y: Any, sample_weight: Any) -> dict:
                 return self.test_step(pack_data(x, y, sample_weight))
-            self._test_function = training.compiled(test_function, self._run_eagerly)
+            self._test_function = training.compiled(test_function, self._run_eagerly,
+                                                    self.jit_compile)
         return self._test_function
 
     def make_predict_function(self, force: bool = False) -> Any:
         if self._predict_function is None or force:
             def predict_function(x: Any) -> Any:
                 return self.predict_step(x)
-            self._predict_function = training.compiled(predict_function, self._run_eagerly)
+            self._predict_function = training.compiled(predict_function, self._run_eagerly,
+                                                       self.jit_compile)
         return self._predict_function
 
     @property

@@ -65,7 +65,7 @@ class Lowering:
     def __init__(self, name: str) -> None:
         self.namer = codegen.Namer(["np", "numba", "kf_helpers", "prange", "kf_parallel",
                                      "kf_inplace",
-                                     "kf_random", "kf_lists"])
+                                     "kf_random", "kf_lists", "kf_array"])
         self.name = self.namer.fresh(name)
         self.lines: List[str] = []
         self.helpers: List[str] = []            # top-level njit functions (fused loops)
@@ -536,7 +536,8 @@ def lower(name: str, graph: Any) -> Lowered:
               "import numba", "import numpy as np", "from numba import prange",
               "from kilnflow.runtime.jit import helpers as kf_helpers",
               "from kilnflow.runtime.jit import random_ops as kf_random",
-              "from kilnflow.runtime.jit import lists as kf_lists", ""]  # TensorArrays
+              "from kilnflow.runtime.jit import lists as kf_lists",  # TensorArrays
+              "from kilnflow.runtime.jit import array_ops as kf_array", ""]
     body = [f"@numba.njit({JIT_OPTIONS})", f"def {lo.name}({', '.join(params)}):"] + \
         lo.lines + [f"    return {result}"]
     source = "\n".join(header + lo.helpers + body) + "\n"

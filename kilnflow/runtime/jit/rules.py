@@ -17,6 +17,7 @@ import numpy as np
 
 from kilnflow.runtime.jit import indexing
 from kilnflow.runtime.jit import random_ops
+from kilnflow.runtime.jit import array_ops
 
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
 
@@ -286,8 +287,8 @@ def _sum_to_shape(op: Any, args: List[str]) -> Optional[str]:
     """A gradient summed back to an input's shape (undoing broadcasting), when both static
     shapes are known."""
     src, dst = op.inputs[0].shape, op.outputs[0].shape
-    if src.rank is not None and dst.rank and not dst.is_fully_defined():
-        return indexing.sum_to_shape(op, args)  # dims known at run time only
+    if src.rank is not None and dst.rank is not None and not dst.is_fully_defined():
+        return array_ops.sum_to_dynamic_shape(op, args)  # a target known when run
     if src.rank is None or not dst.is_fully_defined() or src.rank < dst.rank:
         return None
     # an unknown source dim under a 1 of dst is summed too (a no-op when it is 1 as well)
@@ -344,6 +345,7 @@ RULES: Dict[str, Callable[[Any, List[str]], Optional[str]]] = {
     "Max": _reduction("max"), "Min": _reduction("min"), "Any": _reduction("any"),
     "All": _reduction("all"), **indexing.RULES,
     **random_ops.RULES,
+    **array_ops.RULES,
 }
 ALIASES = {"Identity", "StopGradient"}
 
