@@ -322,7 +322,8 @@ def _mlp_case(config: Config) -> Iterator[Case]:
                f"~1.5 ms or far more)",
                "issue 16's MLP column is the jit over NumPy's step at 2 BLAS threads "
                "(its floor 'NumPy (2 BLAS threads)'); the 'speedup' targets give its "
-               "inverse: 1.67 or more is 0.6x or less"])
+               "inverse: 1.67 or more is 0.6x or less. With a large spread on the N-thread "
+               "rows (another job holds a core) the column compares contention, not code"])
 
 
 def _rnn_case(config: Config, with_unrolled: bool = False) -> Case:
