@@ -146,49 +146,5 @@ def set_item(op: Any, args: List[str], in_place: bool = False) -> Optional[str]:
            f"{-1 if limit is None else int(limit)})"
 
 
-def dynamic_range(op: Any, args: List[str]) -> Optional[str]:
-    """`kf.range` with tensor bounds (a TensorArray gradient's row numbers)."""
-    if op.outputs[0].dtype.name not in ("int32", "int64"):
-        return None
-    start, limit, delta = args
-    return f"kf_lists.arange(np.int64({start}), np.int64({limit}), np.int64({delta}))" \
-        f".astype(np.{op.outputs[0].dtype.name})"
-
-
-def dynamic_fill(op: Any, args: List[str]) -> Optional[str]:
-    """`kf.fill(shape_tensor, value)`: the dims read at run time (a gradient's seed)."""
-    from kilnflow.runtime.jit.lower import literal  # lower imports this module
-    rank = op.outputs[0].shape.rank
-    value = literal(op.attrs["value"], op.attrs["dtype"])
-    dims = "".join(f"np.intp({args[0]}[{d}]), " for d in range(rank))
-    return f"np.full(({dims}), {value})" if rank else value
-
-
-def sum_to_shape(op: Any, args: List[str]) -> Optional[str]:
-    """SumToShape (a gradient summed back to an input's shape) when the target's dims are
-    known only at run time (a stacked TensorArray's [None, None]): the leading dims summed,
-    then each dim kept or summed to 1 by `kf_lists.sum_to` on an (outer, n, inner) view."""
-    src, dst = op.inputs[0].shape.rank, op.outputs[0].shape.rank
-    if src is None or not dst or src < dst or op.outputs[0].dtype.name not in (
-            "float32", "float64"):
-        return None
-    x, s = args
-    lead = src - dst
-    target = [f"np.intp({s}[{d}])" for d in range(dst)]
-    cur = x
-    if lead:
-        summed = " * ".join(f"{x}.shape[{d}]" for d in range(lead))
-        rest = " * ".join(f"{x}.shape[{d}]" for d in range(lead, src))
-        cur = f"kf_lists.sum_to(np.ascontiguousarray({x}).reshape((1, {summed}, {rest})), 1)"
-    for d in range(dst):
-        outer = " * ".join(target[:d]) or "1"
-        inner = " * ".join(f"{x}.shape[{lead + k}]" for k in range(d + 1, dst)) or "1"
-        cur = f"kf_lists.sum_to(np.ascontiguousarray({cur}).reshape(({outer}, " \
-            f"{x}.shape[{lead + d}], {inner})), {target[d]})"
-    return f"np.ascontiguousarray({cur}).reshape(({', '.join(target)},))"
-
-
 RULES = {"StridedSlice": strided_slice, "GatherV2": gather, "GatherGrad": gather_grad,
-         "TensorListSetItem": set_item, "DynamicRange": dynamic_range,
-         "DynamicFill": dynamic_fill,
-         "StridedSliceGrad": strided_slice_grad}
+         "TensorListSetItem": set_item, "StridedSliceGrad": strided_slice_grad}

@@ -11,36 +11,6 @@ _OPTIONS = {"cache": True, "error_model": "numpy"}
 
 
 @numba.njit(**_OPTIONS)
-def arange(start, limit, delta):
-    """DynamicRange (`kf.range` with tensor bounds, a TensorArray gradient's row numbers)
-    with the Python kernel's checks: a bad delta raises instead of giving an empty range."""
-    if delta == 0:
-        raise ValueError("Requires delta != 0")
-    if delta > 0 and start > limit:
-        raise ValueError("Requires start <= limit when delta > 0")
-    if delta < 0 and start < limit:
-        raise ValueError("Requires start >= limit when delta < 0")
-    return np.arange(start, limit, delta)
-
-
-@numba.njit(**_OPTIONS)
-def sum_to(cube, t):
-    """(outer, n, inner) summed to (outer, t, inner): kept when t == n, the middle axis
-    summed when t == 1 (undoing a broadcast; float64 sums, as the row helpers')."""
-    outer, n, inner = cube.shape
-    if t == n:
-        return cube
-    if t != 1:
-        raise ValueError("SumToShape: a dimension is neither the target's nor 1")
-    acc = np.zeros((outer, 1, inner), np.float64)
-    for a in range(outer):
-        for b in range(n):
-            for c in range(inner):
-                acc[a, 0, c] += cube[a, b, c]
-    return acc.astype(cube.dtype)
-
-
-@numba.njit(**_OPTIONS)
 def place(out, index, value):
     """`out[index] = value; out` (index: a tuple of ints and slices): StridedSliceGrad."""
     out[index] = value

@@ -8,8 +8,9 @@ graph is lowered, `typed(graph)` infers each such loop variable's rank from the 
 shapes of the values written into it in the loop body (all writes to one list must agree,
 as TF requires: otherwise ValueError, TF's "Inconsistent shapes"), then re-runs the shape
 rules of the ops downstream, inside loop bodies, branches and the gradient loop's VJP
-graph. Only shapes of unknown rank are filled in, and every shape is restored when the
-lowering ends: the Python runtime never sees them. The lowered loop starts from an empty
+graph. Shapes are only made more specific (merged), and every shape is restored when the
+lowering ends (through the tensor's `_shape`: set_shape cannot undo a merge), so the
+Python runtime never sees them. The lowered loop starts from an empty
 buffer of the inferred rank (`retyped`), which the first write grows as the Python kernel
 grows its [n, 0] start. Reads graphs and op attrs only; never imports ops/.
 """
