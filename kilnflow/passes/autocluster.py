@@ -21,6 +21,8 @@ from __future__ import annotations
 import os
 from typing import Any, Dict, List, Optional
 
+import numpy as np
+
 from kilnflow import errors
 from kilnflow.core.opdef import OpDef
 from kilnflow.passes.rewrite import add_op, control_targets, copy_op, output_ids
@@ -59,6 +61,12 @@ class Cluster:
         self.outputs = outputs
         self._run: Optional[Any] = None
         self.compiled: Optional[bool] = None  # None until the first run
+        # a While's recorded history leaving the cluster for a Python WhileGrad: per
+        # output position, the dtypes of its loop variables
+        self.histories = {k: [np.dtype(v.dtype.as_numpy_dtype) for v in
+                              t.op.outputs[:t.op.attrs["n_vars"]]]
+                          for k, t in enumerate(outputs) if t.dtype.name == "variant" and
+                          t.op.type in ("While", "StatelessWhile")}
 
     def __call__(self, *arrays: Any) -> tuple:
         if self._run is None:
@@ -66,7 +74,8 @@ class Cluster:
         if self.compiled is False:
             return tuple(self._interpret(*arrays))
         try:
-            return tuple(self._run(*arrays))
+            results = tuple(self._run(*arrays))
+            return self._typed(results) if self.histories else results
         except Exception as exc:  # noqa: BLE001 - the interpreter decides what it was
             if os.environ.get("KF_JIT_DEBUG"):
                 import traceback
@@ -76,6 +85,16 @@ class Cluster:
             result = tuple(self._interpret(*arrays))
             self.compiled = False
             return result
+
+    def _typed(self, results: tuple) -> tuple:
+        """A compiled loop's history has numba's boxed values (Python ints and floats for
+        scalars); the Python WhileGrad reads each state as the Python runtime records it:
+        NumPy values of the loop variables' dtypes."""
+        results = list(results)
+        for k, dtypes in self.histories.items():
+            results[k] = [tuple(np.asarray(v, d) for v, d in zip(entry, dtypes))
+                          for entry in results[k]]
+        return tuple(results)
 
     def _compile(self) -> None:
         from kilnflow.runtime import jit

@@ -8,6 +8,7 @@ for every batch size; the configurable disk cache.
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import sys
 
@@ -163,6 +164,34 @@ def test_cache_directory_is_configurable_and_clearable(tmp_path):
         cache.set_cache_dir(None)
 
 
+def test_a_changed_backend_helper_does_not_reuse_old_machine_code(tmp_path, monkeypatch):
+    """numba's disk cache does not see a change in a helper that compiled code inlined, so
+    the module name (the cache key) covers the backend's own files: after an upgrade that
+    changes a helper, the same graph compiles afresh."""
+    source = "import numba\n\n@numba.njit(cache=True)\ndef f(x):\n    return x + 1\n"
+    cache.set_cache_dir(str(tmp_path))
+    try:
+        first = cache.load(source)
+        cache.forget_modules()
+        monkeypatch.setitem(cache._state, "fingerprint", "a different helpers.py")
+        second = cache.load(source)
+        assert first.__name__ != second.__name__
+        assert len([n for n in os.listdir(tmp_path) if n.endswith(".py")]) == 2
+    finally:
+        cache.set_cache_dir(None)
+
+
+def test_the_backend_fingerprint_covers_the_helpers_compiled_code_calls():
+    from kilnflow.runtime.jit import helpers
+    folder = os.path.dirname(helpers.__file__)
+    digest = hashlib.sha256()
+    for name in sorted(n for n in os.listdir(folder) if n.endswith(".py")):
+        with open(os.path.join(folder, name), "rb") as f:
+            digest.update(name.encode() + b"\0" + f.read() + b"\0")
+    assert "helpers.py" in os.listdir(folder)
+    assert cache.backend_fingerprint() == digest.hexdigest()
+
+
 def test_fused_float32_tanh_is_accurate_everywhere():
     """The fused loops' vectorizable tanh: within 4e-7 relative of float64 tanh."""
     x = np.concatenate([np.linspace(-12, 12, 200001), [0.0, 1e-30, -1e-8, 3e-4, 50.0, -np.inf,
@@ -179,11 +208,16 @@ def test_fused_float32_tanh_contracts_its_multiply_adds_only():
     """GELU's loop is compute-bound on tanh: its polynomial may use FMAs (LLVM's per-
     instruction `contract` flag), while the ops of the loop around it keep their own
     roundings (the Python runtime's bits)."""
+    numba = pytest.importorskip("numba")
     from kilnflow.runtime.jit import helpers
     x = kf.constant(np.linspace(-3, 3, 64, dtype=np.float32))
     f = kf.function(lambda t: kf.tanh(t * 2.0) + t * 3.0, jit_compile=True)
     f(x)
-    tanh_ir = "".join(helpers.tanh_f32.inspect_llvm().values())
+    options = dict(helpers.tanh_f32.targetoptions, cache=False)  # the cache keeps no IR
+    options.pop("nopython", None)
+    fresh = numba.njit(**options)(helpers.tanh_f32.py_func)
+    fresh(np.float32(0.5))
+    tanh_ir = "".join(fresh.inspect_llvm().values())
     assert "fmul contract" in tanh_ir and "fadd contract" in tanh_ir
     got = f(x).numpy()
     want = np.tanh(x.numpy().astype(np.float64) * 2.0) + x.numpy().astype(np.float64) * 3.0

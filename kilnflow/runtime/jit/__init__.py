@@ -104,6 +104,8 @@ def _use_threads() -> bool:
 def _as_array(value: Any, dtype: np.dtype) -> Any:
     if type(value) is np.ndarray and value.dtype == dtype:
         return value
+    if dtype.kind == "O":  # a loop's recorded history, a list (passes/autocluster types it)
+        return value
     return np.asarray(value, dtype)
 
 

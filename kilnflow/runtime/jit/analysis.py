@@ -135,3 +135,107 @@ def scaled_updates(graph: Any, in_place: set) -> Dict[int, tuple]:
                 tensor.dtype == scale.dtype == value.dtype:
             found[id(op)] = (scale, tensor)
     return found
+
+
+def gemm_updates(graph: Any, scaled: Dict[int, tuple]) -> Dict[int, tuple]:
+    """Scaled in-place updates whose `g` is a 2-D float MatMul used by nothing else (a
+    weight's gradient): id(update) -> (id(op) after which to emit it, the MatMul). One
+    GEMM then writes `v += -s * op(A) op(B)` into the variable (BLAS beta 1): no array
+    for the product, no separate update pass. It runs after the MatMul and after the last
+    use of any read of v, with no variable written from the MatMul to there (so A and B,
+    possibly views of a variable, still hold their values) nor v written from there to
+    the update (so moving the update up keeps the program's order); not when A or B may
+    be a view of v (BLAS must not read the array it writes)."""
+    ops = graph.operations
+    index = {id(op): i for i, op in enumerate(ops)}
+    consumers: Dict[int, int] = {}
+    last_use: Dict[int, int] = {}
+    for i, op in enumerate(ops):
+        for t in op.inputs:
+            consumers[id(t)] = consumers.get(id(t), 0) + 1
+            last_use[id(t)] = i
+    for t in graph.outputs:
+        consumers[id(t)] = consumers.get(id(t), 0) + 1
+    reads: Dict[int, List[tuple]] = {}  # id(handle) -> (index, last use) of each read
+    writes: List[tuple] = []  # (index, id(handle)) of every assign
+    for i, op in enumerate(ops):
+        handle = op.attrs.get("handle") if op.type in VARIABLE_OPS else None
+        if handle is None:
+            continue
+        if op.type != "ReadVariableOp":
+            writes.append((i, id(handle)))
+            continue
+        reads.setdefault(id(handle), []).append((i, last_use.get(id(op.outputs[0]), i)))
+    found = {}
+    for op in ops:
+        scale, tensor = scaled.get(id(op), (None, None))
+        matmul = getattr(tensor, "op", None)
+        if matmul is None or matmul.type != "MatMul" or consumers.get(id(tensor)) != 1 or \
+                tensor.dtype.name not in ("float32", "float64") or \
+                id(matmul) not in index or tensor.shape.rank != 2:
+            continue
+        handle, i, j = op.attrs["handle"], index[id(op)], index[id(matmul)]
+        at = max([j, index.get(id(scale.op), -1)] +
+                 [use for read, use in reads.get(id(handle), ()) if read < i])
+        if at < i and not _may_view(matmul.inputs, handle) and \
+                not any(j < w <= at for w, _ in writes) and \
+                not any(at < w < i and h == id(handle) for w, h in writes):
+            found[id(op)] = (id(ops[at]), matmul)
+    return found
+
+
+FRESH = {"MatMul", "FusedElementwise"}  # lowered to a new array, never a view of an input
+
+
+def _may_view(tensors: Any, handle: Any) -> bool:
+    """Whether a read of `handle` reaches `tensors` through ops other than FRESH ones
+    (conservative: any other op might return a view of its input)."""
+    stack, seen = list(tensors), set()
+    while stack:
+        t = stack.pop()
+        op = t.op
+        if id(op) in seen or op.type in FRESH:
+            continue
+        seen.add(id(op))
+        if op.type == "ReadVariableOp" and op.attrs.get("handle") is handle:
+            return True
+        stack.extend(op.inputs)
+    return False
+
+
+def bias_epilogues(graph: Any) -> Dict[int, tuple]:
+    """`A @ B + b` and `relu(A @ B + b)` (an AddV2/BiasAdd, or a FusedElementwise of
+    exactly that add and a max with 0) with the 2-D float MatMul used by nothing else and
+    b 1-D along its columns: id(op) -> (product, b, relu). The add (and max) then run in
+    place over the GEMM's fresh output, one pass with the separate ops' rounding."""
+    consumers: Dict[int, int] = {}
+    for op in graph.operations:
+        for t in op.inputs:
+            consumers[id(t)] = consumers.get(id(t), 0) + 1
+    for t in graph.outputs:
+        consumers[id(t)] = consumers.get(id(t), 0) + 1
+    add = ("add", (("in", 0), ("in", 1)))
+    found = {}
+    for op in graph.operations:
+        relu = False
+        if op.type == "FusedElementwise":
+            program = op.attrs["program"]
+            steps = [(s.fn, tuple(s.args)) for s in program.steps]
+            relu = len(steps) == 2 and steps[1][0] == "maximum" and \
+                steps[1][1][0] == ("step", 0) and steps[1][1][1][0] == "const" and \
+                float(steps[1][1][1][1][0]) == 0
+            if steps[0] != add or program.reduce is not None or not (relu or len(steps) == 1) \
+                    or tuple(program.root) != ("step", len(steps) - 1) or len(op.inputs) != 2:
+                continue
+        elif op.type not in ("AddV2", "Add", "BiasAdd"):
+            continue
+        for product, bias in (op.inputs, op.inputs[::-1]):
+            if product.op.type == "MatMul" and consumers.get(id(product)) == 1 and \
+                    product.shape.rank == 2 and bias.shape.rank == 1 and \
+                    product.dtype.name in ("float32", "float64") and \
+                    product.dtype == bias.dtype == op.outputs[0].dtype and \
+                    op.outputs[0].shape.as_list() == product.shape.as_list() and \
+                    bias.shape[0] is not None and bias.shape[0] == product.shape[1]:
+                found[id(op)] = (product, bias, relu)
+                break
+    return found

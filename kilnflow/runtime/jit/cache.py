@@ -2,8 +2,10 @@
 as modules whose functions carry numba's `cache=True`, so a second process loads the
 machine code from disk instead of compiling again.
 
-A module's file name is a digest of its source (and the numba version), so equal graphs
-share one file and one on-disk cache entry. The directory is `KILNFLOW_JIT_CACHE_DIR`,
+A module's file name is a digest of its source, the numba version and the backend's own
+files, so equal graphs share one file and one on-disk cache entry. The backend's files are
+in the digest because numba's cache does not notice a change in a helper that compiled code
+inlined: after an upgrade that fixed a helper, the old machine code would still load. The directory is `KILNFLOW_JIT_CACHE_DIR`,
 else `~/.cache/kilnflow/jit`; `set_cache_dir` and `clear_cache` change and empty it.
 Imports nothing from kilnflow.
 """
@@ -20,7 +22,7 @@ from types import ModuleType
 from typing import Any, Dict, Optional
 
 
-_state: Dict[str, Any] = {"dir": None}
+_state: Dict[str, Any] = {"dir": None, "fingerprint": None}
 _modules: Dict[str, ModuleType] = {}
 _lock = threading.Lock()
 
@@ -66,9 +68,24 @@ def forget_modules() -> None:
         _modules.clear()
 
 
+def backend_fingerprint() -> str:
+    """A digest of this package's source files (the helpers generated code calls), read
+    once per process."""
+    if _state["fingerprint"] is None:
+        folder = os.path.dirname(os.path.abspath(__file__))
+        digest = hashlib.sha256()
+        for name in sorted(os.listdir(folder)):
+            if name.endswith(".py"):
+                with open(os.path.join(folder, name), "rb") as f:
+                    digest.update(name.encode() + b"\0" + f.read() + b"\0")
+        _state["fingerprint"] = digest.hexdigest()
+    return _state["fingerprint"]
+
+
 def load(source: str) -> ModuleType:
     """The module built from `source` (imported once per process, compiled lazily)."""
-    digest = hashlib.sha256((numba().__version__ + "\n" + source).encode()).hexdigest()[:24]
+    key = "\n".join([numba().__version__, backend_fingerprint(), source])
+    digest = hashlib.sha256(key.encode()).hexdigest()[:24]
     with _lock:
         module = _modules.get(digest)
         if module is not None:

@@ -74,6 +74,46 @@ def matmul_f64(a, b, ta, tb):
 
 
 @numba.njit(**_OPTIONS)
+def _update_shape(a, b, ta, tb, c):
+    m, n, k = _product_shape(a, b, ta, tb)
+    if c.shape[0] != m or c.shape[1] != n:
+        raise ValueError("AssignSubVariableOp: the product's shape differs from the variable's")
+    return m, n, k
+
+
+@numba.njit(**_OPTIONS)
+def gemm_update_f32(a, b, ta, tb, alpha, c):
+    """c += alpha * a @ b (transposed as flagged) in place: one cblas_sgemm with beta 1
+    writing into c (a variable's C-contiguous array), rounded once where the separate
+    product, scaling and update round three times."""
+    m, n, k = _update_shape(a, b, ta, tb, c)
+    if m and n and k:
+        _SGEMM(_ROW_MAJOR, _TRANS if ta else _NO_TRANS, _TRANS if tb else _NO_TRANS,
+               m, n, k, alpha, a.ctypes.data, a.shape[1], b.ctypes.data, b.shape[1],
+               np.float32(1.0), c.ctypes.data, n)
+
+
+@numba.njit(**_OPTIONS)
+def gemm_update_f64(a, b, ta, tb, alpha, c):
+    """gemm_update_f32 for float64 (cblas_dgemm)."""
+    m, n, k = _update_shape(a, b, ta, tb, c)
+    if m and n and k:
+        _DGEMM(_ROW_MAJOR, _TRANS if ta else _NO_TRANS, _TRANS if tb else _NO_TRANS,
+               m, n, k, alpha, a.ctypes.data, a.shape[1], b.ctypes.data, b.shape[1], 1.0,
+               c.ctypes.data, n)
+
+
+@numba.njit(**_OPTIONS)
+def bias_add(c, bias, relu, zero):
+    """c += bias along the columns, then max(c, 0) with `relu`, in place over a GEMM's
+    fresh output: the separate add's and max's roundings, without their arrays."""
+    for i in range(c.shape[0]):
+        for j in range(c.shape[1]):
+            t = c[i, j] + bias[j]
+            c[i, j] = np.maximum(t, zero) if relu else t
+
+
+@numba.njit(**_OPTIONS)
 def flat(a, shape):
     """`a` broadcast to `shape` (same rank), C-contiguous and flat."""
     if a.shape != shape:

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any, List, Optional
 
+from kilnflow.runtime.jit import tensorlist
+
 _FED, _ELLIPSIS = "*", "..."
 
 
@@ -44,6 +46,32 @@ def strided_slice(op: Any, args: List[str]) -> Optional[str]:
     if not parts:
         return args[0]
     return f"{args[0]}[{', '.join(parts)}]"
+
+
+def strided_slice_grad(op: Any, args: List[str]) -> Optional[str]:
+    """StridedSlice's gradient: dy placed at `x[spec]` of zeros(x's shape), the index
+    passed to `kf_lists.place` as a tuple of ints and slices (newaxis is not lowered)."""
+    rank = op.outputs[0].shape.rank
+    spec = op.attrs["spec"]
+    if not rank or any(e is None for e in spec):
+        return None
+    dy, s = args[:2]
+    fed = iter(args[2:])
+    dims = [f"np.intp({s}[{d}])" for d in range(rank)]
+    consumed = sum(1 for e in spec if e != _ELLIPSIS)
+    parts: List[str] = []
+    for e in spec:
+        if e == _ELLIPSIS:
+            parts += ["slice(None, None, None)"] * (rank - consumed)
+        elif isinstance(e, tuple):
+            parts.append("slice(" + ", ".join("None" if p is None else next(fed) if p == _FED
+                                              else str(int(p)) for p in e[1:]) + ")")
+        else:
+            value = next(fed) if e == _FED else str(int(e))
+            parts.append(f"kf_helpers.checked_index({value}, {dims[len(parts)]})")
+    from kilnflow.runtime.jit.lower import dtype_text  # lower imports this module
+    zeros = f"np.zeros(({', '.join(dims)},), {dtype_text(op.outputs[0].dtype)})"
+    return f"kf_lists.place({zeros}, ({''.join(p + ', ' for p in parts)}), {dy})"
 
 
 def _gather_parts(params: str, rank: int, axis: int) -> tuple:
@@ -95,29 +123,72 @@ def gather_grad(op: Any, args: List[str]) -> Optional[str]:
     return f"kf_helpers.gather_grad({slices}, {idx}, {dims[axis]}).reshape(({', '.join(dims)},))"
 
 
-def set_item(op: Any, args: List[str]) -> Optional[str]:
-    """TensorArray.write: the buffer must already have the element's rank plus one (a
-    TensorArray made with element_shape, or from unstack) so its numba type stays fixed."""
+def set_item(op: Any, args: List[str], in_place: bool = False) -> Optional[str]:
+    """TensorArray.write: a buffer of the element's rank plus one (element_shape=, unstack,
+    or a loop variable typed from its writes by tensorlist.typed), or an unwritten
+    TensorArray's empty [n, 0] start, retyped to that rank here. Writes whose static shapes
+    disagree raise TF's trace-time ValueError. `in_place`: the loop owns the buffer (no
+    history keeps its states), so a write that needs no growth stores into it."""
     buffer, _, value = op.inputs
-    if buffer.shape.rank != (value.shape.rank or 0) + 1 or buffer.dtype != value.dtype:
+    rank = value.shape.rank
+    if rank is None or buffer.shape.rank is None or buffer.dtype != value.dtype:
         return None
+    b = args[0]
+    if buffer.shape.rank != rank + 1 or not buffer.shape[1:].is_compatible_with(value.shape):
+        if not tensorlist.statically_empty(buffer):
+            raise tensorlist.inconsistent(value.shape, buffer.shape[1:])
+        if buffer.shape.rank != rank + 1:
+            b = f"np.zeros(({b}.shape[0],{' 0,' * rank}), {b}.dtype)"
     limit = op.attrs.get("limit")
-    helper = "set_item_scalar" if value.shape.rank == 0 else "set_item"
-    return f"kf_helpers.{helper}({args[0]}, np.intp({args[1]}), {args[2]}, " \
+    helper = ("kf_lists." if in_place else "kf_helpers.") + \
+        ("set_item_scalar" if rank == 0 else "set_item") + ("_in_place" if in_place else "")
+    return f"{helper}({b}, np.intp({args[1]}), {args[2]}, " \
            f"{-1 if limit is None else int(limit)})"
 
 
-def clusterable(op: Any) -> bool:
-    """Whether autoclustering may put this op in a cluster: only the integer-indexed
-    StridedSlice it clustered before indexing.py (`x[i]`, `x[1, 2]`), also inside loop
-    bodies. Slices, gathers and TensorArray writes lower under jit_compile=True; in
-    clusters, a keras RNN's While (its body slices `x[:, i]`) joined a cluster and the
-    compiled loop's recorded history (Python ints for the counter) reached the Python
-    runtime's WhileGrad, which failed (tests/keras/test_recurrent_loops.py, autoclustered)."""
-    spec = op.attrs.get("spec") if op.type == "StridedSlice" else None
-    return spec is not None and (spec == (_FED,) or bool(spec) and
-                                 all(type(e) is int for e in spec))
+def dynamic_range(op: Any, args: List[str]) -> Optional[str]:
+    """`kf.range` with tensor bounds (a TensorArray gradient's row numbers)."""
+    if op.outputs[0].dtype.name not in ("int32", "int64"):
+        return None
+    start, limit, delta = args
+    return f"kf_lists.arange(np.int64({start}), np.int64({limit}), np.int64({delta}))" \
+        f".astype(np.{op.outputs[0].dtype.name})"
+
+
+def dynamic_fill(op: Any, args: List[str]) -> Optional[str]:
+    """`kf.fill(shape_tensor, value)`: the dims read at run time (a gradient's seed)."""
+    from kilnflow.runtime.jit.lower import literal  # lower imports this module
+    rank = op.outputs[0].shape.rank
+    value = literal(op.attrs["value"], op.attrs["dtype"])
+    dims = "".join(f"np.intp({args[0]}[{d}]), " for d in range(rank))
+    return f"np.full(({dims}), {value})" if rank else value
+
+
+def sum_to_shape(op: Any, args: List[str]) -> Optional[str]:
+    """SumToShape (a gradient summed back to an input's shape) when the target's dims are
+    known only at run time (a stacked TensorArray's [None, None]): the leading dims summed,
+    then each dim kept or summed to 1 by `kf_lists.sum_to` on an (outer, n, inner) view."""
+    src, dst = op.inputs[0].shape.rank, op.outputs[0].shape.rank
+    if src is None or not dst or src < dst or op.outputs[0].dtype.name not in (
+            "float32", "float64"):
+        return None
+    x, s = args
+    lead = src - dst
+    target = [f"np.intp({s}[{d}])" for d in range(dst)]
+    cur = x
+    if lead:
+        summed = " * ".join(f"{x}.shape[{d}]" for d in range(lead))
+        rest = " * ".join(f"{x}.shape[{d}]" for d in range(lead, src))
+        cur = f"kf_lists.sum_to(np.ascontiguousarray({x}).reshape((1, {summed}, {rest})), 1)"
+    for d in range(dst):
+        outer = " * ".join(target[:d]) or "1"
+        inner = " * ".join(f"{x}.shape[{lead + k}]" for k in range(d + 1, dst)) or "1"
+        cur = f"kf_lists.sum_to(np.ascontiguousarray({cur}).reshape(({outer}, " \
+            f"{x}.shape[{lead + d}], {inner})), {target[d]})"
+    return f"np.ascontiguousarray({cur}).reshape(({', '.join(target)},))"
 
 
 RULES = {"StridedSlice": strided_slice, "GatherV2": gather, "GatherGrad": gather_grad,
-         "TensorListSetItem": set_item}
+         "TensorListSetItem": set_item, "DynamicRange": dynamic_range,
+         "DynamicFill": dynamic_fill,
+         "StridedSliceGrad": strided_slice_grad}

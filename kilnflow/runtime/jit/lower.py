@@ -17,8 +17,9 @@ import numpy as np
 
 from kilnflow import errors
 from kilnflow.runtime import codegen
-from kilnflow.runtime.jit import analysis, fused, indexing, rules
+from kilnflow.runtime.jit import analysis, blas, fused, indexing, rules
 from kilnflow.runtime.jit.analysis import VARIABLE_OPS
+from kilnflow.runtime.jit import tensorlist
 
 JIT_OPTIONS = 'cache=True, error_model="numpy"'  # numpy: x/0 gives inf, as the kernels do
 CONTROL_FLOW = {"While", "StatelessWhile", "If", "StatelessIf"}
@@ -63,8 +64,8 @@ class Lowering:
 
     def __init__(self, name: str) -> None:
         self.namer = codegen.Namer(["np", "numba", "kf_helpers", "prange", "kf_parallel",
-                                     "kf_inplace"])
-        self.namer.used.add("kf_array")  # array_ops.py's kernels in the generated code
+                                     "kf_inplace",
+                                     "kf_random", "kf_lists", "kf_array"])
         self.name = self.namer.fresh(name)
         self.lines: List[str] = []
         self.helpers: List[str] = []            # top-level njit functions (fused loops)
@@ -78,9 +79,11 @@ class Lowering:
         self.substitutes: Dict[int, Any] = {}   # id(op) -> env -> expression replacing it
         self.uses_blas = False                  # calls NumPy's BLAS (blas.py: threads)
         self.transposed: Dict[str, str] = {}    # loop-invariant W -> W.T made contiguous
-        self.clustering = False                 # probing an op for autoclustering
         self.scaled: Dict[int, tuple] = {}      # id(in-place update) -> (scale, tensor)
         self.folded: set = set()                # id(op) of products folded into those
+        self.gemm: Dict[int, tuple] = {}        # id(update) -> (id(op) before it, MatMul)
+        self.after: Dict[int, list] = {}        # id(op) -> gemm updates emitted after it
+        self.epilogues: Dict[int, tuple] = {}   # id(op) -> (product, bias, relu) in place
 
     # ------------------------------------------------------------ values
 
@@ -113,21 +116,42 @@ class Lowering:
 
     def emit(self, operations: Sequence, env: Dict[int, str], indent: str) -> None:
         for op in operations:
-            if op.outputs and id(op.outputs[0]) in env:  # fed from outside: an input
-                continue
-            if id(op) in self.folded:  # `s * g` computed by the update that uses it
-                env[id(op.outputs[0])] = "None"
-                continue
-            substitute = self.substitutes.get(id(op))
-            if substitute is not None:  # computed before the loop (a hoisted projection)
-                env[id(op.outputs[0])] = substitute(env)
-                continue
-            try:
-                self._emit_op(op, env, indent)
-            except Unsupported as exc:
-                self.unsupported.append((op, str(exc)))
-                for t in op.outputs:  # keep going: the error lists every unsupported op
-                    env[id(t)] = "None"
+            self._emit_step(op, env, indent)
+            for update in self.after.get(id(op), ()):  # v -= s * (A @ B) as one GEMM
+                self._emit_gemm_update(update, env, indent)
+
+    def _emit_step(self, op: Any, env: Dict[int, str], indent: str) -> None:
+        if op.outputs and id(op.outputs[0]) in env:  # fed from outside: an input
+            return
+        if id(op) in self.folded:  # `s * g` computed by the update that uses it
+            env[id(op.outputs[0])] = "None"
+            return
+        substitute = self.substitutes.get(id(op))
+        if substitute is not None:  # computed before the loop (a hoisted projection)
+            env[id(op.outputs[0])] = substitute(env)
+            return
+        try:
+            self._emit_op(op, env, indent)
+        except Unsupported as exc:
+            self.unsupported.append((op, str(exc)))
+            for t in op.outputs:  # keep going: the error lists every unsupported op
+                env[id(t)] = "None"
+
+    def _emit_gemm_update(self, op: Any, env: Dict[int, str], indent: str) -> None:
+        """`v -= s * op(A) op(B)` (or +=) into v's array: one ?gemm with beta 1, on a copy
+        when the caller says the array is shared (analysis.gemm_updates: where and when)."""
+        handle, matmul = op.attrs["handle"], self.gemm[id(op)][1]
+        local = self.variable(handle)
+        self.assigned[id(handle)] = handle
+        a, b = (f"np.ascontiguousarray({env[id(t)]})" for t in matmul.inputs)
+        flags = f"{bool(matmul.attrs.get('transpose_a'))}, {bool(matmul.attrs.get('transpose_b'))}"
+        sign = "-" if op.type == "AssignSubVariableOp" else ""
+        kind, scale = dtype_text(handle.dtype), env[id(self.scaled[id(op)][0])]
+        bits = np.dtype(handle.dtype.as_numpy_dtype).itemsize * 8
+        self.lines.append(f"{indent}if not kf_inplace or not {local}.flags.c_contiguous:")
+        self.lines.append(f"{indent}    {local} = {local}.copy()")
+        self.lines.append(f"{indent}kf_helpers.gemm_update_f{bits}({a}, {b}, {flags}, "
+                          f"{kind}({sign}{scale}), {local})")
 
     def _emit_op(self, op: Any, env: Dict[int, str], indent: str) -> None:
         kind = op.type
@@ -157,6 +181,12 @@ class Lowering:
             self.emit(cluster.operations, env, indent)
             env.update((id(new), env[id(old)]) for new, old in
                        zip(op.outputs, cluster.outputs))
+        elif id(op) in self.epilogues and id(self.epilogues[id(op)][0].op) not in \
+                self.folded.union(self.substitutes):  # + b (and relu) over the GEMM's output
+            product, bias, relu = self.epilogues[id(op)]
+            self.lines.append(f"{indent}kf_helpers.bias_add({env[id(product)]}, "
+                              f"{env[id(bias)]}, {relu}, {literal(0, bias.dtype)})")
+            env[id(op.outputs[0])] = env[id(product)]
         elif kind == "FusedElementwise":
             args = [env[id(t)] for t in op.inputs]
             name = self.namer.fresh(op.name)
@@ -167,8 +197,6 @@ class Lowering:
             self._emit_rule(op, env, indent)
 
     def _emit_rule(self, op: Any, env: Dict[int, str], indent: str) -> None:
-        if self.clustering and op.type in indexing.RULES and not indexing.clusterable(op):
-            raise Unsupported("left to the Python runtime under autoclustering")
         args = [env[id(t)] for t in op.inputs]
         for t in op.inputs:
             if t.shape.rank is None:
@@ -209,6 +237,8 @@ class Lowering:
             value = f"{dtype_text(handle.dtype)}({value})"
         elif op.type == "AssignVariableOp":  # a copy: later writes must not alias the value
             value = f"np.asarray({value}, dtype={dtype_text(handle.dtype)}).copy()"
+        elif id(op) in self.gemm:  # emitted as one GEMM after the op analysis chose
+            return
         elif id(op) in self.in_place:  # no value read from it is used later: update in place
             ufunc = "np.add" if op.type == "AssignAddVariableOp" else "np.subtract"
             self.lines.append(f"{indent}if kf_inplace:")
@@ -249,7 +279,10 @@ class Lowering:
         limit = op.attrs["maximum_iterations"]
         state = [self.namer.fresh(op.name) for _ in range(n)]
         inner = indent + "    "
-        for name, value, spec in zip(state, initial, specs):
+        loop_vars = op.attrs["body_graph"].graph.inputs
+        for k, (name, value, spec) in enumerate(zip(state, initial, specs)):
+            value = tensorlist.retyped(value, op.inputs[k], loop_vars[k],
+                                       dtype_text(spec.dtype))  # an empty TensorArray
             self.assign(name, value, spec, indent)
         counter = self.namer.fresh("iterations") if limit is not None else None
         if counter:
@@ -259,6 +292,11 @@ class Lowering:
             self.lines.append(f"{indent}{history} = []")
         self._hoist_projections(op.attrs["body_graph"], state, captured, indent)
         body = op.attrs["body_graph"]
+        owned = [] if record else tensorlist.owned_writes(body.graph, n)
+        for k, m in owned:  # the loop's own copy, then TensorArray writes in place
+            self.lines.append(f"{indent}{state[k]} = {state[k]}.copy()")
+            self.substitutes[id(m)] = lambda env, m=m: indexing.set_item(
+                m, [env[id(t)] for t in m.inputs], in_place=True)
         fed = body.feed(list(state), list(captured))
         hoisted = self._hoist_transposes(body.graph, fed, set(captured) - set(state), indent)
         self.lines.append(f"{indent}while True:")
@@ -282,6 +320,8 @@ class Lowering:
             self.lines.append(f"{inner}{counter} += 1")
         for name in hoisted:
             del self.transposed[name]
+        for _, m in owned:
+            del self.substitutes[id(m)]
         return state + ([history] if history else [])
 
     def _hoist_transposes(self, g: Any, fed: Sequence[str], invariant: set,
@@ -470,9 +510,18 @@ def lower(name: str, graph: Any) -> Lowered:
     lo.in_place = analysis.in_place_updates(graph)
     lo.scaled = analysis.scaled_updates(graph, lo.in_place)
     lo.folded = {id(op.inputs[0].op) for op in graph.operations if id(op) in lo.scaled}
+    if blas.available():  # a weight update that is one GEMM into the variable
+        lo.gemm = analysis.gemm_updates(graph, lo.scaled)
+        for op in graph.operations:
+            if id(op) in lo.gemm:
+                lo.after.setdefault(lo.gemm[id(op)][0], []).append(op)
+                lo.folded.add(id(lo.gemm[id(op)][1]))
+                lo.uses_blas = True
+    lo.epilogues = analysis.bias_epilogues(graph)
     donated = analysis.donated_outputs(graph)
     lo.donors = {id(graph.outputs[i]): f"kf_out{i}" for i in donated}
-    lo.emit(graph.operations, env, "    ")
+    with tensorlist.typed(graph):  # TensorArray loop variables get their writes' rank
+        lo.emit(graph.operations, env, "    ")
     if lo.unsupported:
         raise errors.InvalidArgumentError(_unsupported_message(name, lo.unsupported))
     assigned = list(lo.assigned.values())
@@ -486,6 +535,8 @@ def lower(name: str, graph: Any) -> Lowered:
     header = [f'"""Generated by kilnflow\'s jit backend from graph {name!r}."""',
               "import numba", "import numpy as np", "from numba import prange",
               "from kilnflow.runtime.jit import helpers as kf_helpers",
+              "from kilnflow.runtime.jit import random_ops as kf_random",
+              "from kilnflow.runtime.jit import lists as kf_lists",  # TensorArrays
               "from kilnflow.runtime.jit import array_ops as kf_array", ""]
     body = [f"@numba.njit({JIT_OPTIONS})", f"def {lo.name}({', '.join(params)}):"] + \
         lo.lines + [f"    return {result}"]
@@ -502,7 +553,6 @@ def lowerable(op: Any) -> bool:
     """Whether the backend can lower `op` (fed by inputs of their static specs): what
     autoclustering asks of every op."""
     lo = Lowering("probe")
-    lo.clustering = True  # indexing.clusterable() applies inside loop bodies too
     env: Dict[int, str] = {}
     for t in op.inputs:
         if t.shape.rank is None or not supported_dtype(t.dtype):

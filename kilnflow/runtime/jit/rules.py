@@ -16,6 +16,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 import numpy as np
 
 from kilnflow.runtime.jit import indexing
+from kilnflow.runtime.jit import random_ops
 from kilnflow.runtime.jit import array_ops
 
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
@@ -343,6 +344,7 @@ RULES: Dict[str, Callable[[Any, List[str]], Optional[str]]] = {
     "Sum": _reduction("sum"), "Mean": _reduction("mean"), "Prod": _reduction("prod"),
     "Max": _reduction("max"), "Min": _reduction("min"), "Any": _reduction("any"),
     "All": _reduction("all"), **indexing.RULES,
+    **random_ops.RULES,
     **array_ops.RULES,
 }
 ALIASES = {"Identity", "StopGradient"}
@@ -355,6 +357,8 @@ def lower(op: Any, args: List[str], lo: Any) -> Any:
     if op.type == "MatMul":
         return _matmul(op, args, lo)
     rule = RULES.get(op.type)
+    if getattr(rule, "with_lowering", False):  # random_ops: a stream passed in and out
+        return rule(op, args, lo)
     if rule is not None:
         return rule(op, args)
     if op.opdef.stateful or op.opdef.random or op.opdef.codegen is not None:
