@@ -1,8 +1,7 @@
 """Lowering rules for the array ops a Keras train step needs beyond rules.py: ArgMax and
 ArgMin (accuracy metrics), OneHot and SoftmaxCrossEntropyWithLogits (categorical losses),
 LogSoftmax, Tile, PadV2, Range / DynamicRange, Cumsum / Cumprod, MatrixDiagPart, SplitV,
-StridedSliceGrad (GRU), and Size / DynamicFill / SumToShape with shapes known only when
-run (a partial batch).
+and Size / DynamicFill / SumToShape with shapes known only when run (a partial batch).
 
 Each rule brings its input to a (rows, columns) or (outer, n, inner) C-contiguous view with
 static reshapes, calls one numba kernel below as `kf_array.<name>`, and reshapes back, so
@@ -16,7 +15,7 @@ from typing import Any, Callable, Dict, List, Optional
 
 import numpy as np
 
-from kilnflow.runtime.jit import cache, indexing
+from kilnflow.runtime.jit import cache
 
 _KERNELS: Dict[str, Callable] = {}
 
@@ -249,60 +248,11 @@ def _split(op: Any, args: List[str]) -> Optional[str]:
     return pieces[0] if len(pieces) == 1 else f"({', '.join(pieces)},)"
 
 
-def _bound(v: Any, n: str, default: str) -> str:
-    """A static slice bound clamped to [0, n] as NumPy's slices clamp."""
-    if v is None:
-        return default
-    return f"min({int(v)}, {n})" if v >= 0 else f"max({n} - {-int(v)}, 0)"
-
-
-def _slice_grad(op: Any, args: List[str]) -> Optional[str]:
-    """StridedSliceGrad (zeros of x's shape, dy at `x[spec]`) for specs of static ints and
-    step-1 slices (GRU's `bias[0]`, `x[:, :units]`): dy with the ints' axes put back as 1s,
-    padded with zeros axis by axis to x's shape (`np.intp(shape[d])`, known when run)."""
-    dy, shape = op.inputs[0], op.inputs[1]
-    rank = shape.shape.as_list()[0] if shape.shape.rank == 1 else None
-    spec = op.attrs["spec"]
-    if rank is None or len(op.inputs) > 2 or len(spec) > rank or any(
-            type(e) is not int and not (isinstance(e, tuple) and e[3] in (None, 1))
-            for e in spec):
-        return None
-    spec = tuple(spec) + (("slice", None, None, None),) * (rank - len(spec))
-    if dy.shape.rank != sum(1 for e in spec if type(e) is not int):
-        return None
-    g, n = args[0], [f"np.intp({args[1]}[{d}])" for d in range(rank)]
-    dy_dims = iter(_dims(g, range(dy.shape.rank)))
-    dims = ["1" if type(e) is int else next(dy_dims) for e in spec]
-    out = f"np.ascontiguousarray({g}).reshape({_shape(dims)})" if dims else g
-    zero = _literal0(dy.dtype)
-    for d, e in enumerate(spec):
-        if type(e) is int:
-            before = str(e) if e >= 0 else f"{n[d]} - {-e}"
-            after = f"{n[d]} - ({before}) - 1"
-        elif e[1] is None and e[2] is None:
-            continue
-        else:
-            before = _bound(e[1], n[d], "0")
-            after = f"{n[d]} - max({_bound(e[2], n[d], n[d])}, {before})"
-        cube = f"np.ascontiguousarray({out}).reshape(({_prod(n[:d])}, {dims[d]}, " \
-               f"{_prod(dims[d + 1:])}))"
-        out = f"kf_array.pad_axis({cube}, {before}, {after}, {zero})"
-        dims[d] = n[d]
-    return f"np.ascontiguousarray({out}).reshape({_shape(n)})" if rank else None
-
-
-def _literal0(dtype: Any) -> str:
-    from kilnflow.runtime.jit.lower import literal
-    return literal(0, dtype)
-
-
 RULES = {"ArgMax": _arg_extreme, "ArgMin": _arg_extreme, "OneHot": _one_hot,
          "LogSoftmax": _log_softmax, "SoftmaxCrossEntropyWithLogits": _softmax_xent,
          "Tile": _tile, "DynamicTile": _tile, "PadV2": _pad, "Range": _range, "DynamicRange": _dynamic_range,
          "Cumsum": _scan, "Cumprod": _scan, "MatrixDiagPart": _diag_part,
          "Size": _size, "DynamicFill": _dynamic_fill, "SplitV": _split}
-if "StridedSliceGrad" not in indexing.RULES:  # indexing.py's, should it lower it one day
-    RULES["StridedSliceGrad"] = _slice_grad
 
 
 # ---------------------------------------------------------------- numba kernels
@@ -378,8 +328,6 @@ def _k_softmax_xent_rows(z, x):
 
 @_kernel
 def _k_pad_axis(cube, before, after, value):
-    if before < 0 or after < 0:
-        raise ValueError("StridedSliceGrad: an index is out of range for the input shape")
     out = np.full((cube.shape[0], before + cube.shape[1] + after, cube.shape[2]), value,
                   cube.dtype)
     out[:, before:before + cube.shape[1], :] = cube
