@@ -116,6 +116,26 @@ def test_fit_evaluate_predict_with_adam_rmsprop_match_the_python_runtime(optimiz
     _check_same_training(optimizer)
 
 
+@pytest.mark.slow
+def test_a_gru_classifier_fits_the_same_compiled():
+    # GRU: SplitV for the gates, StridedSliceGrad for its bias rows, a While loop
+    pytest.importorskip("numba")
+    runs = []
+    for jit_compile in (False, True):
+        keras.utils.set_random_seed(0)
+        model = keras.Sequential([keras.Input((4,)), keras.layers.Reshape((4, 1)),
+                                  keras.layers.GRU(3), keras.layers.Dense(3)])
+        model.compile("adam", keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                      metrics=["accuracy"], jit_compile=jit_compile)
+        history = model.fit(X, Y, batch_size=8, epochs=2, verbose=0, shuffle=False).history
+        runs.append((history, [w.numpy() for w in model.weights]))
+    (h0, w0), (h1, w1) = runs
+    for key in h0:
+        np.testing.assert_allclose(h1[key], h0[key], rtol=1e-5, err_msg=key)
+    for a, b in zip(w1, w0):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
 def test_a_model_with_an_op_the_backend_cannot_lower_lists_it():
     pytest.importorskip("numba")
     model = _model(keras.layers.Lambda(lambda t: kf.sort(t, axis=-1), name="sorted"))

@@ -1,7 +1,7 @@
 """jit_compile=True over the array ops of kilnflow/runtime/jit/array_ops.py (ArgMax/ArgMin,
 OneHot, LogSoftmax, SoftmaxCrossEntropyWithLogits, Tile/DynamicTile, PadV2, Range and
-DynamicRange, Cumsum/Cumprod, MatrixDiagPart, SplitV; Size, DynamicFill and SumToShape
-with unknown batch dims): eager == kf.function == jit, gradients too, bad values
+DynamicRange, Cumsum/Cumprod, MatrixDiagPart, SplitV; Size, DynamicFill, SumToShape and
+StridedSliceGrad with unknown batch dims): eager == kf.function == jit, gradients too, bad values
 raising TF's error classes.
 
 Tolerances per dtype: integers and bools exact (scans store every step in the input's
@@ -104,13 +104,17 @@ def test_gradients_through_the_lowered_ops_run_natively():
 
 def test_unknown_batch_dims_sum_gradients_to_shapes_known_when_run():
     # a partial last batch retraces with None dims (Keras's reduce_retracing): the
-    # gradient's SumToShape targets, Size and DynamicFill are values of the run
+    # gradient's SumToShape and StridedSliceGrad targets, Size and DynamicFill are values
+    # of the run
     spec = kf.TensorSpec([None, 3], kf.float32)
 
     def step(x, y, b):
         with kf.GradientTape() as tape:
             tape.watch([x, b])
             loss = kf.reduce_mean((x + b - y) ** 2) + kf.cast(kf.size(x), kf.float32)
+            # StridedSliceGrad to x's run-time shape: ints (GRU's bias[0]), bounded slices
+            loss += kf.reduce_sum(x[0] * b[0]) + kf.reduce_sum(x[:, 1:3] ** 2) + \
+                kf.reduce_sum(x[-1, -2:] * 3.0) + kf.reduce_sum(b[:, :-1])
         return (loss,) + tuple(tape.gradient(loss, [x, b])) + (kf.ones_like(x),)
 
     compiled = kf.function(step, input_signature=[spec, spec, kf.TensorSpec([1, 3])],
