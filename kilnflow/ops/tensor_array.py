@@ -63,9 +63,20 @@ def _set_item_grad(op: Any, dy: Any) -> list:
     d_buffer = dy * (1 - overwritten)
     rank = buffer.shape.rank if buffer.shape.rank is not None else \
         None if value.shape.rank is None else value.shape.rank + 1
-    if rank is None:
+    if None not in (rank, value.shape.rank) and rank != value.shape.rank + 1:
+        # the buffer is a TensorArray's empty [size, 0] start (no element_shape given),
+        # which the kernel replaces whole: it has no values to receive a gradient
+        d_buffer = array.zeros_like(buffer)
+    elif rank is None:
         d_buffer = d_buffer[:array.shape(buffer)[0]]
-    else:  # crop to the buffer, which may be a TensorArray's empty [size, 0] start
+    elif buffer.shape.rank is None:
+        # a loop variable: the buffer may be the empty [size, 0] start at run time (rank 2
+        # whatever the element's). Its shape padded with 1s to dy's rank crops dy to no
+        # values there, and to the buffer's rows otherwise; the reshape restores its rank.
+        target = array.shape(buffer)
+        padded = joining.concat([target, array.ones([rank], target.dtype)], 0)[:rank]
+        d_buffer = reshaping.reshape(slicing.slice(d_buffer, [0] * rank, padded), target)
+    else:  # crop to the buffer's rows
         d_buffer = slicing.slice(d_buffer, [0] * rank, array.shape(buffer))
     return [d_buffer, None, slicing.gather(dy, index)]
 
@@ -155,8 +166,11 @@ class TensorArray:
 
     def concat(self, name: Optional[str] = None) -> Any:
         dims = self._buffer.shape
-        return reshaping.reshape(self._buffer, [-1] + (dims.as_list()[2:] if dims.rank and
-                                                    dims.rank > 1 else []))
+        if dims.rank is None:  # a loop variable: the element dims are known when run
+            return reshaping.reshape(self._buffer, joining.concat(
+                [[-1], array.shape(self._buffer)[2:]], 0), name=name)
+        return reshaping.reshape(self._buffer, [-1] + (dims.as_list()[2:] if dims.rank > 1
+                                                       else []), name=name)
 
     def size(self, name: Optional[str] = None) -> Any:
         return array.shape(self._buffer)[0]

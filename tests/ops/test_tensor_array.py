@@ -102,3 +102,36 @@ def test_tensor_array_without_element_shape_in_a_graph_while_loop():
                              lambda i, ta: (i + 1, ta.write(i, kf.cast(i, F32))),
                              (kf.constant(0), ta))[1].stack()
     eager_and_function(fill, kf.constant(3))
+
+
+def _write_rows_of(x):
+    """A loop writing matrices into a TensorArray given no element_shape (its buffer
+    starts as an empty [size, 0])."""
+    ta = kf.TensorArray(F32, size=3)
+    for i in kf.range(3):
+        ta = ta.write(i, x[i] * 2.0)
+    return ta
+
+
+def test_gradient_through_writes_without_element_shape():
+    """The empty [size, 0] start has no values: its gradient is zeros of its own shape.
+    The gradient used to crop dy to the start's rank and fail in Slice."""
+    import numpy as np
+    x = kf.constant(np.arange(12, dtype=np.float32).reshape(3, 2, 2))
+
+    def loss_grad(x):
+        with kf.GradientTape() as tape:
+            tape.watch(x)
+            loss = kf.reduce_sum(_write_rows_of(x).stack() * x)
+        return tape.gradient(loss, x)
+    got = eager_and_function(loss_grad, x)
+    np.testing.assert_allclose(got.numpy(), 4.0 * x.numpy())
+
+
+def test_concat_of_a_loop_written_array_keeps_the_element_dims():
+    """In a graph the loop variable's rank is unknown: concat used to flatten to [12]
+    where eager (and TF) give [6, 2]."""
+    import numpy as np
+    x = kf.constant(np.arange(12, dtype=np.float32).reshape(3, 2, 2))
+    got = eager_and_function(lambda x: _write_rows_of(x).concat(), x)
+    np.testing.assert_array_equal(got.numpy(), 2.0 * x.numpy().reshape(6, 2))

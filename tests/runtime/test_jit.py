@@ -330,3 +330,14 @@ def test_sgd_update_is_one_loop_with_the_python_runtimes_bits():
         results.append((held.numpy(), v.numpy()))
     for got, want in zip(*results):
         np.testing.assert_array_equal(got, want)
+
+
+def test_reshape_to_a_shape_known_when_run_compiles():
+    """DynamicReshape (a shape tensor of static length, one -1 allowed)."""
+    def f(x, y):
+        return kf.reshape(x, kf.concat([[-1], kf.shape(y)[1:]], 0)) * 2.0
+    x = kf.constant(np.arange(12, dtype=np.float32))
+    y = kf.zeros([5, 3, 2])
+    jit = kf.function(f, jit_compile=True)
+    np.testing.assert_array_equal(jit(x, y).numpy(), f(x, y).numpy())
+    assert jit(x, y).shape == (2, 3, 2)

@@ -216,6 +216,15 @@ def _reshape(op: Any, args: List[str]) -> Optional[str]:
     return _reshape_to(op, args[0], [str(d) for d in shape])
 
 
+def _dynamic_reshape(op: Any, args: List[str]) -> Optional[str]:
+    """Reshape to a shape tensor of static length (the output's rank); numba's reshape
+    takes one -1 as NumPy's does."""
+    rank = op.outputs[0].shape.rank
+    if rank is None:
+        return None
+    return _reshape_to(op, args[0], [f"np.intp({args[1]}[{d}])" for d in range(rank)])
+
+
 def _expand_dims(op: Any, args: List[str]) -> str:
     rank = op.inputs[0].shape.rank
     axis = op.attrs["axis"] % (rank + 1)
@@ -336,7 +345,8 @@ def _shape(op: Any, args: List[str]) -> str:
 
 
 RULES: Dict[str, Callable[[Any, List[str]], Optional[str]]] = {
-    "Cast": _cast, "Reshape": _reshape, "ExpandDims": _expand_dims,
+    "Cast": _cast, "Reshape": _reshape, "DynamicReshape": _dynamic_reshape,
+    "ExpandDims": _expand_dims,
     "Squeeze": _squeeze, "Transpose": _transpose, "ConcatV2": _concat, "Pack": _pack,
     "Fill": _fill, "Softmax": _softmax, "SparseSoftmaxCrossEntropyWithLogits": _sparse_xent,
     "SumToShape": _sum_to_shape, "AddN": _add_n,
