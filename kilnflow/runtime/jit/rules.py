@@ -16,6 +16,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 import numpy as np
 
 from kilnflow.runtime.jit import indexing
+from kilnflow.runtime.jit import conv
 
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
 
@@ -340,6 +341,7 @@ RULES: Dict[str, Callable[[Any, List[str]], Optional[str]]] = {
     "Sum": _reduction("sum"), "Mean": _reduction("mean"), "Prod": _reduction("prod"),
     "Max": _reduction("max"), "Min": _reduction("min"), "Any": _reduction("any"),
     "All": _reduction("all"), **indexing.RULES,
+    **conv.RULES,
 }
 ALIASES = {"Identity", "StopGradient"}
 
