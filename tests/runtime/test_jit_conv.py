@@ -57,21 +57,29 @@ def _values(shapes, dtype):
     return [kf.constant(RNG.standard_normal(s).astype(dtype)) for s in shapes]
 
 
+def _output_gradients(fn, xs, dtype):
+    """Seeds shaped like fn's outputs (a tape over several outputs takes one each)."""
+    return [kf.constant(RNG.standard_normal(y.shape).astype(dtype)) for y in fn(*xs)]
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_conv2d_and_its_backprops_match_the_python_runtime(dtype):
-    args = _values([s for c in CONVS for s in c[:2]], dtype)
+    xs = _values([s for c in CONVS for s in c[:2]], dtype)
 
-    def convs(*xs):
-        outs = []
-        with kf.GradientTape(persistent=True) as tape:
+    def forward(*xs):
+        return [kf.nn.conv2d(x, w, s, p, dilations=d)
+                for x, w, (_, _, s, p, d) in zip(xs[::2], xs[1::2], CONVS)]
+    seeds = _output_gradients(forward, xs, dtype)
+
+    def convs(*args):
+        xs, dys = args[:len(CONVS) * 2], args[len(CONVS) * 2:]
+        with kf.GradientTape() as tape:
             tape.watch(xs)
-            ys = [kf.nn.conv2d(x, w, s, p, dilations=d)
-                  for x, w, (_, _, s, p, d) in zip(xs[::2], xs[1::2], CONVS)]
-            loss = sum(kf.reduce_sum(y * y) for y in ys)
-        outs += ys
-        outs += tape.gradient(loss, list(xs))  # Conv2DBackpropInput / ...Filter
-        return outs
-    _three_ways(convs, args, dtype)
+            ys = forward(*xs)
+        # Conv2DBackpropInput / ...Filter, seeded directly: no 4-D elementwise ops in the
+        # graph (numba takes seconds to compile each of those)
+        return ys + tape.gradient(ys, list(xs), output_gradients=list(dys))
+    _three_ways(convs, xs + seeds, dtype)
 
 
 def test_conv1d_and_bias_add_lower_through_conv2d():
@@ -88,20 +96,24 @@ def test_conv1d_and_bias_add_lower_through_conv2d():
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_pools_and_their_gradients_match_the_python_runtime(dtype):
-    args = _values([p[0] for p in POOLS], dtype)
+    xs = _values([p[0] for p in POOLS for _ in range(2)], dtype)
     # ties: a max pool over repeated values routes each gradient to its first maximum
-    args.append(kf.constant(np.repeat(np.arange(6, dtype=dtype), 6).reshape(1, 6, 6, 1) % 3))
+    xs.append(kf.constant(np.repeat(np.arange(6, dtype=dtype), 6).reshape(1, 6, 6, 1) % 3))
 
-    def pools(*xs):
+    def forward(*xs):
+        ys = []
+        for x, y, (_, k, s, p) in zip(xs[::2], xs[1::2], POOLS):
+            ys += [kf.nn.max_pool2d(x, k, s, p), kf.nn.avg_pool2d(y, k, s, p)]
+        return ys + [kf.nn.max_pool2d(xs[-1], 3, 1, "SAME")]
+    seeds = _output_gradients(forward, xs, dtype)
+
+    def pools(*args):
+        inputs, dys = args[:len(xs)], args[len(xs):]
         with kf.GradientTape() as tape:
-            tape.watch(xs)
-            ys = []
-            for x, (_, k, s, p) in zip(xs, POOLS):
-                ys += [kf.nn.max_pool2d(x, k, s, p), kf.nn.avg_pool2d(x, k, s, p)]
-            ys.append(kf.nn.max_pool2d(xs[-1], 3, 1, "SAME"))
-            loss = sum(kf.reduce_sum(y * y) for y in ys)
-        return ys + tape.gradient(loss, list(xs))  # MaxPoolGrad, AvgPoolGrad
-    _three_ways(pools, args, dtype)
+            tape.watch(inputs)
+            ys = forward(*inputs)
+        return ys + tape.gradient(ys, list(inputs), output_gradients=list(dys))
+    _three_ways(pools, xs + seeds, dtype)
 
 
 def test_a_new_batch_size_reuses_the_compiled_module():
@@ -151,6 +163,7 @@ def _cnn_step(seed):
     return model, step
 
 
+@pytest.mark.slow  # the step's 4-D elementwise ops take numba a minute or more to compile
 def test_keras_cnn_train_step_compiles_whole_and_matches():
     x = kf.constant(RNG.standard_normal((6, 9, 9, 2)).astype(np.float32))
     y = kf.constant(RNG.integers(0, 5, 6).astype(np.int32))
