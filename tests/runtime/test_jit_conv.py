@@ -176,3 +176,12 @@ def test_keras_cnn_train_step_compiles_whole_and_matches():
     assert jit.stats["calls"] == calls + 3
     for a, b in zip(mj.trainable_variables, mp.trainable_variables):
         np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-4, atol=1e-6)
+
+
+def test_autoclustering_leaves_convolutions_to_the_python_runtime():
+    x = kf.zeros([1, 5, 5, 2])
+    w = kf.zeros([3, 3, 2, 3])
+    # (a cluster around a conv holds 4-D elementwise ops, which numba compiles slowly)
+    conv = kf.function(lambda x, w: kf.nn.conv2d(x, w, 1, "SAME")).get_concrete_function(x, w)
+    op = next(o for o in conv.graph.get_operations() if o.type == "Conv2D")
+    assert not jit.lowerable(op)

@@ -397,6 +397,14 @@ def _pool(kernel: str) -> Any:
     return rule
 
 
+def clusterable(op: Any) -> bool:
+    """Autoclustering leaves these ops to the Python runtime (lower.py asks): a cluster
+    holding a convolution also holds the 4-D elementwise ops around it (bias adds,
+    activations, their gradients, stacks), which numba compiles very slowly (minutes for a
+    Keras Conv3D's cluster of Conv2Ds); the Python runtime's conv is one GEMM already."""
+    return False
+
+
 RULES = {"Conv2D": conv2d, "Conv2DBackpropFilter": conv2d_backprop_filter,
          "Conv2DBackpropInput": conv2d_backprop_input, "MaxPool": _pool("max_pool"),
          "MaxPoolGrad": _pool("max_pool_grad"), "AvgPool": _pool("avg_pool"),

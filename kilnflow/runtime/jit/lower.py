@@ -18,6 +18,7 @@ import numpy as np
 from kilnflow import errors
 from kilnflow.runtime import codegen
 from kilnflow.runtime.jit import analysis, fused, indexing, rules
+from kilnflow.runtime.jit import conv
 from kilnflow.runtime.jit.analysis import VARIABLE_OPS
 
 JIT_OPTIONS = 'cache=True, error_model="numpy"'  # numpy: x/0 gives inf, as the kernels do
@@ -168,6 +169,8 @@ class Lowering:
 
     def _emit_rule(self, op: Any, env: Dict[int, str], indent: str) -> None:
         if self.clustering and op.type in indexing.RULES and not indexing.clusterable(op):
+            raise Unsupported("left to the Python runtime under autoclustering")
+        if self.clustering and op.type in conv.RULES and not conv.clusterable(op):
             raise Unsupported("left to the Python runtime under autoclustering")
         args = [env[id(t)] for t in op.inputs]
         for t in op.inputs:
