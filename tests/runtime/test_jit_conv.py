@@ -116,6 +116,20 @@ def test_pools_and_their_gradients_match_the_python_runtime(dtype):
     _three_ways(pools, xs + seeds, dtype)
 
 
+def test_second_order_through_a_max_pool():
+    x, dy, gx = _values([(2, 5, 4, 3), (2, 3, 4, 3), (2, 5, 4, 3)], np.float64)
+
+    def second(x, dy, gx):
+        with kf.GradientTape() as outer:
+            outer.watch(dy)
+            with kf.GradientTape() as inner:
+                inner.watch(x)
+                y = kf.nn.max_pool2d(x, [3, 2], [2, 1], "SAME")
+            dx = inner.gradient(y, x, output_gradients=dy)  # MaxPoolGrad
+        return [dx, outer.gradient(dx, dy, output_gradients=gx)]  # MaxPoolGradGrad
+    _three_ways(second, (x, dy, gx), np.float64)
+
+
 def test_a_new_batch_size_reuses_the_compiled_module():
     f = kf.function(lambda x, w: kf.nn.max_pool2d(kf.nn.conv2d(x, w, 1, "SAME"), 2, 2, "SAME"),
                     jit_compile=True)

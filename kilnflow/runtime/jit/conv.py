@@ -1,5 +1,6 @@
 """Lowering rules for convolutions and pools (NHWC): Conv2D and its two backprops, MaxPool,
-AvgPool and their gradients, with the numba kernels the generated code calls as `kf_conv.*`.
+AvgPool and their gradients (MaxPoolGradGrad too), with the numba kernels the generated
+code calls as `kf_conv.*`.
 
 A convolution is one GEMM, as in the Python runtime (ops/conv.py): the input is packed into
 its [N*OH*OW, KH*KW*C] patch matrix by a native loop (`im2col`, zeros where a window hangs
@@ -196,15 +197,18 @@ def max_pool(x, kh, kw, g):
 
 
 @_njit
-def max_pool_grad(x, dy, kh, kw, g):
-    """dy of each window routed to its first maximum in tap order (as TF and the Python
-    runtime: a padding tap holding -inf first takes it, so it is dropped)."""
+def max_pool_grad(x, d, kh, kw, g, second):
+    """MaxPoolGrad (second False): dy `d` of each window routed to its first maximum in
+    tap order (as TF and the Python runtime: a padding tap holding -inf first takes it, so
+    it is dropped). MaxPoolGradGrad (second True): each window's `d` (x-shaped) read at
+    that same element."""
     n, h, w, c = x.shape
     oh, ow, top, left = _plan(h, w, kh, kw, g)
-    if dy.shape[0] != n or dy.shape[1] != oh or dy.shape[2] != ow or dy.shape[3] != c:
-        raise ValueError("MaxPoolGrad: the gradient's shape does not match the pool's "
-                         "output shape")
-    out = np.zeros((n, h, w, c), dy.dtype)
+    want = (n, h, w, c) if second else (n, oh, ow, c)
+    if d.shape[0] != want[0] or d.shape[1] != want[1] or d.shape[2] != want[2] or \
+            d.shape[3] != want[3]:
+        raise ValueError("MaxPoolGrad: the gradient's shape does not match the pool's")
+    out = np.zeros((n, oh, ow, c) if second else (n, h, w, c), d.dtype)
     best = np.empty(c, x.dtype)
     claimed = np.empty(c, np.bool_)
     for b in range(n):
@@ -232,8 +236,10 @@ def max_pool_grad(x, dy, kh, kw, g):
                             v = x[b, iy, ix, k] if inside else -np.inf
                             if v == best[k]:
                                 claimed[k] = True
-                                if inside:
-                                    out[b, iy, ix, k] += dy[b, oy, ox, k]
+                                if inside and second:
+                                    out[b, oy, ox, k] = d[b, iy, ix, k]
+                                elif inside:
+                                    out[b, iy, ix, k] += d[b, oy, ox, k]
     return out
 
 
@@ -386,8 +392,9 @@ def _pool(kernel: str) -> Any:
         g = _geometry(op, dilated=False)
         if kernel == "max_pool":
             return f"kf_conv.max_pool({args[0]}, {kh}, {kw}, {g})"
-        if kernel == "max_pool_grad":
-            return f"kf_conv.max_pool_grad({args[0]}, {args[1]}, {kh}, {kw}, {g})"
+        if kernel in ("max_pool_grad", "max_pool_grad_grad"):
+            return f"kf_conv.max_pool_grad({args[0]}, {args[1]}, {kh}, {kw}, {g}, " \
+                f"{kernel == 'max_pool_grad_grad'})"
         if kernel == "avg_pool":
             return f"kf_conv.avg_pool({args[0]}, {kh}, {kw}, {g})"
         if op.inputs[0].shape.as_list() != [4]:
@@ -407,5 +414,6 @@ def clusterable(op: Any) -> bool:
 
 RULES = {"Conv2D": conv2d, "Conv2DBackpropFilter": conv2d_backprop_filter,
          "Conv2DBackpropInput": conv2d_backprop_input, "MaxPool": _pool("max_pool"),
-         "MaxPoolGrad": _pool("max_pool_grad"), "AvgPool": _pool("avg_pool"),
+         "MaxPoolGrad": _pool("max_pool_grad"), "MaxPoolGradGrad": _pool("max_pool_grad_grad"),
+         "AvgPool": _pool("avg_pool"),
          "AvgPoolGrad": _pool("avg_pool_grad")}
