@@ -32,13 +32,14 @@ CAPS: Dict[str, Tuple[int, str]] = {
                     "issue 12's random/math/nn/strings/linalg names took it to 8.7k "
                     "(image still to come)"),
     "runtime": (1_000, "codegen, loader, interpreter, fused engine: how graphs run"),
-    "runtime/jit": (3_000, "the numba backend of jit_compile=True: lowering, fused loops, "
+    "runtime/jit": (3_400, "the numba backend of jit_compile=True: lowering, fused loops, "
                            "per-op rules, numba helpers, the disk cache (issue 16); output "
                            "donation, lowerable() for autoclustering took it past 1.2k; "
                            "NumPy's own BLAS (blas.py) and in-place updates past 1.4k; "
                            "slicing/gather/TensorArray writes (indexing.py) past 1.7k; "
-                           "random streams, convolutions/pooling and the array ops of "
-                           "Keras train steps (one rule module each) planned to about 2.9k"),
+                           "random streams (random_ops.py), convolutions/pooling (conv.py), the array "
+                           "ops of Keras train steps (array_ops.py) and TensorArrays of "
+                           "inferred rank (tensorlist.py, lists.py): 3.3k"),
     "passes": (1_200, "one small pass per file; a new pass costs 100-200 lines"),
     "autodiff": (500, "one reverse walk for tape and graphs; rules live with the ops"),
     "function": (1_500, "tracing, trace keys, the cache, diagnostics; jit_grad (issue 16: a "

@@ -77,7 +77,8 @@ def _notes(make: Optional[Callable[[], Callable[[], Any]]], config: Config) -> l
 
 def cases(config: Config) -> Iterator[Case]:
     """Every case; `KF_JIT_CASES=gelu,mlp` (of loops, gelu, mlp, rnn) runs only those;
-    `rnn_unrolled` adds the unrolled RNN's jit row (minutes of numba compile cold)."""
+    `rnn_unrolled` adds the unrolled RNN's jit row (minutes of numba compile cold); `cnn`
+    (not in the default set: about a minute of numba compile cold) a small CNN's step."""
     wanted = set(filter(None, os.environ.get("KF_JIT_CASES", "").split(","))) or \
         {"loops", "gelu", "mlp", "rnn"}
     if "loops" in wanted:
@@ -88,6 +89,8 @@ def cases(config: Config) -> Iterator[Case]:
         yield from _mlp_case(config)
     if "rnn" in wanted or "rnn_unrolled" in wanted:
         yield _rnn_case(config, "rnn_unrolled" in wanted or config.smoke)  # T=3 in smoke
+    if "cnn" in wanted:
+        yield _cnn_case(config)
 
 
 def _every() -> int:
@@ -367,4 +370,47 @@ def _rnn_case(config: Config, with_unrolled: bool = False) -> Case:
         notes=_notes(make("step_loop_hoisted"), config))
 
 
+def _cnn_case(config: Config) -> Case:
+    """Conv2D(16, 3) + ReLU + MaxPool(2) + Dense(10) on 28x28x1, SGD: the compiled step
+    against the same step on the Python runtime (its floor), one thread."""
+    rng = np.random.default_rng(9)
+    batch, side = config.pick(32, smoke=2), config.pick(28, smoke=8)
+    pooled = (side - 2) // 2
+    params = [rng.standard_normal((3, 3, 1, 16)).astype(np.float32) * 0.3,
+              np.zeros(16, np.float32),
+              rng.standard_normal((pooled * pooled * 16, 10)).astype(np.float32) * 0.02,
+              np.zeros(10, np.float32)]
+    x = kf.constant(rng.standard_normal((batch, side, side, 1)).astype(np.float32))
+    y = kf.constant(rng.integers(0, 10, batch).astype(np.int32))
 
+    def step_of(variables: list) -> Callable[[Any, Any], Any]:
+        def step(x: Any, y: Any) -> Any:
+            w1, b1, w2, b2 = variables
+            with kf.GradientTape() as tape:
+                h = kf.nn.relu(kf.nn.bias_add(kf.nn.conv2d(x, w1, 1, "VALID"), b1))
+                h = kf.reshape(kf.nn.max_pool2d(h, 2, 2, "VALID"), [-1, pooled * pooled * 16])
+                loss = kf.reduce_mean(kf.nn.sparse_softmax_cross_entropy_with_logits(
+                    y, kf.matmul(h, w2) + b2))
+            for v, g in zip(variables, tape.gradient(loss, variables)):
+                v.assign_sub(0.01 * g)
+            return loss
+        return step
+    plain_vars = [kf.Variable(p.copy()) for p in params]
+    plain = kf.function(step_of(plain_vars))
+    _common.quiet(plain)(x, y)
+
+    def make() -> Callable[[], Any]:
+        variables = [kf.Variable(p.copy()) for p in params]
+        f = kf.function(step_of(variables), jit_compile=True)
+        reference = [kf.Variable(p.copy()) for p in params]
+        want = kf.function(step_of(reference))(x, y)
+        np.testing.assert_allclose(f(x, y).numpy(), want.numpy(), rtol=1e-5)
+        for a, b in zip(variables, reference):
+            np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-4, atol=1e-6)
+        return _with_threads(1, lambda: f(x, y), blas_too=True)
+    return Case(
+        f"CNN train step, batch {batch}, {side}x{side}x1, Conv2D(16, 3) + MaxPool(2) + "
+        f"Dense(10), 1 thread",
+        [Variant(FUNCTION, _with_threads(1, lambda: plain(x, y), blas_too=True)),
+         _jit_variant(f"{JIT} (1 thread)", make)],
+        floor=FUNCTION, notes=_notes(make, config))

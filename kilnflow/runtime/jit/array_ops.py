@@ -241,7 +241,7 @@ def sum_to_dynamic_shape(op: Any, args: List[str]) -> Optional[str]:
 def _split(op: Any, args: List[str]) -> Optional[str]:
     """SplitV: a tuple of basic slices along `axis` (views, as StridedSlice's); the last
     piece takes the rest, as np.split's."""
-    rank, axis, x = op.inputs[0].shape.rank, int(op.attrs["axis"]), args[0]
+    axis, x = int(op.attrs["axis"]), args[0]
     bounds = np.cumsum((0,) + tuple(int(s) for s in op.attrs["sizes"])).tolist()
     pieces = [f"{x}[{':, ' * axis}{a}:{b if i < len(bounds) - 2 else ''}]"
               for i, (a, b) in enumerate(zip(bounds, bounds[1:]))]

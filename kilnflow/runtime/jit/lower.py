@@ -18,6 +18,7 @@ import numpy as np
 from kilnflow import errors
 from kilnflow.runtime import codegen
 from kilnflow.runtime.jit import analysis, blas, fused, indexing, rules
+from kilnflow.runtime.jit import conv
 from kilnflow.runtime.jit.analysis import VARIABLE_OPS
 from kilnflow.runtime.jit import tensorlist
 
@@ -65,7 +66,7 @@ class Lowering:
     def __init__(self, name: str) -> None:
         self.namer = codegen.Namer(["np", "numba", "kf_helpers", "prange", "kf_parallel",
                                      "kf_inplace",
-                                     "kf_random", "kf_lists", "kf_array"])
+                                     "kf_random", "kf_lists", "kf_array", "kf_conv"])
         self.name = self.namer.fresh(name)
         self.lines: List[str] = []
         self.helpers: List[str] = []            # top-level njit functions (fused loops)
@@ -79,6 +80,7 @@ class Lowering:
         self.substitutes: Dict[int, Any] = {}   # id(op) -> env -> expression replacing it
         self.uses_blas = False                  # calls NumPy's BLAS (blas.py: threads)
         self.transposed: Dict[str, str] = {}    # loop-invariant W -> W.T made contiguous
+        self.clustering = False                 # probing an op for autoclustering
         self.scaled: Dict[int, tuple] = {}      # id(in-place update) -> (scale, tensor)
         self.folded: set = set()                # id(op) of products folded into those
         self.gemm: Dict[int, tuple] = {}        # id(update) -> (id(op) before it, MatMul)
@@ -197,6 +199,8 @@ class Lowering:
             self._emit_rule(op, env, indent)
 
     def _emit_rule(self, op: Any, env: Dict[int, str], indent: str) -> None:
+        if self.clustering and op.type in conv.RULES and not conv.clusterable(op):
+            raise Unsupported("left to the Python runtime under autoclustering")
         args = [env[id(t)] for t in op.inputs]
         for t in op.inputs:
             if t.shape.rank is None:
@@ -537,7 +541,8 @@ def lower(name: str, graph: Any) -> Lowered:
               "from kilnflow.runtime.jit import helpers as kf_helpers",
               "from kilnflow.runtime.jit import random_ops as kf_random",
               "from kilnflow.runtime.jit import lists as kf_lists",  # TensorArrays
-              "from kilnflow.runtime.jit import array_ops as kf_array", ""]
+              "from kilnflow.runtime.jit import array_ops as kf_array",
+              "from kilnflow.runtime.jit import conv as kf_conv", ""]
     body = [f"@numba.njit({JIT_OPTIONS})", f"def {lo.name}({', '.join(params)}):"] + \
         lo.lines + [f"    return {result}"]
     source = "\n".join(header + lo.helpers + body) + "\n"
@@ -553,6 +558,7 @@ def lowerable(op: Any) -> bool:
     """Whether the backend can lower `op` (fed by inputs of their static specs): what
     autoclustering asks of every op."""
     lo = Lowering("probe")
+    lo.clustering = True  # conv.clusterable() applies inside loop bodies too
     env: Dict[int, str] = {}
     for t in op.inputs:
         if t.shape.rank is None or not supported_dtype(t.dtype):

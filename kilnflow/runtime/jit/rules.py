@@ -18,6 +18,7 @@ import numpy as np
 from kilnflow.runtime.jit import indexing
 from kilnflow.runtime.jit import random_ops
 from kilnflow.runtime.jit import array_ops
+from kilnflow.runtime.jit import conv
 
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
 
@@ -356,6 +357,7 @@ RULES: Dict[str, Callable[[Any, List[str]], Optional[str]]] = {
     "All": _reduction("all"), **indexing.RULES,
     **random_ops.RULES,
     **array_ops.RULES,
+    **conv.RULES,
 }
 ALIASES = {"Identity", "StopGradient"}
 
