@@ -98,16 +98,22 @@ def in_place_updates(graph: Any) -> set:
     return found
 
 
-def scaled_updates(graph: Any, in_place: set) -> Dict[int, tuple]:
-    """In-place assign_add/sub of `s * g` (a scalar times a tensor of the variable's
-    static shape, used by nothing else): id(update) -> (s, g), so the update is one loop
-    (`v[i] -= s * g[i]`, the same float rounding as the product then the subtraction)."""
+def _consumer_counts(graph: Any) -> Dict[int, int]:
+    """id(tensor) -> how many op inputs and graph outputs use it."""
     consumers: Dict[int, int] = {}
     for op in graph.operations:
         for t in op.inputs:
             consumers[id(t)] = consumers.get(id(t), 0) + 1
     for t in graph.outputs:
         consumers[id(t)] = consumers.get(id(t), 0) + 1
+    return consumers
+
+
+def scaled_updates(graph: Any, in_place: set) -> Dict[int, tuple]:
+    """In-place assign_add/sub of `s * g` (a scalar times a tensor of the variable's
+    static shape, used by nothing else): id(update) -> (s, g), so the update is one loop
+    (`v[i] -= s * g[i]`, the same float rounding as the product then the subtraction)."""
+    consumers = _consumer_counts(graph)
     found = {}
     for op in graph.operations:
         if id(op) not in in_place:
@@ -148,14 +154,8 @@ def gemm_updates(graph: Any, scaled: Dict[int, tuple]) -> Dict[int, tuple]:
     be a view of v (BLAS must not read the array it writes)."""
     ops = graph.operations
     index = {id(op): i for i, op in enumerate(ops)}
-    consumers: Dict[int, int] = {}
-    last_use: Dict[int, int] = {}
-    for i, op in enumerate(ops):
-        for t in op.inputs:
-            consumers[id(t)] = consumers.get(id(t), 0) + 1
-            last_use[id(t)] = i
-    for t in graph.outputs:
-        consumers[id(t)] = consumers.get(id(t), 0) + 1
+    consumers = _consumer_counts(graph)
+    last_use = {id(t): i for i, op in enumerate(ops) for t in op.inputs}
     reads: Dict[int, List[tuple]] = {}  # id(handle) -> (index, last use) of each read
     writes: List[tuple] = []  # (index, id(handle)) of every assign
     for i, op in enumerate(ops):
@@ -208,12 +208,7 @@ def bias_epilogues(graph: Any) -> Dict[int, tuple]:
     exactly that add and a max with 0) with the 2-D float MatMul used by nothing else and
     b 1-D along its columns: id(op) -> (product, b, relu). The add (and max) then run in
     place over the GEMM's fresh output, one pass with the separate ops' rounding."""
-    consumers: Dict[int, int] = {}
-    for op in graph.operations:
-        for t in op.inputs:
-            consumers[id(t)] = consumers.get(id(t), 0) + 1
-    for t in graph.outputs:
-        consumers[id(t)] = consumers.get(id(t), 0) + 1
+    consumers = _consumer_counts(graph)
     add = ("add", (("in", 0), ("in", 1)))
     found = {}
     for op in graph.operations:
