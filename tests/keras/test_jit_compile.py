@@ -147,3 +147,33 @@ def test_a_model_with_an_op_the_backend_cannot_lower_lists_it():
     assert "Remove jit_compile=True" in message
     model.jit_compile = False  # the same model on the Python runtime
     assert model.predict(X, verbose=0).shape == (20, 3)
+
+
+@pytest.mark.slow
+def test_a_cnn_with_dropout_fits_the_same_compiled():
+    """Conv2D, MaxPooling2D and Dropout (conv.py and random_ops.py): the same history,
+    evaluation and weights as without jit_compile, with the steps run natively."""
+    pytest.importorskip("numba")
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((32, 8, 8, 1)).astype(np.float32)
+    y = rng.integers(0, 3, 32)
+    runs = []
+    for jit_compile in (False, True):
+        keras.utils.set_random_seed(1)
+        model = keras.Sequential([
+            keras.Input((8, 8, 1)), keras.layers.Conv2D(3, 3, activation="relu"),
+            keras.layers.MaxPooling2D(), keras.layers.Dropout(0.25), keras.layers.Flatten(),
+            keras.layers.Dense(3)])
+        model.compile("adam", keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                      metrics=["accuracy"], jit_compile=jit_compile)
+        calls = jit.stats.get("calls", 0)
+        history = model.fit(x, y, batch_size=8, epochs=2, verbose=0, shuffle=False).history
+        runs.append((history, model.evaluate(x, y, verbose=0),
+                     [w.numpy() for w in model.weights], jit.stats.get("calls", 0) - calls))
+    (h0, e0, w0, native0), (h1, e1, w1, native1) = runs
+    assert native0 == 0 and native1 >= 8
+    for key in h0:
+        np.testing.assert_allclose(h1[key], h0[key], rtol=1e-5, err_msg=key)
+    np.testing.assert_allclose(e1, e0, rtol=1e-5)
+    for a, b in zip(w1, w0):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
