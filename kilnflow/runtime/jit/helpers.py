@@ -355,14 +355,21 @@ def gather_grad(slices, idx, n):
 
 
 @numba.njit(**_OPTIONS)
-def set_item(buffer, i, value, limit):
-    """TensorArray.write (TensorListSetItem): a new buffer with row i = value, grown as the
-    Python kernel grows it (values are immutable, so the buffer is copied); limit < 0: none."""
-    n = buffer.shape[0]
+def check_write_index(i, limit):
+    """A TensorArray write's index: not negative, and below a fixed-size array's size
+    (limit < 0: the array may grow)."""
     if i < 0:
         raise IndexError("TensorArray index is negative")
     if limit >= 0 and i >= limit:
         raise IndexError("Tried to write to an index past a non-resizeable TensorArray's size")
+
+
+@numba.njit(**_OPTIONS)
+def set_item(buffer, i, value, limit):
+    """TensorArray.write (TensorListSetItem): a new buffer with row i = value, grown as the
+    Python kernel grows it (values are immutable, so the buffer is copied); limit < 0: none."""
+    n = buffer.shape[0]
+    check_write_index(i, limit)
     if buffer.size == 0 or buffer.shape[1:] != value.shape:
         if buffer.size and buffer.shape[1:] != value.shape:
             raise ValueError("TensorArray: cannot write an element of another shape")
@@ -382,10 +389,7 @@ def set_item(buffer, i, value, limit):
 def set_item_scalar(buffer, i, value, limit):
     """set_item for a rank-0 element (a numba scalar)."""
     n = buffer.shape[0]
-    if i < 0:
-        raise IndexError("TensorArray index is negative")
-    if limit >= 0 and i >= limit:
-        raise IndexError("Tried to write to an index past a non-resizeable TensorArray's size")
+    check_write_index(i, limit)
     grown = np.zeros(max(n, i + 1), buffer.dtype)
     grown[:n] = buffer
     grown[i] = value

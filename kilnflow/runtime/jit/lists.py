@@ -7,6 +7,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from kilnflow.runtime.jit import helpers
+
 _OPTIONS = {"cache": True, "error_model": "numpy"}
 
 
@@ -22,10 +24,7 @@ def set_item_in_place(buffer, i, value, limit):
     """TensorArray.write into a buffer the loop owns: stored in place unless the buffer
     must grow (then helpers.set_item's new buffer)."""
     n = buffer.shape[0]
-    if i < 0:
-        raise IndexError("TensorArray index is negative")
-    if limit >= 0 and i >= limit:
-        raise IndexError("Tried to write to an index past a non-resizeable TensorArray's size")
+    helpers.check_write_index(i, limit)
     if i >= n or buffer.size == 0 or buffer.shape[1:] != value.shape:
         if buffer.size and buffer.shape[1:] != value.shape:
             raise ValueError("TensorArray: cannot write an element of another shape")
@@ -42,10 +41,7 @@ def set_item_in_place(buffer, i, value, limit):
 def set_item_scalar_in_place(buffer, i, value, limit):
     """set_item_in_place for a rank-0 element (a numba scalar)."""
     n = buffer.shape[0]
-    if i < 0:
-        raise IndexError("TensorArray index is negative")
-    if limit >= 0 and i >= limit:
-        raise IndexError("Tried to write to an index past a non-resizeable TensorArray's size")
+    helpers.check_write_index(i, limit)
     if i >= n:
         grown = np.zeros(i + 1, buffer.dtype)
         grown[:n] = buffer
