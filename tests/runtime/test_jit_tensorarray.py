@@ -186,3 +186,20 @@ def test_autoclustered_loop_history_reaches_the_python_while_grad(monkeypatch):
     assert "WhileGrad" in [op.type for op in graph.operations]  # left to Python
     for g, w_ in zip(got, want):
         np.testing.assert_allclose(g.numpy(), w_.numpy(), rtol=1e-12)
+
+
+def test_a_write_past_a_fixed_size_raises_in_compiled_loops_too():
+    """The compiled write checks its index as the Python kernel does (no write past the
+    buffer's end, which compiled code would not catch by itself)."""
+    pytest.importorskip("numba")
+
+    def fill(n):
+        ta = kf.TensorArray(kf.float32, size=2)
+        for i in kf.range(n):
+            ta = ta.write(i, kf.cast(i, kf.float32))
+        return ta.stack()
+    compiled = kf.function(fill, jit_compile=True)
+    np.testing.assert_array_equal(compiled(kf.constant(2)).numpy(), [0.0, 1.0])
+    for f in (kf.function(fill), compiled):
+        with pytest.raises(errors.InvalidArgumentError, match="size"):
+            f(kf.constant(3))
