@@ -44,7 +44,9 @@ def test_switching_a_pass_off_skips_it_and_results_stay():
     programs = [op.attrs["program"] for op in concrete.graph.operations
                 if op.type == "FusedElementwise"]        # plan_buffers' one-op programs
     assert all(p.n_ops == 1 for p in programs)
-    np.testing.assert_allclose(concrete(x).numpy(), want, rtol=1e-6)
+    # atol: autoclustered, numba's tanh may differ from NumPy's by an ulp, and x * (1 + tanh)
+    # cancels near -1 (so a small result's relative error grows; 1.4e-7 absolute seen)
+    np.testing.assert_allclose(concrete(x).numpy(), want, rtol=1e-6, atol=1e-6)
 
 
 def test_tf_option_names_map_to_passes():

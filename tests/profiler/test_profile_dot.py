@@ -63,6 +63,7 @@ def test_svg_needs_graphviz():
             pytest.skip(f"graphviz binary missing: {exc}")
 
 
+@pytest.mark.usefixtures("without_autoclustering")
 def test_svg_through_the_graphviz_package_and_a_missing_binary_named(monkeypatch):
     import sys
     import types
