@@ -215,3 +215,53 @@ def _loop_source(fn: str, program: Any, params: Sequence[str], arrays: Sequence[
         lines.append(f"{inner}acc = " + _ACCUMULATE[kind].format(acc="acc", v=root))
     lines.append("    return acc")
     return lines
+
+
+# ---------------------------------------------------------------- one elementwise op, rank >= 3
+
+LOOP_MIN_RANK = 3  # numba compiles array expressions over 3-D and 4-D arrays very slowly
+_LOOPED_DTYPES = {"float32", "float64", "bool"}  # scalar math pins to these as arrays do
+
+
+def loops_elementwise(op: Any) -> bool:
+    """True when `op` is one elementwise op over float or bool arrays of rank >= 3, emitted
+    as a flat loop: numba types a 4-D array expression for minutes, a loop in a second."""
+    if len(op.outputs) != 1 or op.outputs[0].shape.rank is None or \
+            op.outputs[0].shape.rank < LOOP_MIN_RANK:
+        return False
+    tensors = list(op.inputs) + list(op.outputs)
+    return all(t.shape.rank is not None and np.dtype(getattr(t.dtype, "as_numpy_dtype",
+               t.dtype)).name in _LOOPED_DTYPES for t in tensors)
+
+
+def emit_elementwise(op: Any, args: Sequence[str], lo: Any) -> Any:
+    """A helper looping over the flattened (broadcast) inputs of one elementwise op; returns
+    the call's text, or None when the op has no scalar template."""
+    from kilnflow.runtime.jit.lower import JIT_OPTIONS, dtype_text
+    from kilnflow.runtime.jit.rules import template_expression
+    arrays = [i for i, t in enumerate(op.inputs) if t.shape.rank > 0]
+    element = template_expression(op, [f"f{i}[i]" if i in arrays else f"a{i}"
+                                       for i in range(len(op.inputs))], scalar=True)
+    if element is None:
+        return None
+    rank = op.outputs[0].shape.rank
+    out_dtype = dtype_text(op.outputs[0].dtype)
+    key = (element, tuple(t.shape.rank for t in op.inputs), out_dtype)
+    if key in lo.loops:  # the same op over the same ranks: one helper, compiled once
+        return f"{lo.loops[key]}({', '.join(args)})"
+    name = lo.loops[key] = lo.namer.fresh("loop_" + op.type)
+    params = [f"a{i}" for i in range(len(op.inputs))]
+    shapes = [f"a{i}.shape" for i in arrays]
+    body = [f"@numba.njit({JIT_OPTIONS})", f"def {name}({', '.join(params)}):",
+            f"    shape = np.broadcast_shapes({', '.join(shapes)})" if len(shapes) > 1
+            else f"    shape = {shapes[0]}"]
+    for i in arrays:
+        helper = "flat" if op.inputs[i].shape.rank == rank else "flat_broadcast"
+        body.append(f"    f{i} = kf_helpers.{helper}(a{i}, shape)")
+    body += [f"    out = np.empty(shape, {out_dtype})",
+             "    flat_out = out.reshape(out.size)",
+             "    for i in range(flat_out.size):",
+             f"        flat_out[i] = {out_dtype}({element})",
+             "    return out", ""]
+    lo.helpers += body
+    return f"{name}({', '.join(args)})"

@@ -86,6 +86,7 @@ class Lowering:
         self.gemm: Dict[int, tuple] = {}        # id(update) -> (id(op) before it, MatMul)
         self.after: Dict[int, list] = {}        # id(op) -> gemm updates emitted after it
         self.epilogues: Dict[int, tuple] = {}   # id(op) -> (product, bias, relu) in place
+        self.loops: Dict[tuple, str] = {}       # (element, ranks, dtype) -> its loop helper
 
     # ------------------------------------------------------------ values
 
@@ -205,7 +206,11 @@ class Lowering:
         for t in op.inputs:
             if t.shape.rank is None:
                 raise Unsupported("input of unknown rank (numba needs static ranks)")
-        expression = rules.lower(op, args, self)
+        expression = None
+        if rules.templated(op) and fused.loops_elementwise(op):
+            expression = fused.emit_elementwise(op, args, self)
+        if expression is None:
+            expression = rules.lower(op, args, self)
         if expression is None:
             raise Unsupported("no numba lowering for this op")
         if isinstance(expression, rules.Alias):  # Identity and friends: no statement

@@ -86,8 +86,9 @@ class _Template(ast.NodeTransformer):
         return node
 
 
-def template_expression(op: Any, args: Sequence[str]) -> Optional[str]:
-    """The op's fusable template (or ufunc kernel) as numba source, or None."""
+def template_expression(op: Any, args: Sequence[str], scalar: bool = False) -> Optional[str]:
+    """The op's fusable template (or ufunc kernel) as numba source, or None. `scalar`: the
+    args are scalars (one element of each input), whatever the op's output rank."""
     opdef = op.opdef
     template = opdef.fusable
     if template is None:
@@ -101,7 +102,8 @@ def template_expression(op: Any, args: Sequence[str]) -> Optional[str]:
         tree = ast.parse(text, mode="eval")
     except SyntaxError:
         return None
-    if op.outputs and op.outputs[0].shape.rank == 0 and isinstance(tree.body, ast.Call) and \
+    if (scalar or op.outputs and op.outputs[0].shape.rank == 0) and \
+            isinstance(tree.body, ast.Call) and \
             getattr(tree.body.func, "id", "") == "where":
         # scalars: np.where would give a 0-d array; a conditional expression is the same
         c, x, y = tree.body.args
@@ -362,6 +364,12 @@ RULES: Dict[str, Callable[[Any, List[str]], Optional[str]]] = {
 ALIASES = {"Identity", "StopGradient"}
 
 
+def templated(op: Any) -> bool:
+    """True when lower() takes `op`'s expression from its elementwise template."""
+    return op.type not in ALIASES and op.type != "MatMul" and op.type not in RULES and \
+        not (op.opdef.stateful or op.opdef.random or op.opdef.codegen is not None)
+
+
 def lower(op: Any, args: List[str], lo: Any) -> Any:
     """The expression computing `op` from the expressions `args`, an Alias, or None."""
     if op.type in ALIASES and len(op.inputs) == 1:
@@ -373,6 +381,6 @@ def lower(op: Any, args: List[str], lo: Any) -> Any:
         return rule(op, args, lo)
     if rule is not None:
         return rule(op, args)
-    if op.opdef.stateful or op.opdef.random or op.opdef.codegen is not None:
+    if not templated(op):
         return None
     return template_expression(op, args)
