@@ -117,3 +117,15 @@ def test_gradients_of_4d_elementwise_chains():
     got = np.asarray(kf.function(step, jit_compile=True)(x))
     want = np.asarray(kf.function(step)(x))
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_add_n_over_4d_arrays_is_a_loop_with_the_same_sums():
+    def f(a, b, c):
+        total = kf.add_n([a, b, c])
+        return total, kf.add_n([total, a])
+
+    a, b, c = (RNG.standard_normal((2, 3, 4, 5)).astype(np.float32) for _ in range(3))
+    got, want = _pair(f, a, b, c)
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)  # (a + b) + c in float32 in both runtimes
+    assert "def loop_AddN(" in _source(f, a, b, c)

@@ -235,13 +235,13 @@ def loops_elementwise(op: Any) -> bool:
 
 
 def emit_elementwise(op: Any, args: Sequence[str], lo: Any) -> Any:
-    """A helper looping over the flattened (broadcast) inputs of one elementwise op; returns
-    the call's text, or None when the op has no scalar template."""
+    """A helper looping over the flattened (broadcast) inputs of one elementwise op (or
+    AddN); returns the call's text, or None when the op has no scalar form."""
     from kilnflow.runtime.jit.lower import JIT_OPTIONS, dtype_text
-    from kilnflow.runtime.jit.rules import template_expression
+    from kilnflow.runtime.jit.rules import element_expression
     arrays = [i for i, t in enumerate(op.inputs) if t.shape.rank > 0]
-    element = template_expression(op, [f"f{i}[i]" if i in arrays else f"a{i}"
-                                       for i in range(len(op.inputs))], scalar=True)
+    element = element_expression(op, [f"f{i}[i]" if i in arrays else f"a{i}"
+                                      for i in range(len(op.inputs))])
     if element is None:
         return None
     rank = op.outputs[0].shape.rank

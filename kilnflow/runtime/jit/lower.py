@@ -207,7 +207,7 @@ class Lowering:
             if t.shape.rank is None:
                 raise Unsupported("input of unknown rank (numba needs static ranks)")
         expression = None
-        if rules.templated(op) and fused.loops_elementwise(op):
+        if fused.loops_elementwise(op):
             expression = fused.emit_elementwise(op, args, self)
         if expression is None:
             expression = rules.lower(op, args, self)

@@ -370,6 +370,14 @@ def templated(op: Any) -> bool:
         not (op.opdef.stateful or op.opdef.random or op.opdef.codegen is not None)
 
 
+def element_expression(op: Any, names: Sequence[str]) -> Optional[str]:
+    """`op` on one element of each input (`names` are scalars), or None: the body of a flat
+    loop over an elementwise op (fused.emit_elementwise)."""
+    if op.type == "AddN":
+        return " + ".join(names)
+    return template_expression(op, names, scalar=True) if templated(op) else None
+
+
 def lower(op: Any, args: List[str], lo: Any) -> Any:
     """The expression computing `op` from the expressions `args`, an Alias, or None."""
     if op.type in ALIASES and len(op.inputs) == 1:
