@@ -121,17 +121,8 @@ def _emit_helper(op: Any, program: Any, tensors: Sequence, args: List[str], rank
     signature = params + (["parallel"] if len(kinds) == 2 else []) + \
         (["donated"] if donor else [])
     body = [f"@numba.njit({JIT_OPTIONS})", f"def {name}({', '.join(signature)}):"]
-    shapes = [f"a{i}.shape" for i in arrays]
-    body.append(f"    shape = np.broadcast_shapes({', '.join(shapes)})" if len(shapes) > 1
-                else f"    shape = {shapes[0]}")
-    flats = []
-    for i, t in enumerate(tensors):
-        if t.shape.rank == 0:
-            flats.append(f"a{i}")
-        else:
-            helper = "flat" if t.shape.rank == rank else "flat_broadcast"
-            body.append(f"    f{i} = kf_helpers.{helper}(a{i}, shape)")
-            flats.append(f"f{i}")
+    lines, flats = _flattened(tensors, rank)
+    body += lines
     if not reduce_all:
         if donor:  # the caller's spare array of the right shape, else a new one
             body.append("    if donated.shape == shape:")
@@ -174,6 +165,23 @@ def _emit_helper(op: Any, program: Any, tensors: Sequence, args: List[str], rank
     values = lo.namer.fresh(op.name + "_values")
     lo.lines.append(f"{indent}{values} = {expression}")
     return reduce_text(kind, values, rank, tuple(axes), keepdims, program.dtype)
+
+
+def _flattened(tensors: Sequence, rank: int) -> Tuple[List[str], List[str]]:
+    """Helper lines flattening parameters a0, a1... to `shape`, their broadcast shape, and
+    the name standing for each (f<i> for an array, a<i> itself for a scalar)."""
+    shapes = [f"a{i}.shape" for i, t in enumerate(tensors) if t.shape.rank > 0]
+    lines = [f"    shape = np.broadcast_shapes({', '.join(shapes)})" if len(shapes) > 1
+             else f"    shape = {shapes[0]}"]
+    flats = []
+    for i, t in enumerate(tensors):
+        if t.shape.rank == 0:
+            flats.append(f"a{i}")
+        else:
+            helper = "flat" if t.shape.rank == rank else "flat_broadcast"
+            lines.append(f"    f{i} = kf_helpers.{helper}(a{i}, shape)")
+            flats.append(f"f{i}")
+    return lines, flats
 
 
 def _loop_source(fn: str, program: Any, params: Sequence[str], arrays: Sequence[int],
@@ -226,7 +234,7 @@ _LOOPED_DTYPES = {"float32", "float64", "bool"}  # scalar math pins to these as 
 def loops_elementwise(op: Any) -> bool:
     """True when `op` is one elementwise op over float or bool arrays of rank >= 3, emitted
     as a flat loop: numba types a 4-D array expression for minutes, a loop in a second."""
-    if len(op.outputs) != 1 or op.outputs[0].shape.rank is None or \
+    if len(op.outputs) != 1 or not op.inputs or op.outputs[0].shape.rank is None or \
             op.outputs[0].shape.rank < LOOP_MIN_RANK:
         return False
     tensors = list(op.inputs) + list(op.outputs)
@@ -239,25 +247,19 @@ def emit_elementwise(op: Any, args: Sequence[str], lo: Any) -> Any:
     AddN); returns the call's text, or None when the op has no scalar form."""
     from kilnflow.runtime.jit.lower import JIT_OPTIONS, dtype_text
     from kilnflow.runtime.jit.rules import element_expression
-    arrays = [i for i, t in enumerate(op.inputs) if t.shape.rank > 0]
-    element = element_expression(op, [f"f{i}[i]" if i in arrays else f"a{i}"
-                                      for i in range(len(op.inputs))])
+    rank = op.outputs[0].shape.rank
+    flatten, flats = _flattened(op.inputs, rank)
+    element = element_expression(op, [f"{value}[i]" if t.shape.rank else value
+                                      for value, t in zip(flats, op.inputs)])
     if element is None:
         return None
-    rank = op.outputs[0].shape.rank
     out_dtype = dtype_text(op.outputs[0].dtype)
     key = (element, tuple(t.shape.rank for t in op.inputs), out_dtype)
     if key in lo.loops:  # the same op over the same ranks: one helper, compiled once
         return f"{lo.loops[key]}({', '.join(args)})"
     name = lo.loops[key] = lo.namer.fresh("loop_" + op.type)
     params = [f"a{i}" for i in range(len(op.inputs))]
-    shapes = [f"a{i}.shape" for i in arrays]
-    body = [f"@numba.njit({JIT_OPTIONS})", f"def {name}({', '.join(params)}):",
-            f"    shape = np.broadcast_shapes({', '.join(shapes)})" if len(shapes) > 1
-            else f"    shape = {shapes[0]}"]
-    for i in arrays:
-        helper = "flat" if op.inputs[i].shape.rank == rank else "flat_broadcast"
-        body.append(f"    f{i} = kf_helpers.{helper}(a{i}, shape)")
+    body = [f"@numba.njit({JIT_OPTIONS})", f"def {name}({', '.join(params)}):"] + flatten
     body += [f"    out = np.empty(shape, {out_dtype})",
              "    flat_out = out.reshape(out.size)",
              "    for i in range(flat_out.size):",
