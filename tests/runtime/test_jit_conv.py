@@ -70,16 +70,19 @@ def test_conv2d_and_its_backprops_match_the_python_runtime(dtype):
         return [kf.nn.conv2d(x, w, s, p, dilations=d)
                 for x, w, (_, _, s, p, d) in zip(xs[::2], xs[1::2], CONVS)]
     seeds = _output_gradients(forward, xs, dtype)
+    _three_ways(_with_seeded_gradients(forward, len(xs)), xs + seeds, dtype)
 
-    def convs(*args):
-        xs, dys = args[:len(CONVS) * 2], args[len(CONVS) * 2:]
+
+def _with_seeded_gradients(forward, n_inputs):
+    """A function of (inputs..., output gradients...) giving forward's outputs and the input
+    gradients seeded with those output gradients: the backprop ops alone, no loss ops."""
+    def outputs_and_gradients(*args):
+        inputs, dys = args[:n_inputs], args[n_inputs:]
         with kf.GradientTape() as tape:
-            tape.watch(xs)
-            ys = forward(*xs)
-        # Conv2DBackpropInput / ...Filter, seeded directly: no 4-D elementwise ops in the
-        # graph (numba takes seconds to compile each of those)
-        return ys + tape.gradient(ys, list(xs), output_gradients=list(dys))
-    _three_ways(convs, xs + seeds, dtype)
+            tape.watch(inputs)
+            ys = forward(*inputs)
+        return ys + tape.gradient(ys, list(inputs), output_gradients=list(dys))
+    return outputs_and_gradients
 
 
 def test_conv1d_and_bias_add_lower_through_conv2d():
@@ -106,14 +109,7 @@ def test_pools_and_their_gradients_match_the_python_runtime(dtype):
             ys += [kf.nn.max_pool2d(x, k, s, p), kf.nn.avg_pool2d(y, k, s, p)]
         return ys + [kf.nn.max_pool2d(xs[-1], 3, 1, "SAME")]
     seeds = _output_gradients(forward, xs, dtype)
-
-    def pools(*args):
-        inputs, dys = args[:len(xs)], args[len(xs):]
-        with kf.GradientTape() as tape:
-            tape.watch(inputs)
-            ys = forward(*inputs)
-        return ys + tape.gradient(ys, list(inputs), output_gradients=list(dys))
-    _three_ways(pools, xs + seeds, dtype)
+    _three_ways(_with_seeded_gradients(forward, len(xs)), xs + seeds, dtype)
 
 
 def test_second_order_through_a_max_pool():
