@@ -102,3 +102,25 @@ def test_composed_nn_fallback_matches_numpy_step():
         relu=_common._relu, sparse_softmax_cross_entropy_with_logits=_common._sparse_xent)
     _models.check_same_step(_models.numpy_mlp_step, model.step, params, model, (x, y),
                             (kf.constant(x), kf.constant(y)), "composed nn")
+
+
+def test_mlp_products_bound_runs_every_product_of_the_step_once(monkeypatch):
+    # The bound row of jit_compile's MLP table: forward h @ w per layer, backward
+    # h.T @ d per layer and d @ w.T for all but the input layer, nothing else.
+    rng = np.random.default_rng(0)
+    sizes = (6, 5, 4, 3)
+    params = _models.mlp_params(rng, sizes)
+    x, _ = _models.mlp_batch(rng, 2, sizes)
+    run_products = _models.numpy_mlp_products(params, x)
+    seen = []
+    real = np.matmul
+
+    def counting(a, b, out):
+        seen.append((a.shape, b.shape))
+        return real(a, b, out=out)
+    monkeypatch.setattr(np, "matmul", counting)
+    run_products()
+    assert seen == [((2, 6), (6, 5)), ((2, 5), (5, 4)), ((2, 4), (4, 3)),
+                    ((4, 2), (2, 3)), ((2, 3), (3, 4)),
+                    ((5, 2), (2, 4)), ((2, 4), (4, 5)),
+                    ((6, 2), (2, 5))]
