@@ -24,22 +24,30 @@ from typing import Any, List, Optional, Sequence
 # Every variable a BLAS / OpenMP runtime reads for its thread count.
 THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
                     "BLIS_NUM_THREADS", "VECLIB_MAXIMUM_THREADS")
-# Peers, when installed, get one intra-op thread too (XLA reads this; torch/TF are set
-# in workloads/_common.peer).
-PEER_VARIABLES = {"XLA_FLAGS": "--xla_cpu_multi_thread_eigen=false "
-                               "intra_op_parallelism_threads=1",
-                  "TF_NUM_INTRAOP_THREADS": "1", "TF_NUM_INTEROP_THREADS": "1"}
+
+
+def peer_variables(threads: int) -> dict:
+    """What peers read for their intra-op thread count, at `threads` (KF_PEER_THREADS,
+    default 1; torch and TF are also set in workloads/_common.peer): XLA's flags (JAX's
+    CPU client keeps its own pool regardless, measured) and TF's variables."""
+    eigen = "true" if threads > 1 else "false"
+    return {"XLA_FLAGS": f"--xla_cpu_multi_thread_eigen={eigen} "
+                         f"intra_op_parallelism_threads={threads}",
+            "TF_NUM_INTRAOP_THREADS": str(threads), "TF_NUM_INTEROP_THREADS": "1"}
+
+
 _REEXEC_MARK = "KF_BENCH_PINNED"
 
 RESULTS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 
 
 def single_thread_env(environ: Optional[dict] = None) -> dict:
-    """A copy of `environ` with BLAS (and peers) pinned to one thread."""
+    """A copy of `environ` with BLAS pinned to one thread, and peers to KF_PEER_THREADS
+    (default 1)."""
     env = dict(os.environ if environ is None else environ)
     for name in THREAD_VARIABLES:
         env[name] = "1"
-    for name, value in PEER_VARIABLES.items():
+    for name, value in peer_variables(int(env.get("KF_PEER_THREADS", "1"))).items():
         env.setdefault(name, value)
     return env
 

@@ -83,6 +83,16 @@ def test_single_thread_env_pins_blas():
     assert env["XLA_FLAGS"] == "--mine"  # a user's own flags are left alone
 
 
+def test_peers_get_one_thread_unless_kf_peer_threads_says_more():
+    one = run.single_thread_env({})
+    assert one["TF_NUM_INTRAOP_THREADS"] == "1"
+    assert "intra_op_parallelism_threads=1" in one["XLA_FLAGS"]
+    two = run.single_thread_env({"KF_PEER_THREADS": "2"})
+    assert all(two[v] == "1" for v in run.THREAD_VARIABLES)  # NumPy's BLAS stays at one
+    assert two["TF_NUM_INTRAOP_THREADS"] == "2"
+    assert "intra_op_parallelism_threads=2" in two["XLA_FLAGS"]
+
+
 def test_list_prints_every_workload(capsys):
     assert run.main(["--list"]) == 0
     printed = capsys.readouterr().out
@@ -124,3 +134,30 @@ def test_mlp_products_bound_runs_every_product_of_the_step_once(monkeypatch):
                     ((4, 2), (2, 3)), ((2, 3), (3, 4)),
                     ((5, 2), (2, 4)), ((2, 4), (4, 5)),
                     ((6, 2), (2, 5))]
+
+
+def test_jit_compile_cases_compare_with_the_compiled_peers_only(monkeypatch):
+    # Issue 16's peers are jax.jit and TF with XLA: jit_compile's tables take those rows
+    # of each workload's peer builders (TF's built with jit_compile=True), not PyTorch's.
+    from benchmarks.workloads import elementwise_chain, mlp_train_step, rnn_train_step, while_loop
+    rng = np.random.default_rng(0)
+    mlp = _models.mlp_params(rng, (4, 3, 2))
+    rnn = _models.rnn_params(rng, 2, 3)
+    builders = {
+        "while_loop": while_loop.peers("accumulate", 3, np.float32(2.5), jit_compile=True),
+        "elementwise_chain": elementwise_chain.peers("gelu", np.ones(4, np.float32), True),
+        "mlp_train_step": mlp_train_step.peers(mlp, np.ones((2, 4), np.float32),
+                                               np.zeros(2, np.int32), jit_compile=True),
+        "rnn_train_step": rnn_train_step.peers(rnn, np.ones((2, 1, 2), np.float32),
+                                               np.ones((1, 3), np.float32), jit_compile=True),
+    }
+    monkeypatch.setattr(_common, "peer", lambda name: object())  # every peer "installed"
+    for workload, entries in builders.items():
+        tf_rows = [label for label, module, _ in entries if module == "tensorflow"]
+        assert tf_rows and all("jit_compile=True (XLA)" in r for r in tf_rows), workload
+        # builds that cannot run on the stand-in module become 'setup failed' rows
+        rows = _common.compiled_peers(entries)
+        assert {v.name for v in rows} == {label for label, module, _ in entries
+                                          if module in ("jax", "tensorflow")}, workload
+    plain = mlp_train_step.peers(mlp, np.ones((2, 4), np.float32), np.zeros(2, np.int32))
+    assert "TensorFlow tf.function" in [label for label, _, _ in plain]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import os
 import warnings
 from types import SimpleNamespace
 from typing import Any, Callable, Optional
@@ -70,8 +71,15 @@ def nn() -> tuple:
 _PEERS: dict = {}
 
 
+def peer_threads() -> int:
+    """Threads for PyTorch and TensorFlow peers: KF_PEER_THREADS, default 1. (JAX's XLA
+    CPU client keeps its default pool, every core: XLA_FLAGS do not size it.)"""
+    return max(1, int(os.environ.get("KF_PEER_THREADS", "1")))
+
+
 def peer(name: str) -> Any:
-    """The module `name` ('torch', 'tensorflow', 'jax') pinned to one thread, or None."""
+    """The module `name` ('torch', 'tensorflow', 'jax') pinned to `peer_threads()`
+    threads (JAX: its default), or None."""
     if name in _PEERS:
         return _PEERS[name]
     module = None
@@ -79,10 +87,10 @@ def peer(name: str) -> Any:
         try:
             module = importlib.import_module(name)
             if name == "torch":
-                module.set_num_threads(1)
+                module.set_num_threads(peer_threads())
             elif name == "tensorflow":
                 try:
-                    module.config.threading.set_intra_op_parallelism_threads(1)
+                    module.config.threading.set_intra_op_parallelism_threads(peer_threads())
                     module.config.threading.set_inter_op_parallelism_threads(1)
                 except RuntimeError:  # already initialized: keep what it has
                     pass
@@ -116,10 +124,22 @@ def peer_variants(builders: list) -> list:
     return variants
 
 
+def tf_label(jit_compile: bool) -> str:
+    """A TensorFlow peer row's name: its tf.function, compiled by XLA or not."""
+    return "TensorFlow tf.function" + (" jit_compile=True (XLA)" if jit_compile else "")
+
+
+def compiled_peers(builders: list) -> list:
+    """The JAX and TensorFlow entries of a workload's peer builders (the compiled peers
+    issue 16 compares `jit_compile=True` with), as variants."""
+    return peer_variants([b for b in builders if b[1] in ("jax", "tensorflow")])
+
+
 def peers_note() -> str:
     found = [n for n in ("tensorflow", "jax", "torch") if peer(n) is not None]
     if found:
-        return "peers measured: " + ", ".join(found)
+        return (f"peers measured: {', '.join(found)} (TensorFlow and PyTorch at "
+                f"{peer_threads()} thread(s), KF_PEER_THREADS; JAX at XLA's default pool)")
     return "peers: TensorFlow, JAX and PyTorch are optional and none is installed here"
 
 

@@ -141,7 +141,7 @@ def _case(title: str, x_np: np.ndarray, naive: Callable, inplace: Callable, kf_f
         Variant("kilnflow function", lambda: compiled(x)),
         _numexpr_variant(kind, x_np, out),
         _numba_variant(kind, x_np, out),
-    ] + _common.peer_variants(_peers(kind, x_np))
+    ] + _common.peer_variants(peers(kind, x_np))
     passes = ", ".join(k for k, on in kf.config.optimizer.get_experimental_options().items()
                        if on)
     return Case(f"{title} on {size:,} float32", variants, floor="NumPy naive",
@@ -190,12 +190,14 @@ def _numba_variant(kind: str, x: np.ndarray, out: np.ndarray) -> Variant:
     return Variant(name, lambda: kernel(x, out))
 
 
-def _peers(kind: str, x_np: np.ndarray) -> list:
+def peers(kind: str, x_np: np.ndarray, jit_compile: bool = False) -> list:
+    """(label, module, build) for TF's tf.function, jax.jit and torch.compile of the chain;
+    with `jit_compile` TF's function is compiled by XLA."""
     def expr(t: Any, ops: Any) -> Any:
         return gelu(t, ops) if kind == "gelu" else poly(t)
 
     def tf_function(tf):
-        f = tf.function(lambda t: expr(t, tf.math))
+        f = tf.function(lambda t: expr(t, tf.math), jit_compile=jit_compile or None)
         x = tf.constant(x_np)
         f(x)
         return lambda: f(x)
@@ -212,6 +214,6 @@ def _peers(kind: str, x_np: np.ndarray) -> list:
         f(x)
         return lambda: f(x)
 
-    return [("TensorFlow tf.function", "tensorflow", tf_function),
+    return [(_common.tf_label(jit_compile), "tensorflow", tf_function),
             ("JAX jax.jit", "jax", jax_jit),
             ("PyTorch torch.compile", "torch", torch_compile)]

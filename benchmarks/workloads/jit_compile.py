@@ -7,6 +7,9 @@ on [1000] float32, whose condition is a reduction), the GELU chain of `elementwi
 `rnn_train_step`. Each compiled variant is checked against NumPy before it is timed. The
 first call's time (trace + lowering + numba compile) is measured once per case with an
 empty cache directory (cold) and again from numba's disk cache, and reported in the notes.
+Where JAX or TensorFlow is installed, each case also times the compiled peers the issue
+names: jax.jit and TF's tf.function with jit_compile=True (XLA), built by the workload each
+case comes from (`peers(..., jit_compile=True)` there).
 """
 from __future__ import annotations
 
@@ -19,7 +22,8 @@ import numpy as np
 
 import kilnflow as kf
 from benchmarks.harness import Case, Config, Target, Variant
-from benchmarks.workloads import _common, _models
+from benchmarks.workloads import _common, _models, elementwise_chain, mlp_train_step, \
+    rnn_train_step, while_loop
 from benchmarks.workloads.elementwise_chain import SQRT_2_OVER_PI, gelu
 from benchmarks.workloads.while_loop import accumulate, accumulate_numpy, newton_sqrt, \
     newton_sqrt_numpy
@@ -141,7 +145,8 @@ def _loop_cases(config: Config) -> Iterator[Case]:
         [Variant("NumPy loop (float32 scalars)", lambda: accumulate_numpy(n_value)),
          Variant(FUNCTION, lambda: plain(n)),
          _jit_variant(JIT, make_accumulate),
-         _hand_numba_accumulate(n_value, expected)],
+         _hand_numba_accumulate(n_value, expected)]
+        + _common.compiled_peers(while_loop.peers("accumulate", n_value, expected, True)),
         floor="NumPy loop (float32 scalars)", per_unit=("iteration", n_value),
         targets=[Target("while accumulate <= 0.005 us per iteration", JIT, "per_unit", 5e-9,
                         peers="TF XLA 0.011 us, jax.jit 0.0037 us, numba by hand 0.0015 us")],
@@ -163,7 +168,8 @@ def _loop_cases(config: Config) -> Iterator[Case]:
         [Variant("NumPy loop", lambda: newton_sqrt_numpy(a_np)),
          Variant(FUNCTION, lambda: plain_newton(a)),
          _jit_variant(JIT, make_newton),
-         _hand_numba_newton(a_np, root)],
+         _hand_numba_newton(a_np, root)]
+        + _common.compiled_peers(while_loop.peers("newton", a_np, root, True)),
         floor="NumPy loop", per_unit=("iteration", iterations),
         targets=[Target("Newton step on [1000] <= 2.5 us per iteration", JIT, "per_unit",
                         2.5e-6, peers="TF XLA 6.05 us, jax.jit 3.27 us, numba 1.62 us")],
@@ -232,7 +238,8 @@ def _gelu_case(config: Config) -> Case:
          Variant(FUNCTION, lambda: plain(x)),
          _jit_variant(f"{JIT} (1 thread)", make(1)),
          _jit_variant(f"{JIT} ({every} threads)", make(every)),
-         _hand_numba_gelu(x_np, out, expected)],
+         _hand_numba_gelu(x_np, out, expected)]
+        + _common.compiled_peers(elementwise_chain.peers("gelu", x_np, True)),
         floor="NumPy naive", copy_floor="np.copyto (bandwidth floor)",
         targets=[Target("GELU jit <= 1.2x the copy floor", f"{JIT} (1 thread)", "copy_ratio",
                         1.2, peers="TF XLA 1.29x, jax.jit 11.5x, numba by hand 37x (issue 16)"),
@@ -308,7 +315,8 @@ def _mlp_case(config: Config) -> Iterator[Case]:
          Variant(products, _with_threads(every, products_only, blas_too=True)),
          Variant(f"{FUNCTION} ({many})", _with_threads(every, lambda: plain(x, y), True)),
          _jit_variant(jit_many, make(every)),
-         _jit_variant(jit_one, make(1))],
+         _jit_variant(jit_one, make(1))]
+        + _common.compiled_peers(mlp_train_step.peers(params, x_np, y_np, True)),
         floor=floor,
         targets=[Target(f"MLP train step jit ({many}) <= 0.6x the NumPy step at 1 BLAS "
                         f"thread (this table's floor)", jit_many, "ratio", 0.6),
@@ -335,6 +343,7 @@ def _mlp_case(config: Config) -> Iterator[Case]:
                f"BLAS. Over the NumPy {every}-thread step it is the least the jit's row "
                f"could reach; where it is above 0.6x, issue 16's column cannot be met "
                f"with this BLAS",
+               _common.peers_note(),
                "issue 16's MLP column is the jit over NumPy's step at 2 BLAS threads "
                "(its floor 'NumPy (2 BLAS threads)'); the 'speedup' targets give its "
                "inverse: 1.67 or more is 0.6x or less. With a large spread on the N-thread "
@@ -373,7 +382,8 @@ def _rnn_case(config: Config, with_unrolled: bool = False) -> Case:
          _jit_variant(unrolled, make("step_unrolled")) if with_unrolled else Variant(
              unrolled, unavailable="left out: 50 copies of the step and its gradient take "
                                    "minutes to compile cold (KF_JIT_CASES=rnn_unrolled)"),
-         _jit_variant(loop, make("step_loop_hoisted"))],
+         _jit_variant(loop, make("step_loop_hoisted"))]
+        + _common.compiled_peers(rnn_train_step.peers(params, xs_np, y_np, True)),
         floor="NumPy hand-written step (BPTT)",
         targets=[Target("RNN train step jit (one loop) <= 0.6x the NumPy step", loop, "ratio",
                         0.6, peers="TF XLA 1.05x (unrolled 0.69x), jax.jit scan 0.66x")],

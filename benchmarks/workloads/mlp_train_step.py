@@ -42,7 +42,7 @@ def cases(config: Config) -> Iterator[Case]:
             floor_params, x_np, y_np)),
          Variant("kilnflow eager", lambda: eager.step(x, y)),
          Variant("kilnflow function", lambda: compiled(x, y))]
-        + _common.peer_variants(_peers(params, x_np, y_np)),
+        + _common.peer_variants(peers(params, x_np, y_np)),
         floor="NumPy hand-written step",
         targets=[Target("MLP train step under @kf.function <= 1.1x the NumPy step",
                         "kilnflow function", "ratio", 1.1,
@@ -50,7 +50,9 @@ def cases(config: Config) -> Iterator[Case]:
         notes=[f"relu and cross-entropy from {eager.nn_source}", _common.peers_note()])
 
 
-def _peers(params: list, x_np: np.ndarray, y_np: np.ndarray) -> list:
+def peers(params: list, x_np: np.ndarray, y_np: np.ndarray, jit_compile: bool = False) -> list:
+    """(label, module, build) for PyTorch eager, jax.jit and TF's tf.function, each
+    training its own copy of `params`; with `jit_compile` TF's step is compiled by XLA."""
     lr = _models.LEARNING_RATE
 
     def torch_eager(torch):
@@ -100,7 +102,7 @@ def _peers(params: list, x_np: np.ndarray, y_np: np.ndarray) -> list:
         ws = [tf.Variable(p.copy()) for p in params]
         x, y = tf.constant(x_np), tf.constant(y_np)
 
-        @tf.function
+        @tf.function(jit_compile=jit_compile or None)
         def step():
             with tf.GradientTape() as tape:
                 h = x
@@ -118,4 +120,4 @@ def _peers(params: list, x_np: np.ndarray, y_np: np.ndarray) -> list:
 
     return [("PyTorch eager", "torch", torch_eager),
             ("JAX jax.jit", "jax", jax_jit),
-            ("TensorFlow tf.function", "tensorflow", tf_function)]
+            (_common.tf_label(jit_compile), "tensorflow", tf_function)]

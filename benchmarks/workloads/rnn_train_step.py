@@ -52,7 +52,7 @@ def cases(config: Config) -> Iterator[Case]:
          Variant("kilnflow eager (Python loop)", lambda: eager.step_unrolled(xs, y)),
          Variant("kilnflow function, Python range (unrolled)", lambda: unrolled_fn(xs, y)),
          looped, hoisted]
-        + _common.peer_variants(_peers(params, xs_np, y_np)),
+        + _common.peer_variants(peers(params, xs_np, y_np)),
         floor="NumPy hand-written step (BPTT)",
         targets=[Target("RNN step as a `for i in kf.range(T)` loop <= 1.3x the NumPy step",
                         looped.name, "ratio", 1.3,
@@ -75,7 +75,9 @@ def _loop_variant(params: list, xs_np: np.ndarray, y_np: np.ndarray, xs: Any, y:
     return _common.autograph_variant(name, build)
 
 
-def _peers(params: list, xs_np: np.ndarray, y_np: np.ndarray) -> list:
+def peers(params: list, xs_np: np.ndarray, y_np: np.ndarray, jit_compile: bool = False) -> list:
+    """(label, module, build) for PyTorch eager, jax.jit with lax.scan and TF's
+    tf.function with a tf.range loop; with `jit_compile` TF's step is compiled by XLA."""
     lr = _models.LEARNING_RATE
 
     def torch_eager(torch):
@@ -124,7 +126,7 @@ def _peers(params: list, xs_np: np.ndarray, y_np: np.ndarray) -> list:
         ws = [tf.Variable(p.copy()) for p in params]
         xs, y = tf.constant(xs_np), tf.constant(y_np)
 
-        @tf.function
+        @tf.function(jit_compile=jit_compile or None)
         def step():
             w_x, w_h, b = ws
             with tf.GradientTape() as tape:
@@ -140,4 +142,4 @@ def _peers(params: list, xs_np: np.ndarray, y_np: np.ndarray) -> list:
 
     return [("PyTorch eager", "torch", torch_eager),
             ("JAX jax.jit with lax.scan", "jax", jax_scan),
-            ("TensorFlow tf.function, tf.range loop", "tensorflow", tf_function)]
+            (_common.tf_label(jit_compile) + ", tf.range loop", "tensorflow", tf_function)]

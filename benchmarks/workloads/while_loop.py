@@ -58,6 +58,49 @@ def accumulate_numpy(n: int) -> np.float32:
     return s
 
 
+def peers(kind: str, value: Any, expected: Any, jit_compile: bool = False) -> list:
+    """(label, module, build) for TF's tf.function (AutoGraph loop; compiled by XLA with
+    `jit_compile`) and jax.jit (lax loops) of `kind`: 'newton' on the array `value`, or
+    'accumulate' to the int `value`. Each build checks its result against `expected`."""
+    def checked(run: Any) -> Any:
+        np.testing.assert_allclose(np.asarray(run()), expected, rtol=1e-6)
+        return run
+
+    def tf_function(tf):
+        if kind == "newton":
+            def loop(a):
+                x = a
+                while tf.reduce_max(tf.abs(x * x - a) / a) > TOLERANCE:
+                    x = 0.5 * (x + a / x)
+                return x
+        else:
+            def loop(n):
+                s = tf.constant(0.0)
+                for i in tf.range(n):
+                    s = s * 0.5 + tf.cast(i, tf.float32)
+                return s
+        f = tf.function(loop, jit_compile=jit_compile or None)
+        arg = tf.constant(value)
+        return checked(lambda: f(arg))
+
+    def jax_jit(jax):
+        jnp, lax = jax.numpy, jax.lax
+        if kind == "newton":
+            def loop(a):
+                return lax.while_loop(lambda x: jnp.max(jnp.abs(x * x - a) / a) > TOLERANCE,
+                                      lambda x: 0.5 * (x + a / x), a)
+        else:
+            def loop(n):
+                return lax.fori_loop(0, n, lambda i, s: s * 0.5 + i.astype(jnp.float32),
+                                     jnp.float32(0.0))
+        f = jax.jit(loop)
+        arg = jnp.asarray(value)
+        return checked(lambda: f(arg).block_until_ready())
+
+    return [(_common.tf_label(jit_compile), "tensorflow", tf_function),
+            ("JAX jax.jit (lax loop)", "jax", jax_jit)]
+
+
 def _function_variant(fn: Any, expected: np.ndarray, *args: Any) -> Variant:
     def build() -> Any:
         compiled = kf.function(fn)
@@ -82,7 +125,7 @@ def cases(config: Config) -> Iterator[Case]:
         f"Newton sqrt on [{length}] float32 until converged ({iterations} iterations)",
         [Variant("NumPy loop", lambda: newton_sqrt_numpy(a_np)),
          Variant("kilnflow eager", lambda: newton_sqrt(a)),
-         function],
+         function] + _common.peer_variants(peers("newton", a_np, root)),
         floor="NumPy loop", per_unit=("iteration", iterations),
         targets=[Target("Newton loop <= 15 us per iteration", "kilnflow function (AutoGraph)",
                         "per_unit", 15e-6,
@@ -98,8 +141,9 @@ def cases(config: Config) -> Iterator[Case]:
         f"for i in range(n), s = s * 0.5 + i, n = {n_value} (a tensor)",
         [Variant("NumPy loop (float32 scalars)", lambda: accumulate_numpy(n_value)),
          Variant("kilnflow eager", lambda: accumulate(n)),
-         function],
+         function] + _common.peer_variants(peers("accumulate", n_value, expected)),
         floor="NumPy loop (float32 scalars)", per_unit=("iteration", n_value),
         targets=[Target("converted for loop <= 2 us per iteration",
                         "kilnflow function (AutoGraph)", "per_unit", 2e-6,
-                        peers="TF tf.function 9.05 us")])
+                        peers="TF tf.function 9.05 us")],
+        notes=[_common.peers_note()])
